@@ -1,0 +1,100 @@
+"""The canonical tables every dataset is converted into (DESIGN.md, principle 3).
+
+A dataset directory holds:
+  questions.parquet        qid, text, tokens (list[str]), category (str or null)
+  answers.parquet          aid, text, tokens (list[str])
+  candidates-<split>.parquet   qid, aid, label (0/1); one file per split
+Training examples are the ``train`` split's rows: positives are label 1, and the
+trainer draws negatives from the labelled pool or the whole answer set (per config).
+Models and the trainer never see a dataset's raw format.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+QUESTION_COLUMNS = ["qid", "text", "tokens", "category"]
+ANSWER_COLUMNS = ["aid", "text", "tokens"]
+CANDIDATE_COLUMNS = ["qid", "aid", "label"]
+
+
+class DatasetError(ValueError):
+    """A dataset violates the canonical format; the message names the table and row."""
+
+
+@dataclass
+class Dataset:
+    name: str
+    questions: pd.DataFrame
+    answers: pd.DataFrame
+    splits: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def validate(self) -> "Dataset":
+        _require_columns(self.questions, QUESTION_COLUMNS, f"{self.name}/questions")
+        _require_columns(self.answers, ANSWER_COLUMNS, f"{self.name}/answers")
+        _require_unique(self.questions, "qid", f"{self.name}/questions")
+        _require_unique(self.answers, "aid", f"{self.name}/answers")
+        qids, aids = set(self.questions.qid), set(self.answers.aid)
+        for split, cands in self.splits.items():
+            where = f"{self.name}/candidates-{split}"
+            _require_columns(cands, CANDIDATE_COLUMNS, where)
+            bad = ~cands.label.isin([0, 1])
+            if bad.any():
+                i = int(bad.idxmax())
+                raise DatasetError(f"{where}: row {i}: label {cands.label[i]!r} is not 0/1")
+            for col, known in (("qid", qids), ("aid", aids)):
+                unknown = ~cands[col].isin(known)
+                if unknown.any():
+                    i = int(unknown.idxmax())
+                    raise DatasetError(f"{where}: row {i}: unknown {col} {cands[col][i]!r}")
+            dup = cands.duplicated(["qid", "aid"])
+            if dup.any():
+                i = int(dup.idxmax())
+                raise DatasetError(f"{where}: row {i}: duplicate pair ({cands.qid[i]}, {cands.aid[i]})")
+        return self
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write every table atomically (temp file + rename) after validating."""
+        self.validate()
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        _write(self.questions[QUESTION_COLUMNS], directory / "questions.parquet")
+        _write(self.answers[ANSWER_COLUMNS], directory / "answers.parquet")
+        for split, cands in self.splits.items():
+            _write(cands[CANDIDATE_COLUMNS], directory / f"candidates-{split}.parquet")
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
+        directory = Path(directory)
+        splits = {
+            p.stem.removeprefix("candidates-"): pd.read_parquet(p)
+            for p in sorted(directory.glob("candidates-*.parquet"))
+        }
+        return cls(
+            name=name or directory.name,
+            questions=pd.read_parquet(directory / "questions.parquet"),
+            answers=pd.read_parquet(directory / "answers.parquet"),
+            splits=splits,
+        )
+
+
+def _require_columns(df: pd.DataFrame, columns: list[str], where: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DatasetError(f"{where}: missing column(s) {missing}")
+
+
+def _require_unique(df: pd.DataFrame, col: str, where: str) -> None:
+    dup = df[col].duplicated()
+    if dup.any():
+        i = int(dup.idxmax())
+        raise DatasetError(f"{where}: row {i}: duplicate {col} {df[col][i]!r}")
+
+
+def _write(df: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    df.reset_index(drop=True).to_parquet(tmp, index=False)
+    os.replace(tmp, path)

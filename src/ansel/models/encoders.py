@@ -1,0 +1,49 @@
+"""Sequence encoders: x [B, L, D] + mask [B, L] -> h [B, L', H] + mask [B, L'].
+
+Every encoder exposes ``out_dim`` and returns the mask of its output positions, so a
+composition (pooling, attention) never looks at padding.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+class BiLSTMEncoder(nn.Module):
+    """Bidirectional LSTM over packed sequences (the backward pass never reads padding)."""
+
+    def __init__(self, in_dim: int, hidden: int):
+        super().__init__()
+        self.lstm = nn.LSTM(in_dim, hidden, batch_first=True, bidirectional=True)
+        self.out_dim = 2 * hidden
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        lengths = mask.sum(1).clamp_min(1).cpu()
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        h, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+        return h, mask
+
+
+class CNNEncoder(nn.Module):
+    """Wide convolution over k-word windows (zero padding of k-1 on both ends), tanh.
+
+    Output position j covers inputs j-k+1 .. j, so it is real iff it overlaps a real token:
+    j < length + k - 1. Padded embeddings are zero, so trailing padding acts as the wide
+    convolution's zero padding and results do not depend on how much a batch is padded.
+    """
+
+    def __init__(self, in_dim: int, filters: int, kernel: int):
+        super().__init__()
+        self.kernel = kernel
+        self.conv = nn.Conv1d(in_dim, filters, kernel, padding=kernel - 1)
+        self.out_dim = filters
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x * mask.unsqueeze(-1).to(x.dtype)
+        h = torch.tanh(self.conv(x.transpose(1, 2)).transpose(1, 2))
+        lengths = mask.sum(1, keepdim=True)
+        positions = torch.arange(h.size(1), device=h.device).unsqueeze(0)
+        out_mask = (positions < lengths + self.kernel - 1) & (lengths > 0)
+        return h, out_mask

@@ -1,0 +1,65 @@
+"""QA-LSTM (Tan et al. 2016) and QA-CNN (Feng et al. 2015; dos Santos et al. 2016):
+a shared encoder for question and answer, column-wise max-pooling, cosine score."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from ansel.models.base import SiameseRanker, padding_mask
+from ansel.models.encoders import BiLSTMEncoder, CNNEncoder
+from ansel.models.layers import masked_max, word_embedding
+from ansel.models.registry import register
+
+
+@dataclass
+class QALSTMConfig:
+    embedding_dim: int = 100
+    hidden: int = 141
+    dropout: float = 0.0
+    freeze_embeddings: bool = False
+
+
+@dataclass
+class QACNNConfig:
+    embedding_dim: int = 100
+    filters: int = 400
+    kernel: int = 4
+    dropout: float = 0.0
+    freeze_embeddings: bool = False
+
+
+class MaxPoolSiamese(SiameseRanker):
+    """embedding -> shared encoder -> masked max-pooling (-> tanh) -> cosine."""
+
+    def __init__(self, embedding: nn.Embedding, encoder: nn.Module, dropout: float, tanh: bool):
+        super().__init__()
+        self.embedding = embedding
+        self.encoder = encoder
+        self.dropout = nn.Dropout(dropout)
+        self.tanh = tanh
+
+    def _encode(self, ids: torch.Tensor) -> torch.Tensor:
+        mask = padding_mask(ids)
+        h, mask = self.encoder(self.dropout(self.embedding(ids)), mask)
+        v = masked_max(h, mask)
+        return torch.tanh(v) if self.tanh else v
+
+    encode_question = _encode
+    encode_answer = _encode
+
+
+@register("qa_lstm", QALSTMConfig)
+def build_qa_lstm(cfg: QALSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
+    emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
+    return MaxPoolSiamese(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout, tanh=False)
+
+
+@register("qa_cnn", QACNNConfig)
+def build_qa_cnn(cfg: QACNNConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
+    emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
+    # CNNEncoder already applies tanh per position; max then tanh matches the paper's
+    # "column-wise max-pooling + tanh" since tanh is monotonic.
+    return MaxPoolSiamese(emb, CNNEncoder(cfg.embedding_dim, cfg.filters, cfg.kernel), cfg.dropout, tanh=False)
