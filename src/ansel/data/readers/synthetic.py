@@ -7,12 +7,13 @@ model that learns to match both keys does. Random P@1 is about 1/#candidates.
 The Chinese variant writes the same structure with Chinese words and no spaces, so jieba
 segmentation and the category labels (multi-task) have real work to do.
 
-``fetch`` generates raw TSV files deterministically from the seed; ``read`` parses them like
-any other raw dataset.
+``fetch`` writes both languages' raw TSV files (``synthetic-<language>.tsv``), deterministic in
+its options; ``read`` parses the one named by its ``language`` option like any raw dataset.
 """
 from __future__ import annotations
 
 import csv
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +24,35 @@ from ansel.data.canonical import Dataset
 from ansel.data.registry import source
 from ansel.data.tokenize import get_tokenizer
 
+LANGUAGES = ("en", "zh")
 DEFAULTS = {
-    "language": "en", "seed": 13, "categories": 4, "entities": 120, "topic_words": 12,
+    "seed": 13, "categories": 4, "entities": 60, "topic_words": 12,
     "candidates": 10, "max_positives": 2,
     "questions": {"train": 600, "dev": 80, "test": 80},
 }
 FIELDS = ["split", "qid", "question", "category", "aid", "answer", "label"]
 _EN_ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr pl st tr".split()
 _EN_VOWELS = "a e i o u ai ea oo".split()
-# Common characters; two-character words drawn from them make text jieba must segment.
-_ZH_CHARS = ("山水火木金土日月风云雨雪花草树林江河湖海天地人心手口目耳米面茶酒"
-             "书画琴棋车船门窗桥路城村田园石玉光影声色春夏秋冬东西南北")
 _ZH_CATEGORIES = ["内科", "外科", "儿科", "妇科", "民法", "刑法", "劳动法", "婚姻法"]
+
+
+@functools.cache
+def _zh_nouns() -> tuple[str, ...]:
+    """Frequent two-character nouns of jieba's own dictionary: text written without spaces
+    from them is what jieba must segment, and it can (they are dictionary words)."""
+    import jieba
+
+    path = Path(jieba.__file__).with_name("dict.txt")
+    entries = [line.split() for line in path.read_text(encoding="utf-8").splitlines()]
+    nouns = [(w, int(f)) for w, f, pos in entries if len(w) == 2 and pos == "n" and int(f) > 5000]
+    return tuple(w for w, _ in sorted(nouns, key=lambda e: (-e[1], e[0])))
 
 
 def _words(rng: np.random.Generator, n: int, language: str, taken: set[str]) -> list[str]:
     out: list[str] = []
     while len(out) < n:
         if language == "zh":
-            w = "".join(rng.choice(list(_ZH_CHARS), 2))
+            w = str(rng.choice(_zh_nouns()))
         else:
             w = "".join(rng.choice(_EN_ONSETS) + rng.choice(_EN_VOWELS) for _ in range(2))
         if w not in taken:
@@ -52,9 +63,15 @@ def _words(rng: np.random.Generator, n: int, language: str, taken: set[str]) -> 
 
 def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
     """All rows (one per question-candidate pair) of the corpus, deterministic in ``options``."""
+    unknown = set(options) - set(DEFAULTS) - {"language"}
+    if unknown:
+        raise ValueError(f"synthetic options: unknown key(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
     opt = {**DEFAULTS, **options}
-    rng = np.random.default_rng(opt["seed"])
-    lang = opt["language"]
+    lang = opt.get("language", "en")
+    if lang not in LANGUAGES:
+        raise ValueError(f"synthetic options: language {lang!r} is not one of {LANGUAGES}")
+    # The language salts the seed so the two corpora are independent draws.
+    rng = np.random.default_rng([opt["seed"], LANGUAGES.index(lang)])
     taken: set[str] = set()
     entities = _words(rng, opt["entities"], lang, taken)
     topics = [_words(rng, opt["topic_words"], lang, taken) for _ in range(opt["categories"])]
@@ -74,15 +91,15 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
             qid = f"{split}-q{i}"
             cat = int(rng.integers(opt["categories"]))
             e1, e2 = rng.choice(entities, 2, replace=False)
-            question = sentence([e1, e2], cat, 2, 2)
+            question = sentence([e1, e2], cat, 1, 1)
             n_pos = int(rng.integers(1, opt["max_positives"] + 1))
-            pool = [(sentence([e1, e2], cat, 3, int(rng.integers(3, 8))), 1) for _ in range(n_pos)]
+            pool = [(sentence([e1, e2], cat, 2, int(rng.integers(2, 6))), 1) for _ in range(n_pos)]
             while len(pool) < opt["candidates"]:
                 other = rng.choice([e for e in entities if e not in (e1, e2)])
                 shared = e1 if rng.random() < 0.5 else e2
                 # Mostly same-category distractors; a few from elsewhere, as real pools have.
                 dcat = cat if rng.random() < 0.8 else int(rng.integers(opt["categories"]))
-                pool.append((sentence([shared, other], dcat, 3, int(rng.integers(3, 8))), 0))
+                pool.append((sentence([shared, other], dcat, 2, int(rng.integers(2, 6))), 0))
             for text, label in (pool[j] for j in rng.permutation(len(pool))):
                 rows.append({"split": split, "qid": qid, "question": question,
                              "category": cat_names[cat], "aid": f"a{aid}", "answer": text, "label": label})
@@ -92,19 +109,22 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 @source("synthetic")
 class Synthetic:
-    filename = "synthetic.tsv"
-
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         raw_dir.mkdir(parents=True, exist_ok=True)
-        tmp = raw_dir / (self.filename + ".tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, FIELDS, delimiter="\t", lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(generate(options))
-        tmp.replace(raw_dir / self.filename)
+        for lang in LANGUAGES:
+            path = raw_dir / f"synthetic-{lang}.tsv"
+            tmp = path.with_name(path.name + ".tmp")
+            with open(tmp, "w", newline="", encoding="utf-8") as f:
+                writer = csv.DictWriter(f, FIELDS, delimiter="\t", lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(generate({**options, "language": lang}))
+            tmp.replace(path)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        path = raw_dir / self.filename
+        unknown = set(options) - {"language", "tokenizer", "name"}
+        if unknown:
+            raise ValueError(f"synthetic read options: unknown key(s) {sorted(unknown)}")
+        path = raw_dir / f"synthetic-{options.get('language', 'en')}.tsv"
         df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE)
         missing = [c for c in FIELDS if c not in df.columns]
         if missing:
