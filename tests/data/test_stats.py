@@ -22,4 +22,4 @@ def test_dataset_stats_counts_and_lengths():
     assert train.avg_q_len == pytest.approx(2.5) and train.avg_a_len == pytest.approx(1.5)
     assert train.avg_pos_a_len == pytest.approx(2.0)
     assert st.loc["dev", "q_with_positive"] == 0 and st.loc["dev", "vocabulary"] == 3
-    assert st.loc["all", "vocabulary"] == 10
+    assert st.loc["all", "vocabulary"] == 10 and st.loc["all", "pairs"] == 5 and st.loc["all", "negatives"] == 4
