@@ -256,7 +256,7 @@ def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any]) -> Non
         else:
             source = downloaded
         with atomic_path(dest) as tmp:
-            with _open_maybe_compressed(source) if up.get("decompress") else open(source, "rb") as f:
+            with open(source, "rb") as f:
                 _copy_stream(f, tmp, up["url"])
             verify(tmp, **_checksums(spec), label=f"{dest} (from {up['url']}{' member ' + member if member else ''})")
 

@@ -14,6 +14,8 @@ Each pair is one candidate row: question = question 1, answer = question 2, labe
 """
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +43,6 @@ def read_bimpm(path: Path, split: str) -> pd.DataFrame:
 
 
 def read_raw(path: Path) -> pd.DataFrame:
-    import csv
-    import io
-
     reader = csv.reader(io.StringIO(common.read_text(path), newline=""), delimiter="\t")
     header = next(reader, [])
     if header != RAW_COLUMNS:
