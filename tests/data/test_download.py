@@ -159,3 +159,11 @@ def test_every_source_has_a_reader():
 
     for name in dl.load_sources():
         assert hasattr(get_source(name), "read")
+
+
+def test_resolve_mirror_prefers_params_then_env(monkeypatch, tmp_path):
+    monkeypatch.setenv(dl.MIRROR_ENV, str(tmp_path / "env"))
+    assert dl.resolve_mirror(tmp_path / "param") == tmp_path / "param"
+    assert dl.resolve_mirror(None) == tmp_path / "env"
+    monkeypatch.delenv(dl.MIRROR_ENV)
+    assert dl.resolve_mirror(None) is None
