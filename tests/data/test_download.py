@@ -167,3 +167,23 @@ def test_resolve_mirror_prefers_params_then_env(monkeypatch, tmp_path):
     assert dl.resolve_mirror(None) == tmp_path / "env"
     monkeypatch.delenv(dl.MIRROR_ENV)
     assert dl.resolve_mirror(None) is None
+
+
+def test_upstream_archive_members_downloaded_once_and_verified(tmp_path, monkeypatch):
+    make_zip(tmp_path / "corpus.zip", {"Corpus/a.tsv": b"A\r\n", "Corpus/b.tsv": b"B\r\n"})
+    url = (tmp_path / "corpus.zip").as_uri()  # file:// — urllib fetches it like a remote URL
+    spec = {"ds": {"mirror_dir": "ds", "files": [
+        {"name": "a.tsv", "sha256": sha(b"A\r\n"), "upstream": [{"url": url, "member": "Corpus/a.tsv"}]},
+        {"name": "b.tsv", "sha256": sha(b"B\r\n"), "upstream": [{"url": url, "member": "Corpus/b.tsv"}]},
+    ]}}
+    monkeypatch.setattr(dl, "load_sources", lambda: spec)
+    calls = []
+    real_download = dl.download_url
+    monkeypatch.setattr(dl, "download_url", lambda u, d: (calls.append(u), real_download(u, d)))
+    dl.fetch_dataset("ds", tmp_path / "raw", None)
+    assert calls == [url] and listing(tmp_path / "raw") == ["a.tsv", "b.tsv"]
+    spec["ds"]["files"][0]["sha256"] = "0" * 64
+    (tmp_path / "raw" / "a.tsv").unlink()
+    with pytest.raises(FetchError, match=r"a\.tsv \(from file:.*member Corpus/a\.tsv\): sha256 mismatch"):
+        dl.fetch_dataset("ds", tmp_path / "raw", None)
+    assert listing(tmp_path / "raw") == ["b.tsv"]

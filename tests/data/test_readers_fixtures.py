@@ -214,3 +214,28 @@ def test_cmeddialog_wrong_encoding_names_line(tmp_path):
     (raw / "neike_sample_5000-6000.gb18030.csv").write_bytes(text.encode("utf-8"))
     with pytest.raises(RawFormatError, match=r"gb18030\.csv: line 2: not valid gb18030"):
         get_source("cmeddialog").read(raw, {})
+
+
+def test_lawqa_fetch_extracts_the_zip_from_a_mirror(tmp_path, monkeypatch):
+    import copy
+    import hashlib
+    import zipfile
+
+    from ansel.data import download
+
+    mirror = tmp_path / "mirror"
+    (mirror / "lawqa").mkdir(parents=True)
+    archive = mirror / "lawqa" / "lawQA.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in sorted((FIXTURES / "lawqa" / "lawQA").iterdir()):
+            z.write(f, f"lawQA/{f.name}")
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    sources = copy.deepcopy(download.load_sources())
+    entry = sources["lawqa"]["files"][0]  # the real entry, with the fixture's checksum
+    entry.pop("git_blob"), entry["mirror"].pop("git_blob")
+    entry["sha256"] = entry["mirror"]["sha256"] = digest
+    monkeypatch.setattr(download, "load_sources", lambda: sources)
+    raw = tmp_path / "raw"
+    get_source("lawqa").fetch(raw, mirror, {})
+    assert (raw / "lawQA" / "t_r_a_i_n.txt").exists()
+    assert len(get_source("lawqa").read(raw, {}).splits["test"]) == 6

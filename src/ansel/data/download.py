@@ -20,6 +20,7 @@ import tarfile
 import tempfile
 import urllib.request
 import zipfile
+import zlib
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Iterator
@@ -105,7 +106,7 @@ def _copy_stream(src: IO[bytes], dst_path: Path, label: str) -> None:
     try:
         with open(dst_path, "wb") as dst:
             shutil.copyfileobj(src, dst, _CHUNK)
-    except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile) as e:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile) as e:
         raise FetchError(f"{label}: cannot read: {e}") from e
 
 
@@ -206,13 +207,15 @@ def _checksums(spec: dict[str, Any]) -> dict[str, str | None]:
     return {"sha256": spec.get("sha256"), "git_blob": spec.get("git_blob")}
 
 
-def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None) -> Path:
+def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, downloads: Path | None = None) -> Path:
     """Write the raw file ``spec['name']`` into raw_dir, verified; return its path.
 
     From the mirror when it holds the file (decompressing .gz/.xz/.bz2 copies), else from each
-    upstream URL in turn (an archive is downloaded to a temporary directory and the member taken).
+    upstream URL in turn (an archive member is taken from the downloaded archive). Downloads go
+    to ``downloads`` (reused there across files of one archive) or to a temporary directory.
     An existing file that verifies is kept.
     """
+    raw_dir.mkdir(parents=True, exist_ok=True)
     dest = raw_dir / spec["name"]
     if dest.exists():
         try:
@@ -232,33 +235,34 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None) -> 
                 verify(tmp, **_checksums(spec), label=f"{dest} (from {src})")
             return dest
         errors.append(f"not in mirror ({src})")
-    for up in spec.get("upstream", []):
-        try:
-            _fetch_upstream(up, dest, spec)
-            return dest
-        except FetchError as e:
-            errors.append(str(e))
+    with contextlib.ExitStack() as stack:
+        if downloads is None:
+            downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=raw_dir)))
+        for up in spec.get("upstream", []):
+            try:
+                _fetch_upstream(up, dest, spec, downloads)
+                return dest
+            except FetchError as e:
+                errors.append(str(e))
     if not errors:
         errors.append("no mirror copy and no upstream URL recorded")
     raise FetchError(f"{dest}: could not fetch: " + "; ".join(errors))
 
 
-def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any]) -> None:
-    member = up.get("member")
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=dest.parent) as tmpdir:
-        downloaded = Path(tmpdir) / PurePosixPath(up["url"]).name
-        download_url(up["url"], downloaded)
+def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downloads: Path) -> None:
+    url, member = up["url"], up.get("member")
+    downloaded = downloads / (hashlib.sha1(url.encode()).hexdigest()[:12] + "-" + PurePosixPath(url).name)
+    if not downloaded.exists():
+        download_url(url, downloaded)
         if up.get("sha256") or up.get("git_blob"):
-            verify(downloaded, up.get("sha256"), up.get("git_blob"), label=up["url"])
-        if member:
-            (extracted,) = extract_archive(downloaded, Path(tmpdir) / "x", [member])
-            source = extracted
-        else:
-            source = downloaded
-        with atomic_path(dest) as tmp:
-            with open(source, "rb") as f:
-                _copy_stream(f, tmp, up["url"])
-            verify(tmp, **_checksums(spec), label=f"{dest} (from {up['url']}{' member ' + member if member else ''})")
+            verify(downloaded, up.get("sha256"), up.get("git_blob"), label=url)
+    source = downloaded
+    if member:
+        (source,) = extract_archive(downloaded, downloads / (downloaded.name + ".d"), [member])
+    with atomic_path(dest) as tmp:
+        with open(source, "rb") as f:
+            _copy_stream(f, tmp, url)
+        verify(tmp, **_checksums(spec), label=f"{dest} (from {url}{' member ' + member if member else ''})")
 
 
 def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[str, Any] | None = None) -> list[Path]:
@@ -274,6 +278,15 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
         raise KeyError(f"{name}: option files names unknown file(s) {unknown}; known: {known}")
     mirror_dir = mirror / spec["mirror_dir"] if mirror is not None else None
     raw_dir.mkdir(parents=True, exist_ok=True)
+    downloads = Path(tempfile.mkdtemp(prefix=".download-", dir=raw_dir))
+    try:
+        return _fetch_all(name, spec, wanted, raw_dir, mirror_dir, downloads)
+    finally:
+        shutil.rmtree(downloads, ignore_errors=True)
+
+
+def _fetch_all(name: str, spec: dict[str, Any], wanted: list[str] | None, raw_dir: Path,
+               mirror_dir: Path | None, downloads: Path) -> list[Path]:
     fetched: list[Path] = []
     group_errors: dict[str, list[str]] = {}
     done_groups: set[str] = set()
@@ -282,7 +295,7 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
         if (wanted is not None and f["name"] not in wanted) or group in done_groups:
             continue
         try:
-            path = fetch_file(f, raw_dir, mirror_dir)
+            path = fetch_file(f, raw_dir, mirror_dir, downloads)
         except FetchError as e:
             if group is None:
                 raise
