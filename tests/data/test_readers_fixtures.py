@@ -239,3 +239,11 @@ def test_lawqa_fetch_extracts_the_zip_from_a_mirror(tmp_path, monkeypatch):
     get_source("lawqa").fetch(raw, mirror, {})
     assert (raw / "lawQA" / "t_r_a_i_n.txt").exists()
     assert len(get_source("lawqa").read(raw, {}).splits["test"]) == 6
+
+
+def test_unknown_options_are_refused_naming_the_key(tmp_path):
+    write_wikiqa(tmp_path / "raw")
+    with pytest.raises(KeyError, match=r"wikiqa: unknown read option\(s\) \['drop_question'\]"):
+        get_source("wikiqa").read(tmp_path / "raw", {"drop_question": {"no_positive": True}})
+    with pytest.raises(KeyError, match=r"trecqa: unknown fetch option\(s\) \['file'\]"):
+        get_source("trecqa").fetch(tmp_path / "raw", None, {"file": ["TRAIN.xml"]})

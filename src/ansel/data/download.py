@@ -272,6 +272,8 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
     ``extract`` are unpacked safely into raw_dir. Returns the paths fetched.
     """
     spec = dataset_spec(name)
+    if unknown := sorted(set(options or {}) - {"files"}):
+        raise KeyError(f"{name}: unknown fetch option(s) {unknown}; known: ['files']")
     wanted = (options or {}).get("files")
     known = [f["name"] for f in spec["files"]]
     if wanted is not None and (unknown := [w for w in wanted if w not in known]):

@@ -16,6 +16,7 @@ from ansel.data.canonical import Dataset
 from ansel.data.tokenize import get_tokenizer
 
 COMMON_OPTIONS = {
+    "name": "dataset name stored in the tables (default: the source name)",
     "tokenizer": "english | whitespace | chinese (ansel.data.tokenize); default per reader",
     "length_filter": "{min_len, max_len, splits?}: drop pairs whose question or answer has fewer than "
                      "min_len or more than max_len tokens (yahooQA: 5..50)",
@@ -26,6 +27,14 @@ COMMON_OPTIONS = {
     "pools": "{size: 100, splits: [dev, test], seed, pool: all|split}: fill each question's candidates "
              "up to size with random answers (LawQA test protocol)",
 }
+
+
+def check_options(source: str, options: dict[str, Any], own: dict[str, str]) -> None:
+    """Refuse read options that neither COMMON_OPTIONS nor the reader's own ``own`` define."""
+    known = {"name", *COMMON_OPTIONS, *own}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise KeyError(f"{source}: unknown read option(s) {unknown}; known: {sorted(known)}")
 
 
 def truncate(tokens: list[str], max_len: int | None) -> list[str]:

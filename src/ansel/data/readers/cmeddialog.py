@@ -23,9 +23,11 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+OPTIONS = {"split": "fractions of questions per department, default {dev: 0.1, test: 0.1}", "seed": "13"}
 
 FILE = "neike_sample_5000-6000.gb18030.csv"
 COLUMNS = ["department", "title", "ask", "answer"]
@@ -59,6 +61,7 @@ class CMedDialog:
         common.fetch("cmeddialog", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("cmeddialog", options, OPTIONS)
         df = read_csv(raw_dir / FILE)
         seed = options.get("seed", 13)
         pairs = pd.DataFrame({

@@ -22,9 +22,11 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+OPTIONS = {"splits": "subset of train, dev, test1, test2 (default all)"}
 
 FILES = {"train": "question.train.token_idx.label", "dev": "question.dev.label.token_idx.pool",
          "test1": "question.test1.label.token_idx.pool", "test2": "question.test2.label.token_idx.pool"}
@@ -85,6 +87,7 @@ class InsuranceQAV1:
         common.fetch("insuranceqa_v1", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("insuranceqa_v1", options, OPTIONS)
         vocab = read_vocabulary(common.require(raw_dir / "vocabulary"))
         answers = read_answers(common.require(raw_dir / "answers.label.token_idx"), vocab)
         parts = []

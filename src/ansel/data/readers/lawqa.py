@@ -24,9 +24,12 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+OPTIONS = {"long": "read the *_LONG.txt files (default false)",
+           "dev_questions": "test questions moved to a dev split (default 0)", "seed": "for dev_questions (13)"}
 
 
 def find(raw_dir: Path, name: str) -> Path:
@@ -56,6 +59,7 @@ class LawQA:
         common.fetch("lawqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("lawqa", options, OPTIONS)
         suffix = "_LONG" if options.get("long", False) else ""
         train = read_file(find(raw_dir, f"t_r_a_i_n{suffix}.txt")).assign(split="train")
         test = read_file(find(raw_dir, f"t_e_s_t{suffix}.txt")).assign(split="test")

@@ -18,9 +18,11 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+OPTIONS = {"splits": "file -> split name, default {dev: dev, test: test}"}
 
 COLUMNS = ["question: subject", "question: body", "answer", "label"]
 FILES = {"dev": "LegalQA-manual-dev.csv", "test": "LegalQA-manual-test.csv"}
@@ -38,6 +40,7 @@ class LegalQASiat:
         common.fetch("legalqa_siat", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("legalqa_siat", options, OPTIONS)
         mapping = options.get("splits", {"dev": "dev", "test": "test"})
         pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()],
                           ignore_index=True)

@@ -23,9 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+BIMPM_OPTIONS = {"splits": "subset of train, dev, test (default all)"}
+RAW_OPTIONS = {"split": "fractions of pairs, default {dev: 0.1, test: 0.1}", "seed": "13"}
 
 RAW_FILE = "quora_duplicate_questions.tsv"
 RAW_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
@@ -75,6 +78,7 @@ class QuoraQP:
         common.fetch("quoraqp", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("quoraqp", options, BIMPM_OPTIONS)
         pairs = pd.concat([read_bimpm(common.require(raw_dir / f"{s}.tsv"), s)
                            for s in options.get("splits", ["train", "dev", "test"])], ignore_index=True)
         ds = from_pairs(options.get("name", "quoraqp"), pairs, options.get("tokenizer", "whitespace"))
@@ -87,6 +91,7 @@ class QuoraQPRaw:
         common.fetch("quoraqp_raw", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("quoraqp_raw", options, RAW_OPTIONS)
         pairs = read_raw(raw_dir / RAW_FILE)
         pairs["split"] = random_split(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}),
                                       options.get("seed", 13))

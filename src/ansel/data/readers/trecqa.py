@@ -23,9 +23,11 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+OPTIONS = {"train": "TRAIN-ALL (default) or TRAIN"}
 
 _OPEN_PAIRS = re.compile(r"^<QApairs id='([^']*)'>$")
 _ELEMENTS = {"question": None, "positive": 1, "negative": 0}
@@ -112,6 +114,7 @@ class TrecQA:
         common.fetch("trecqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("trecqa", options, OPTIONS)
         parts = {"train": read_train(raw_dir, options.get("train", "TRAIN-ALL")),
                  "dev": read_xml(common.require(raw_dir / "DEV.xml")),
                  "test": read_xml(common.require(raw_dir / "TEST.xml"))}

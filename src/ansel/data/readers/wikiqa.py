@@ -16,9 +16,11 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+OPTIONS: dict[str, str] = {}  # only preprocess.COMMON_OPTIONS
 
 COLUMNS = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID", "Sentence", "Label"]
 SPLITS = ("train", "dev", "test")
@@ -41,6 +43,7 @@ class WikiQA:
         common.fetch("wikiqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("wikiqa", options, OPTIONS)
         pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS],
                           ignore_index=True)
         ds = from_pairs(options.get("name", "wikiqa"), pairs, options.get("tokenizer", "english"))

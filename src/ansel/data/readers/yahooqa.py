@@ -23,9 +23,11 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+
+SAMPLE_OPTIONS = {"split": "fractions of questions, default {dev: 0.1, test: 0.1}", "seed": "13"}
 from ansel.data.unpickle import load_plain
 
 SPLITS = ("train", "dev", "test")
@@ -79,6 +81,7 @@ class YahooQA:
         common.fetch("yahooqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("yahooqa", options, {})
         pairs = read_env(raw_dir / "env.pkl")
         ds = from_pairs(options.get("name", "yahooqa"), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)
@@ -90,6 +93,7 @@ class YahooQASample:
         common.fetch("yahooqa_sample", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("yahooqa_sample", options, SAMPLE_OPTIONS)
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
         pairs["split"] = split_questions(pairs, options.get("split", {"dev": 0.1, "test": 0.1}),
                                          options.get("seed", 13))
