@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ansel.data import download as dl
 from ansel.data.download import FetchError
@@ -187,3 +188,23 @@ def test_upstream_archive_members_downloaded_once_and_verified(tmp_path, monkeyp
     with pytest.raises(FetchError, match=r"a\.tsv \(from file:.*member Corpus/a\.tsv\): sha256 mismatch"):
         dl.fetch_dataset("ds", tmp_path / "raw", None)
     assert listing(tmp_path / "raw") == ["b.tsv"]
+
+_segment = st.sampled_from(["a", "b", "..", ".", "", "x.txt"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_segment, min_size=1, max_size=5), st.booleans())
+def test_extraction_never_writes_outside_target(tmp_path_factory, segments, absolute):
+    base = tmp_path_factory.mktemp("prop")
+    member = ("/" if absolute else "") + "/".join(segments)
+    if member.endswith("/") or not member.strip("/."):
+        return  # a directory entry, not a file member
+    archive = base / "p.zip"
+    make_zip(archive, {member: b"data"})
+    target = base / "inner" / "target"
+    try:
+        dl.extract_archive(archive, target)
+    except FetchError as e:
+        assert "would escape" in str(e) or "not found" in str(e)
+    outside = [p for p in base.rglob("*") if p.is_file() and p != archive and target not in p.parents]
+    assert outside == []
