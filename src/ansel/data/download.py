@@ -118,10 +118,12 @@ def _open_maybe_compressed(path: Path) -> IO[bytes]:
 # --- archives ------------------------------------------------------------------------------
 
 def _safe_member_path(target: Path, member: str, archive: Path) -> Path:
-    """Where ``member`` would land under ``target``; refuse absolute paths and '..' escapes."""
+    """Where ``member`` lands under ``target``; refuse absolute paths, any '..' component and
+    names that resolve to the target itself or outside it."""
     pure = PurePosixPath(member.replace("\\", "/"))
     out = (target / pure).resolve()
-    if pure.is_absolute() or not out.is_relative_to(target.resolve()):
+    root = target.resolve()
+    if pure.is_absolute() or ".." in pure.parts or out == root or not out.is_relative_to(root):
         raise FetchError(f"{archive}: member {member!r} would escape the target directory {target}")
     return out
 
