@@ -34,6 +34,13 @@ def test_one_group_without_offset_is_global_attention(group_size):
     group = _encoder(GroupAttention(group_size, [0] * HEADS))
     group.load_state_dict(glob.state_dict())
     _assert_equal_at_real(group(x, mask)[0], glob(x, mask)[0], mask)
+    # gradients too: the real positions' outputs depend on the inputs identically
+    grads = []
+    for encoder in (group, glob):
+        xg = x.clone().requires_grad_()
+        (encoder(xg, mask)[0] * mask.unsqueeze(-1)).sum().backward()
+        grads.append(xg.grad)
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-5)
 
 
 def test_local_window_of_2l_minus_1_is_global_attention():

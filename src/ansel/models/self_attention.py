@@ -116,11 +116,10 @@ class GroupAttention(nn.Module):
     """Attention within non-overlapping groups of ``group_size`` words, per head: O(L * l * D).
 
     ``offsets[h]`` shifts head h's group boundaries. Each head's sequence is rolled right by
-    its shift (all heads at once: one row selection over the flattened (head, position) axis),
-    cut into groups by a reshape to [B, heads * groups, l, d] (one batched attention call) and
-    rolled back. The sequence is first padded to a multiple of l with room for the largest
-    shift, so a roll only wraps padding around: a word's group never depends on how much
-    padding follows it.
+    its shift and padded to whole groups in one row selection over the flattened
+    (head, position) axis, cut into groups by a reshape to [B, heads * groups, l, d] (one
+    batched attention call) and rolled back by a second selection. Room for the largest shift
+    is left at the end, so a word's group never depends on how much padding follows it.
     """
 
     def __init__(self, group_size: int, offsets: Sequence[int]):
@@ -138,21 +137,22 @@ class GroupAttention(nn.Module):
         l = self.group_size
         padded = -(-(length + int(self.shifts.max())) // l) * l
         groups = padded // l
-        extra = padded - length
-        q, k, v = (F.pad(t, (0, 0, 0, extra)).reshape(b, heads * padded, d) for t in (q, k, v))
-        mask = F.pad(mask, (0, extra), value=False)
+        shifts = self.shifts[:, None]
+        head = torch.arange(heads, device=q.device)[:, None]
 
-        # rolled[:, h, j] = x[:, h, (j - shift_h) mod padded], as rows of the flattened (h, j) axis
-        positions = torch.arange(padded, device=q.device)
-        roll = (positions[None, :] - self.shifts[:, None]) % padded            # [heads, padded]
-        unroll = (positions[None, :] + self.shifts[:, None]) % padded
-        base = (torch.arange(heads, device=q.device) * padded)[:, None]
-        q, k, v = (t.index_select(1, (base + roll).flatten()).view(b, heads * groups, l, d) for t in (q, k, v))
-        key_mask = mask[:, roll].view(b, heads * groups, 1, l)
-
+        # Slot j of head h holds position (j - shift_h) mod padded. Slots past the sequence read
+        # position 0 instead of a padding row: they are masked as keys and dropped as queries,
+        # so their values never matter and no padded copy of q, k, v is needed.
+        source = (torch.arange(padded, device=q.device)[None, :] - shifts) % padded   # [heads, padded]
+        real = source < length
+        rows = (head * length + source.where(real, 0)).flatten()
+        q, k, v = (t.reshape(b, heads * length, d).index_select(1, rows).view(b, heads * groups, l, d)
+                   for t in (q, k, v))
+        key_mask = (mask[:, source.where(real, 0)] & real).view(b, heads * groups, 1, l)
         out = attend(q, k, v, key_mask).view(b, heads * padded, d)
-        out = out.index_select(1, (base + unroll).flatten()).view(b, heads, padded, d)
-        return out[:, :, :length]
+
+        slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded      # [heads, length]
+        return out.index_select(1, (head * padded + slot).flatten()).view(b, heads, length, d)
 
 
 class GlobalInformationGate(nn.Module):
