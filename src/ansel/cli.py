@@ -5,7 +5,6 @@ Rules pass resolved configs as JSON (``--config``) so a job needs no access to p
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -19,15 +18,15 @@ def _json(text: str) -> dict:
 
 
 def cmd_download(a) -> None:
+    from ansel.data.download import resolve_mirror, sha256_of
     from ansel.data.registry import get_source
 
-    ds = a.config
-    mirror = ds.get("mirror") or os.environ.get("ANSEL_DATA_MIRROR")
-    raw = Path(a.out).parent
-    get_source(ds["source"]).fetch(raw, Path(mirror) if mirror else None, ds.get("options", {}))
-    files = sorted(p for p in raw.rglob("*") if p.is_file() and p.name != Path(a.out).name)
-    manifest = {str(p.relative_to(raw)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
-    Path(a.out).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    out = Path(a.out)
+    raw = out.parent
+    get_source(a.source).fetch(raw, resolve_mirror(), a.config)
+    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != out)
+    manifest = {str(p.relative_to(raw)): sha256_of(p) for p in files}
+    out.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
 def cmd_preprocess(a) -> None:
@@ -35,7 +34,7 @@ def cmd_preprocess(a) -> None:
     from ansel.data.vocab import Vocab, training_texts
 
     ds_cfg, out = a.config, Path(a.out)
-    ds = get_source(ds_cfg["source"]).read(Path(a.raw), {**ds_cfg.get("options", {}), "name": a.dataset})
+    ds = get_source(ds_cfg["source"]).read(Path(a.raw), {**ds_cfg.get("read", {}), "name": a.dataset})
     missing = [s for s in ds_cfg["splits"] if s not in ds.splits]
     if missing:
         raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
@@ -65,34 +64,21 @@ def cmd_embeddings(a) -> None:
 
 
 def cmd_train(a) -> None:
+    from ansel.evaluate import evaluate_run
     from ansel.train import train_run
 
     torch.set_num_threads(a.threads)
+    run = Path(a.run_dir)
     train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
-              Path(a.embeddings) if a.embeddings else None, Path(a.run_dir), progress=not a.no_progress)
+              Path(a.embeddings) if a.embeddings else None, run, progress=not a.no_progress)
+    evaluate_run(run, Path(a.processed))
 
 
 def cmd_evaluate(a) -> None:
-    from ansel.data.vocab import Vocab
-    from ansel.evaluate import evaluate_split
-    from ansel.metrics import write_trec_run
-    from ansel.rundata import RunData
-    from ansel.train import load_model
+    from ansel.evaluate import evaluate_run
 
     torch.set_num_threads(a.threads)
-    run = Path(a.run_dir)
-    cfg = json.loads((run / "config.json").read_text())
-    vocab = Vocab.load(Path(a.processed) / "vocab.json")
-    data = RunData.load(a.processed, vocab, cfg["max_len_q"], cfg["max_len_a"])
-    model = load_model(cfg, len(vocab), run / "model.pt")
-    metrics, scored_all = {}, []
-    for split in cfg["eval"]["splits"]:
-        scored, metrics[split] = evaluate_split(model, data, split, cfg["eval"].get("no_positive", "drop"))
-        scored_all.append(scored.assign(qid=split + ":" + scored.qid.astype(str)))
-    import pandas as pd
-
-    write_trec_run(pd.concat(scored_all), run / "run.trec", f"{cfg['model']}-seed{cfg['seed']}")
-    (run / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    evaluate_run(Path(a.run_dir), Path(a.processed))
 
 
 def cmd_table(a) -> None:
@@ -122,23 +108,24 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="ansel", description=__doc__)
     sub = p.add_subparsers(dest="verb", required=True)
 
-    def verb(name, fn, *args):
+    def verb(name, fn, *args, config=True):
         s = sub.add_parser(name)
         s.set_defaults(fn=fn)
-        s.add_argument("--config", type=_json, required=True, help="resolved config as JSON")
+        if config:
+            s.add_argument("--config", type=_json, required=True, help="resolved config as JSON")
         for arg in args:
             s.add_argument(f"--{arg}", required=arg not in ("embeddings",))
         return s
 
-    verb("download", cmd_download, "out")
+    verb("download", cmd_download, "source", "out")
     verb("preprocess", cmd_preprocess, "dataset", "raw", "out")
     e = verb("embeddings", cmd_embeddings, "processed", "method", "out")
     e.add_argument("--dim", type=int, required=True)
-    for name, fn in (("train", cmd_train), ("evaluate", cmd_evaluate)):
-        s = verb(name, fn, "processed", "run-dir", *(["embeddings"] if name == "train" else []))
+    t = verb("train", cmd_train, "processed", "run-dir", "embeddings")
+    t.add_argument("--no-progress", action="store_true")
+    e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=False)  # re-evaluate a trained run
+    for s in (t, e):
         s.add_argument("--threads", type=int, default=1)
-        if name == "train":
-            s.add_argument("--no-progress", action="store_true")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
     a = p.parse_args(argv)

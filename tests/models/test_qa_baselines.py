@@ -72,10 +72,14 @@ def test_cached_scoring_equals_pairwise(arch):
 
 
 def test_random_baseline_is_deterministic_and_batch_independent():
-    m = build_model("random", {"seed": 3}, vocab_size=10)
     q, a = torch.randint(1, 10, (5, 4)), torch.randint(1, 10, (5, 6))
+    torch.manual_seed(3)
+    m = build_model("random", {}, vocab_size=10)
     s = m(q, a)
-    assert torch.equal(s, build_model("random", {"seed": 3}, vocab_size=10)(q, a))
+    torch.manual_seed(3)
+    assert torch.equal(s, build_model("random", {}, vocab_size=10)(q, a))
+    torch.manual_seed(4)
+    assert not torch.equal(s, build_model("random", {}, vocab_size=10)(q, a))
     assert torch.equal(s[2:3], m(q[2:3], a[2:3]))
     assert len(set(s.tolist())) == 5 and bool(((s >= 0) & (s < 1)).all())
 

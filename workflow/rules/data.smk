@@ -1,28 +1,37 @@
 # Raw files (checksummed) -> canonical tables + vocabulary -> word embeddings.
 
 
+def source_fetch(source):
+    """The fetch options of a source; datasets sharing a source must agree on them."""
+    options = {json.dumps(d.get("fetch", {}), sort_keys=True) for d in C["datasets"].values() if d["source"] == source}
+    if len(options) != 1:
+        raise ValueError(f"datasets with source {source!r} have different `fetch` options: {sorted(options)}")
+    return options.pop()
+
+
 rule download:
     output:
-        "data/raw/{dataset}/manifest.json",
+        "data/raw/{source}/manifest.json",
     params:
-        cfg=lambda w: json.dumps(C["datasets"][w.dataset]),
+        cfg=lambda w: source_fetch(w.source),
     log:
-        "logs/download/{dataset}.log",
+        "logs/download/{source}.log",
     threads: res("download", "threads")
     resources:
         mem_mb=res("download", "mem_mb"),
         runtime=res("download", "runtime"),
     shell:
-        "ansel download --config {params.cfg:q} --out {output} > {log} 2>&1"
+        "ansel download --source {wildcards.source} --config {params.cfg:q} --out {output} > {log} 2>&1"
 
 
 rule preprocess:
     input:
-        "data/raw/{dataset}/manifest.json",
+        lambda w: f"data/raw/{C['datasets'][w.dataset]['source']}/manifest.json",
     output:
         directory("data/processed/{dataset}"),
     params:
         cfg=lambda w: json.dumps(C["datasets"][w.dataset]),
+        raw=lambda w, input: os.path.dirname(input[0]),
     log:
         "logs/preprocess/{dataset}.log",
     threads: res("preprocess", "threads")
@@ -31,7 +40,7 @@ rule preprocess:
         runtime=res("preprocess", "runtime"),
     shell:
         "ansel preprocess --config {params.cfg:q} --dataset {wildcards.dataset} "
-        "--raw data/raw/{wildcards.dataset} --out {output} > {log} 2>&1"
+        "--raw {params.raw} --out {output} > {log} 2>&1"
 
 
 rule embeddings:

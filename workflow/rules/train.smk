@@ -1,4 +1,4 @@
-# One run = (dataset, model config, seed): train with dev selection, then evaluate every split.
+# One run = (dataset, model config, seed): a directory of weights, curves, metrics and a TREC run.
 
 
 def run_cfg(w):
@@ -13,6 +13,7 @@ def embeddings_input(w):
 
 
 rule train:
+    """Train with dev selection, then score every eval split with the selected weights."""
     input:
         processed="data/processed/{dataset}",
         embeddings=embeddings_input,
@@ -20,6 +21,8 @@ rule train:
         model="results/runs/{dataset}/{model}/seed{seed}/model.pt",
         log="results/runs/{dataset}/{model}/seed{seed}/log.csv",
         config="results/runs/{dataset}/{model}/seed{seed}/config.json",
+        metrics="results/runs/{dataset}/{model}/seed{seed}/metrics.json",
+        run="results/runs/{dataset}/{model}/seed{seed}/run.trec",
     params:
         cfg=lambda w: json.dumps(run_cfg(w)),
         embeddings=lambda w, input: f"--embeddings {input.embeddings}" if input.embeddings else "",
@@ -32,27 +35,5 @@ rule train:
         gpu=res("train", "gpu"),
     shell:
         "ansel train --config {params.cfg:q} --processed {input.processed} {params.embeddings} "
-        "--run-dir results/runs/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed} "
-        "--threads {threads} > {log} 2>&1"
-
-
-rule evaluate:
-    input:
-        processed="data/processed/{dataset}",
-        model="results/runs/{dataset}/{model}/seed{seed}/model.pt",
-        config="results/runs/{dataset}/{model}/seed{seed}/config.json",
-    output:
-        metrics="results/runs/{dataset}/{model}/seed{seed}/metrics.json",
-        run="results/runs/{dataset}/{model}/seed{seed}/run.trec",
-    params:
-        cfg="{}",
-    log:
-        "logs/evaluate/{dataset}/{model}/seed{seed}.log",
-    threads: res("evaluate", "threads")
-    resources:
-        mem_mb=res("evaluate", "mem_mb"),
-        runtime=res("evaluate", "runtime"),
-    shell:
-        "ansel evaluate --config {params.cfg:q} --processed {input.processed} "
         "--run-dir results/runs/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed} "
         "--threads {threads} > {log} 2>&1"
