@@ -34,7 +34,7 @@ def test_cached_and_per_pair_scores_agree_in_pair_order(pool, arch, hparams):
     q_ids, a_ids, qi, ai = pool
     torch.manual_seed(0)
     model = build_model(arch, hparams, vocab_size=40).eval()
-    cached = score_siamese_cached(model, q_ids, a_ids, qi, ai, batch_size=4)
+    cached = score_siamese_cached(model, q_ids.numpy(), a_ids.numpy(), qi, ai, batch_size=4)
     per_pair = score_pairs(model, q_ids, a_ids, qi, ai, batch_size=9)
     with torch.no_grad():
         direct = model(q_ids[qi], a_ids[ai]).numpy()
