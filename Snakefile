@@ -35,6 +35,14 @@ def res(rule_name, key):
     return {**C["resources"]["default"], **C["resources"].get(rule_name, {})}[key]
 
 
+def run_embeddings(dataset, model):
+    """The embeddings file a run starts from, or None (random initialisation)."""
+    cfg = run_config(C, dataset, model, 1)
+    if not cfg["embeddings"]:
+        return None
+    return f"data/embeddings/{dataset}/{cfg['embeddings']}-{cfg['hparams']['embedding_dim']}.npy"
+
+
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/report.smk"
@@ -44,3 +52,27 @@ rule all:
     input:
         T.paper_outputs(C),
     default_target: True
+
+
+# Coarse targets that DVC stages call (dvc.yaml): all data, all runs, one paper's outputs.
+RUNS = sorted({d for p in C["papers"] for d in T.paper_runs(C, p)})
+
+
+rule data_all:
+    input:
+        sorted({f"data/processed/{d.split('/')[2]}" for d in RUNS}),
+        sorted({e for d in RUNS for e in [run_embeddings(*d.split("/")[2:4])] if e}),
+
+
+rule runs_all:
+    input:
+        [f"{d}/metrics.json" for d in RUNS],
+
+
+for paper in C["papers"]:
+
+    rule:
+        name:
+            f"paper_{paper}"
+        input:
+            [o for o in T.paper_outputs(C) if o.split("/")[-2] == paper],

@@ -1,4 +1,4 @@
-"""Ranking metrics from scored candidates, computed with ranx.
+"""Ranking metrics of scored candidates: P@1, MAP, MRR, nDCG@3, nDCG@5.
 
 Tie-breaking (documented, deterministic): candidates are ranked by score descending, and
 equal scores by answer id *descending* — trec_eval's convention, so numbers match trec_eval
@@ -6,28 +6,51 @@ on the written run file and never depend on file order.
 Questions without a positive candidate cannot be ranked meaningfully; the dataset's
 ``no_positive`` protocol says what happens: ``drop`` excludes them from the mean (counted in
 ``n_no_positive``), ``zero`` counts each as 0 in every metric. Either way it is explicit.
+
+Why not ranx here: ranx costs ~5 s to import and ~8 s of JIT compilation in every new process
+(measured on this 2-core machine), more than a smoke-sized training run, and every training
+job is a new process. These are a few vectorised lines instead; tests check them against
+ranx (tests/test_metrics.py), which stays the reference.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-from numba.core.errors import NumbaTypeSafetyWarning
-from ranx import Qrels, Run, evaluate
 
-# ranx's compiled kernels cast ids internally; the warning is about its internals, not our data.
-warnings.filterwarnings("ignore", category=NumbaTypeSafetyWarning)
-
-RANX_NAMES = {"P@1": "precision@1", "MAP": "map", "MRR": "mrr", "nDCG@3": "ndcg@3", "nDCG@5": "ndcg@5"}
-METRICS = list(RANX_NAMES)
+METRICS = ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]
 
 
 def rank(scored: pd.DataFrame) -> pd.DataFrame:
     """Add a 1-based ``rank`` per qid under the tie-breaking rule above; rows sorted by (qid, rank)."""
     out = scored.sort_values(["qid", "score", "aid"], ascending=[True, False, False], kind="mergesort")
     out = out.reset_index(drop=True)
-    out["rank"] = out.groupby("qid").cumcount() + 1
+    out["rank"] = out.groupby("qid", sort=False).cumcount() + 1
+    return out
+
+
+def per_question(scored: pd.DataFrame) -> pd.DataFrame:
+    """One row per question: its metrics and the number of positives (binary relevance)."""
+    r = rank(scored)
+    pos = r.label.to_numpy() > 0
+    ranks = r["rank"].to_numpy(dtype=np.float64)
+    hits = pos.astype(np.int64)
+    hits_so_far = pd.Series(hits).groupby(r.qid.to_numpy(), sort=False).cumsum().to_numpy()
+    g = r.assign(
+        hits=hits,
+        # precision at each positive's rank; summed per question and divided by #positives = AP
+        prec=np.where(pos, hits_so_far / ranks, 0.0),
+        rr=np.where(pos, 1.0 / ranks, 0.0),
+        top=pos & (ranks == 1),
+        gain=np.where(pos, 1.0 / np.log2(ranks + 1.0), 0.0),
+    )
+    q = g.groupby("qid", sort=False).agg(n_pos=("hits", "sum"), ap=("prec", "sum"), rr=("rr", "max"),
+                                        p1=("top", "max"))
+    out = pd.DataFrame({"n_pos": q.n_pos, "P@1": q.p1.astype(float), "MRR": q.rr,
+                        "MAP": q.ap / q.n_pos.clip(lower=1)})
+    for k in (3, 5):
+        dcg = g.gain.where(g["rank"] <= k, 0.0).groupby(g.qid, sort=False).sum()
+        ideal = q.n_pos.clip(upper=k).map(lambda n: float(np.sum(1.0 / np.log2(np.arange(2, n + 2)))))
+        out[f"nDCG@{k}"] = (dcg / ideal.where(ideal > 0, 1.0)).where(q.n_pos > 0, 0.0)
     return out
 
 
@@ -35,32 +58,15 @@ def ranking_metrics(scored: pd.DataFrame, no_positive: str = "drop") -> dict[str
     """Mean metrics over questions. ``scored`` has qid, aid, label, score."""
     if no_positive not in ("drop", "zero"):
         raise ValueError(f"no_positive must be 'drop' or 'zero', not {no_positive!r}")
-    ranked = rank(scored)
-    has_pos = ranked.groupby("qid").label.max() > 0
-    kept = ranked[ranked.qid.isin(has_pos[has_pos].index)]
-    n_no_pos = int((~has_pos).sum())
-    result: dict[str, float] = {"n_questions": int(has_pos.size), "n_no_positive": n_no_pos}
-    if kept.empty:
+    q = per_question(scored)
+    has_pos = q.n_pos > 0
+    if not has_pos.any():
         raise ValueError("no question has a positive candidate; nothing to evaluate")
-    qids = kept.qid.astype(str).to_numpy()
-    aids = kept.aid.astype(str).to_numpy()
-    pos = kept.label.to_numpy() > 0
-    qrels = Qrels.from_dict(_nested(qids[pos], aids[pos], np.ones(int(pos.sum()))))
-    # Scores handed to ranx are strictly decreasing in our rank, so ranx cannot re-break ties.
-    run = Run.from_dict(_nested(qids, aids, -kept["rank"].to_numpy().astype(float)))
-    per_query = evaluate(qrels, run, [RANX_NAMES[m] for m in METRICS], return_mean=False)
-    denominator = has_pos.size if no_positive == "zero" else int(has_pos.sum())
+    result: dict[str, float] = {"n_questions": int(len(q)), "n_no_positive": int((~has_pos).sum())}
+    kept = q if no_positive == "zero" else q[has_pos]
     for m in METRICS:
-        values = np.asarray(per_query[RANX_NAMES[m]], dtype=np.float64)
-        result[m] = float(values.sum() / denominator)
+        result[m] = float(kept[m].mean())
     return result
-
-
-def _nested(qids, aids, values) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for q, a, v in zip(qids, aids, values):
-        out.setdefault(q, {})[a] = float(v)
-    return out
 
 
 def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:

@@ -53,3 +53,14 @@ def paper_outputs(config: dict) -> list[str]:
         out += [f"results/tables/{paper}/{t}.{ext}" for t in wanted.get("tables", []) for ext in ("csv", "md", "tex")]
         out += [f"figures/{paper}/{f}.{ext}" for f in wanted.get("figures", []) for ext in ("png", "pdf")]
     return out
+
+
+def paper_runs(config: dict, paper: str) -> list[str]:
+    """Every run directory a paper's configured tables and figures read."""
+    wanted = config["papers"][paper]
+    dirs: set[str] = set()
+    for t in wanted.get("tables", []):
+        dirs.update(table_runs(config, spec_table(config, paper, t)))
+    for f in wanted.get("figures", []):
+        dirs.update(figure_runs(config, spec_figure(paper, f)))
+    return sorted(dirs)

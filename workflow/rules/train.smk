@@ -6,10 +6,7 @@ def run_cfg(w):
 
 
 def embeddings_input(w):
-    cfg = run_cfg(w)
-    if not cfg["embeddings"]:
-        return []
-    return f"data/embeddings/{w.dataset}/{cfg['embeddings']}-{cfg['hparams']['embedding_dim']}.npy"
+    return run_embeddings(w.dataset, w.model) or []
 
 
 rule train:

@@ -1,0 +1,70 @@
+"""params.yaml validation: a wrong key or type stops the run with a message naming it."""
+import subprocess
+import sys
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from ansel.config import ConfigError, apply_preset, load, model_config, run_config
+
+SCHEMA = "workflow/schemas/params.schema.yaml"
+
+
+@pytest.fixture
+def params(repo_root):
+    return yaml.safe_load((repo_root / "params.yaml").read_text())
+
+
+def _error(config, repo_root) -> str:
+    with pytest.raises(WorkflowError) as e:
+        validate(config, str(repo_root / SCHEMA))
+    return str(e.value)
+
+
+def test_params_and_every_preset_are_valid(params, repo_root):
+    validate(params, str(repo_root / SCHEMA))
+    for preset in sorted(p.stem for p in (repo_root / "presets").glob("*.yaml")):
+        validate(apply_preset({**params, "preset": preset}), str(repo_root / SCHEMA))
+
+
+def test_every_model_config_builds_its_hparams(params):
+    config = apply_preset(params)
+    for name in config["models"]:
+        model_config(config, name)
+
+
+def test_unknown_top_level_key_is_named(params, repo_root):
+    params["sedes"] = 3
+    assert "sedes" in _error(params, repo_root)
+
+
+def test_wrong_type_deep_inside_is_named(params, repo_root):
+    params["datasets"]["synthetic_en"]["max_len_q"] = "twenty"
+    msg = _error(params, repo_root)
+    assert "max_len_q" in msg and "twenty" in msg
+
+
+def test_unknown_train_option_is_named(params, repo_root):
+    params["models"]["qa_lstm"]["train"] = {"learning_rate": 0.1}
+    assert "learning_rate" in _error(params, repo_root)
+
+
+def test_unknown_preset_and_unknown_model_are_named(params):
+    with pytest.raises(ConfigError, match="preset 'tiny'"):
+        apply_preset({**params, "preset": "tiny"})
+    with pytest.raises(ConfigError, match="models.nope"):
+        run_config(load(), "synthetic_en", "nope", 1)
+    bad = load()
+    bad["models"]["qa_lstm"]["hparams"]["hiden"] = 3
+    with pytest.raises(ValueError, match=r"models\.qa_lstm\.hparams\.hiden"):
+        model_config(bad, "qa_lstm")
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_bad_key_at_start_up(repo_root):
+    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "seeds=two"],
+                         cwd=repo_root, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "seeds" in out.stderr + out.stdout and "two" in out.stderr + out.stdout
