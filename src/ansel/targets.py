@@ -5,7 +5,6 @@ functions, so adding a row to a spec adds its runs.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from ansel.config import ConfigError, dataset_name, load_paper, model_config
