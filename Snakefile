@@ -25,7 +25,7 @@ if C.get("data", {}).get("mirror"):
 
 wildcard_constraints:
     dataset=r"[A-Za-z0-9_]+",
-    model=r"[A-Za-z0-9_]+",
+    model=r"[A-Za-z0-9_]+(@[A-Za-z0-9_]+=[A-Za-z0-9_.+-]+)?",  # <model>@<hparam>=<value>: a sweep point
     seed=r"\d+",
     method=r"[A-Za-z0-9_]+",
     dim=r"\d+",

@@ -82,26 +82,41 @@ def cmd_evaluate(a) -> None:
 
 
 def cmd_table(a) -> None:
+    from ansel.report import dataset_stats as S
     from ansel.report.tables import aggregate, published_lookup, render
-    from ansel.targets import spec_table
+    from ansel.targets import spec_table, table_kind
 
     config = a.config
     table = spec_table(config, a.paper, a.table)
-    cells = aggregate(config, a.paper, table, published_lookup(Path(a.published), a.paper, a.table))
-    aliases = {d: config["dataset_alias"][d] for d in {c["dataset"] for c in table["columns"]}
-               if d in config.get("dataset_alias", {})}
-    notes = [f"preset {config.get('preset', 'full')}; {config['seeds']} seeds"]
+    stats = table_kind(table) == "dataset_stats"
+    datasets = {r["dataset"] for r in table["rows"]} if stats else {c["dataset"] for c in table["columns"]}
+    aliases = {d: config["dataset_alias"][d] for d in datasets if d in config.get("dataset_alias", {})}
+    notes = [f"preset {config.get('preset', 'full')}" + ("" if stats else f"; {config['seeds']} seeds")]
     if aliases:
         notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
                      + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))
+    if stats:
+        cells = S.aggregate_stats(config, a.paper, table, S.published_stats(Path(a.published)))
+        render(cells, table, notes + [S.sources_note(a.paper, table)], Path(a.out_prefix), S.LEGEND)
+        return
+    cells = aggregate(config, a.paper, table, published_lookup(Path(a.published), a.paper, a.table))
     render(cells, table, notes, Path(a.out_prefix))
+
+
+def cmd_stats(a) -> None:
+    from ansel.data.canonical import Dataset
+    from ansel.data.stats import dataset_stats
+
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    dataset_stats(Dataset.load(Path(a.processed))).to_csv(out, index=False)
 
 
 def cmd_figure(a) -> None:
     from ansel.report.figures import render_figure
     from ansel.targets import spec_figure
 
-    render_figure(a.config, spec_figure(a.paper, a.figure), Path(a.out_prefix))
+    render_figure(a.config, {**spec_figure(a.paper, a.figure), "paper": a.paper}, Path(a.out_prefix))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
         s.add_argument("--threads", type=int, default=1)
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
+    verb("stats", cmd_stats, "processed", "out", config=False)
     a = p.parse_args(argv)
     a.fn(a)
 

@@ -60,9 +60,12 @@ def dataset_name(config: dict, dataset: str) -> str:
 
 
 def model_config(config: dict, model: str) -> dict:
-    if model not in config["models"]:
-        raise ConfigError(f"models.{model}: not configured (named by a paper spec)")
-    m = copy.deepcopy(config["models"][model])
+    """A model's resolved config; ``<model>@<hparam>=<value>`` derives one with that hparam
+    changed (a figure's sweep), the value written as JSON (``ggsa@group_size=20``)."""
+    base, derived, override = model.partition("@")
+    if base not in config["models"]:
+        raise ConfigError(f"models.{base}: not configured (named by a paper spec)")
+    m = copy.deepcopy(config["models"][base])
     # A preset's `scale` shrinks every model the same way; hparams only where the arch has them.
     scale = config.get("scale", {})
     from ansel.models.registry import parse_hparams  # lazy: keeps Snakefile start-up light
@@ -70,8 +73,22 @@ def model_config(config: dict, model: str) -> dict:
 
     known = set(parse_hparams(m["arch"], {}, f"models.{model}").__dataclass_fields__)
     m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
+    if derived:  # after `scale`: the swept value is the point of the derived run
+        key, value = _hparam_override(model, override, known)
+        m["hparams"][key] = value
     parse_hparams(m["arch"], m["hparams"], f"models.{model}.hparams")
     return m
+
+
+def _hparam_override(model: str, override: str, known: set[str]) -> tuple[str, Any]:
+    key, sep, raw = override.partition("=")
+    if not sep or key not in known:
+        raise ConfigError(f"model {model!r}: expected <model>@<hparam>=<value> with a hyperparameter of "
+                          f"its arch ({', '.join(sorted(known))})")
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        raise ConfigError(f"model {model!r}: value {raw!r} of {key} is not a JSON number or boolean") from None
 
 
 def run_config(config: dict, dataset: str, model: str, seed: int) -> dict:

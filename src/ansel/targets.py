@@ -5,7 +5,24 @@ functions, so adding a row to a spec adds its runs.
 """
 from __future__ import annotations
 
-from ansel.config import dataset_name, load_paper
+import json
+
+from ansel.config import ConfigError, dataset_name, load_paper, model_config
+
+PUBLISHED = {  # where each table kind's published values live
+    "metrics": "workflow/papers/published_results.csv",
+    "dataset_stats": "workflow/papers/dataset_stats_published.csv",
+}
+TABLE_EXTENSIONS = ("csv", "md", "tex", "json")
+FIGURE_EXTENSIONS = ("png", "pdf")
+# What each figure kind reads from a run directory, and whether it reads the processed dataset.
+FIGURE_RUN_FILES = {
+    "learning_curves": ["log.csv"],
+    "accuracy_by_length": ["run.trec"],
+    "attention_maps": ["config.json", "model.pt", "run.trec"],
+    "sweep": ["metrics.json"],
+}
+FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 
 
 def seeds(config: dict) -> list[int]:
@@ -14,6 +31,14 @@ def seeds(config: dict) -> list[int]:
 
 def run_dir(dataset: str, model: str, seed: int) -> str:
     return f"results/runs/{dataset}/{model}/seed{seed}"
+
+
+def processed_dir(dataset: str) -> str:
+    return f"data/processed/{dataset}"
+
+
+def stats_file(dataset: str) -> str:
+    return f"results/stats/{dataset}.csv"
 
 
 def spec_table(config: dict, paper: str, table_id: str) -> dict:
@@ -30,6 +55,13 @@ def spec_figure(paper: str, figure_id: str) -> dict:
     raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
 
 
+def table_kind(table: dict) -> str:
+    kind = table.get("kind", "metrics")
+    if kind not in PUBLISHED:
+        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(PUBLISHED)}")
+    return kind
+
+
 def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
     """(row, column, resolved dataset) for every cell that is run (rows with a model)."""
     return [(row, col, dataset_name(config, col["dataset"]))
@@ -41,17 +73,78 @@ def table_runs(config: dict, table: dict) -> list[str]:
     return sorted(dirs)
 
 
+def table_inputs(config: dict, table: dict) -> list[str]:
+    """The files a table reads: its runs' metrics, or (dataset_stats) its datasets' statistics."""
+    if table_kind(table) == "dataset_stats":
+        return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
+    return [f"{d}/metrics.json" for d in table_runs(config, table)]
+
+
+def published_file(table: dict) -> str:
+    return PUBLISHED[table_kind(table)]
+
+
+def figure_seed(config: dict, figure: dict) -> int:
+    """The one seed a single-run figure shows: the spec's ``seed``, else the first."""
+    seed = figure.get("seed", seeds(config)[0])
+    if seed not in seeds(config):
+        raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of the preset's seeds {seeds(config)}")
+    return seed
+
+
+def sweep_models(config: dict, figure: dict) -> list[tuple[object, str]]:
+    """(value, model) per swept value: ``<base_model>@<x>=<value>``, or base_model itself at its own value."""
+    base, x = figure["base_model"], figure["x"]
+    m = model_config(config, base)
+    from ansel.models.registry import parse_hparams  # lazy, as in config.model_config
+
+    base_value = getattr(parse_hparams(m["arch"], m["hparams"]), x, None)
+    points = []
+    for value in figure["values"]:
+        if not isinstance(value, (int, float)):  # bool is an int: JSON writes it true/false
+            raise ConfigError(f"figure {figure['id']}: sweep value {value!r} of {x} is not a number or boolean")
+        points.append((value, base if value == base_value else f"{base}@{x}={json.dumps(value)}"))
+    return points
+
+
 def figure_runs(config: dict, figure: dict) -> list[str]:
-    models = figure.get("models", [])
-    dirs = {run_dir(dataset_name(config, figure["dataset"]), m, s) for m in models for s in seeds(config)}
-    return sorted(dirs)
+    """The run directories a figure reads, by kind."""
+    kind = figure["kind"]
+    if kind not in FIGURE_RUN_FILES:
+        raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
+    ds = dataset_name(config, figure["dataset"])
+    if kind == "attention_maps":
+        return [run_dir(ds, figure["model"], figure_seed(config, figure))]
+    if kind == "sweep":
+        models = [m for _, m in sweep_models(config, figure)] + [figure["reference_model"]]
+    else:
+        models = figure["models"]
+    return sorted({run_dir(ds, m, s) for m in models for s in seeds(config)})
+
+
+def figure_inputs(config: dict, figure: dict) -> list[str]:
+    files = [f"{d}/{name}" for d in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
+    if figure["kind"] in FIGURES_READING_DATA:
+        files.append(processed_dir(dataset_name(config, figure["dataset"])))
+    if "reference_published" in figure:
+        files.append(PUBLISHED["metrics"])
+    return files
 
 
 def paper_outputs(config: dict) -> list[str]:
+    """Every table and figure the preset's ``papers`` asks for; a paper without a ``tables``
+    (``figures``) list asks for all of its spec's."""
     out = []
     for paper, wanted in config["papers"].items():
-        out += [f"results/tables/{paper}/{t}.{ext}" for t in wanted.get("tables", []) for ext in ("csv", "md", "tex")]
-        out += [f"figures/{paper}/{f}.{ext}" for f in wanted.get("figures", []) for ext in ("png", "pdf")]
+        spec = load_paper(paper)
+        tables = wanted.get("tables", [t["id"] for t in spec.get("tables", [])])
+        figures = wanted.get("figures", [f["id"] for f in spec.get("figures", [])])
+        for t in tables:
+            spec_table(config, paper, t)  # an unknown id fails here, naming the paper
+            out += [f"results/tables/{paper}/{t}.{ext}" for ext in TABLE_EXTENSIONS]
+        for f in figures:
+            spec_figure(paper, f)
+            out += [f"figures/{paper}/{f}.{ext}" for ext in FIGURE_EXTENSIONS]
     return out
 
 

@@ -3,27 +3,50 @@
 
 def report_cfg():
     """The slice of the config a table or figure depends on (so only it triggers re-rendering)."""
-    return json.dumps(
-        {
-            "preset": C["preset"],
-            "seeds": C["seeds"],
-            "dataset_alias": C.get("dataset_alias", {}),
-            "datasets": {d: {} for d in C["datasets"]},
-        }
-    )
+    return {
+        "preset": C["preset"],
+        "seeds": C["seeds"],
+        "dataset_alias": C.get("dataset_alias", {}),
+        "datasets": {d: {} for d in C["datasets"]},
+    }
+
+
+def figure_cfg(w):
+    """report_cfg plus the model configs a sweep derives its runs from (and the preset's scale)."""
+    spec = T.spec_figure(w.paper, w.figure)
+    if spec["kind"] != "sweep":
+        return json.dumps(report_cfg())
+    base = spec["base_model"]
+    return json.dumps({**report_cfg(), "models": {base: C["models"][base]}, "scale": C.get("scale", {})})
+
+
+rule dataset_stats:
+    """Statistics of a processed dataset (ansel.data.stats), read by tables of kind dataset_stats."""
+    input:
+        "data/processed/{dataset}",
+    output:
+        "results/stats/{dataset}.csv",
+    log:
+        "logs/dataset_stats/{dataset}.log",
+    resources:
+        mem_mb=res("dataset_stats", "mem_mb"),
+        runtime=res("dataset_stats", "runtime"),
+    shell:
+        "ansel stats --processed {input} --out {output} > {log} 2>&1"
 
 
 rule table:
     input:
-        lambda w: [f"{d}/metrics.json" for d in T.table_runs(C, T.spec_table(C, w.paper, w.table))],
+        lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
         spec="workflow/papers/{paper}.yaml",
-        published="workflow/papers/published_results.csv",
+        published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
     output:
         report("results/tables/{paper}/{table}.csv", category="{paper}", labels={"table": "{table}"}),
         "results/tables/{paper}/{table}.md",
         "results/tables/{paper}/{table}.tex",
+        "results/tables/{paper}/{table}.json",  # {row: {column: {mean, std, n, published}}}: DVC metrics
     params:
-        cfg=report_cfg(),
+        cfg=json.dumps(report_cfg()),
     log:
         "logs/table/{paper}/{table}.log",
     resources:
@@ -37,13 +60,13 @@ rule table:
 
 rule figure:
     input:
-        lambda w: [f"{d}/log.csv" for d in T.figure_runs(C, T.spec_figure(w.paper, w.figure))],
+        lambda w: T.figure_inputs(C, T.spec_figure(w.paper, w.figure)),
         spec="workflow/papers/{paper}.yaml",
     output:
         report("figures/{paper}/{figure}.png", category="{paper}", labels={"figure": "{figure}"}),
         "figures/{paper}/{figure}.pdf",
     params:
-        cfg=report_cfg(),
+        cfg=figure_cfg,
     log:
         "logs/figure/{paper}/{figure}.log",
     resources:

@@ -66,10 +66,14 @@ def accuracy_by_length(run: pd.DataFrame, qrels: pd.DataFrame, answer_lengths: M
 
 
 def plot_accuracy_by_length(curves: Mapping[str, pd.DataFrame], prefix: Path, title: str | None = None) -> None:
-    """One line per model (label -> ``accuracy_by_length`` frame); writes prefix.png and prefix.pdf."""
+    """One line per model (label -> ``accuracy_by_length`` frame, optionally with a ``p_at_1_std``
+    column drawn as a ± band, e.g. over seeds); writes prefix.png and prefix.pdf."""
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for label, curve in curves.items():
-        ax.plot(curve["max_length"], curve["p_at_1"], marker="o", markersize=3, label=label)
+        line, = ax.plot(curve["max_length"], curve["p_at_1"], marker="o", markersize=3, label=label)
+        if "p_at_1_std" in curve:
+            ax.fill_between(curve["max_length"], curve["p_at_1"] - curve["p_at_1_std"],
+                            curve["p_at_1"] + curve["p_at_1_std"], color=line.get_color(), alpha=0.2)
     ax.set_xlabel("answer length up to (tokens)")
     ax.set_ylabel("accuracy (P@1)")
     if title:

@@ -3,6 +3,7 @@
 A cell is "ours" = mean ± sample std over seeds (n shown), from each run's metrics.json
 (selected on dev). It is flagged (†) when |ours − published| > max(tolerance, 2·std);
 tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
+Every table kind produces the same cell frame (``CELL_COLUMNS``), so rendering is shared.
 """
 from __future__ import annotations
 
@@ -15,11 +16,25 @@ import pandas as pd
 
 from ansel.targets import run_dir, seeds, table_cells
 
+# row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
+CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
+                "mean", "std", "n", "published", "digits", "differs"]
+
 
 def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
     df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
     df = df[(df.paper == paper) & (df.table == table)]
     return {(r.dataset, r.split, r.model, r.metric): float(r.value) for r in df.itertuples()}
+
+
+def run_metric(path: Path, split: str, metric: str) -> float:
+    """One value of a run's metrics.json, with an error naming the file when it is missing."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
+    metrics = json.loads(path.read_text())
+    if metric not in metrics.get(split, {}):
+        raise KeyError(f"{path}: no {split}/{metric}; it has {', '.join(f'{s}/{m}' for s in metrics for m in metrics[s])}")
+    return metrics[split][metric]
 
 
 def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
@@ -35,50 +50,68 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             resolved = col["dataset"]
             if key in run_cells:
                 _, _, resolved = run_cells[key]
-                for s in seeds(config):
-                    path = Path(run_dir(resolved, row["model"], s)) / "metrics.json"
-                    metrics = json.loads(path.read_text())
-                    values.append(metrics[col["split"]][col["metric"]])
+                values = [run_metric(Path(run_dir(resolved, row["model"], s)) / "metrics.json",
+                                     col["split"], col["metric"]) for s in seeds(config)]
             scale = 100.0 if not math.isnan(pub) and pub > 1.0 else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
             tol = 1.0 if scale == 100.0 else 0.01
             differs = bool(len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
-            records.append({"row": row["label"], "model": row.get("model") or "", "dataset": col["dataset"],
+            records.append({"row": row["label"], "column": f"{col['dataset']} {col['split']} {col['metric']}",
+                            "model": row.get("model") or "", "dataset": col["dataset"],
                             "run_dataset": resolved if key in run_cells else "", "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
-                            "published": pub, "differs": differs})
-    return pd.DataFrame.from_records(records)
+                            "published": pub, "digits": 2 if (pub > 1.0 or mean > 1.0) else 4,
+                            "differs": differs})
+    return pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
 
 
 def _fmt(x: float, digits: int) -> str:
     return "—" if math.isnan(x) else f"{x:.{digits}f}"
 
 
+def _ours(r) -> str:
+    if r.n == 0:
+        return "—"
+    spread = f" ± {_fmt(r.std, r.digits)} (n={r.n})" if r.n > 1 else ""
+    return f"{_fmt(r.mean, r.digits)}{spread}{' †' if r.differs else ''}"
+
+
 def pivot(cells: pd.DataFrame) -> pd.DataFrame:
     """Rows = table rows; per column two entries: ours (mean ± std, n) and published."""
-    out = {}
+    out: dict[str, dict[str, str]] = {}
     for r in cells.itertuples():
-        digits = 2 if (r.published > 1.0 or r.mean > 1.0) else 4
-        ours = "—" if r.n == 0 else f"{_fmt(r.mean, digits)} ± {_fmt(r.std, digits)} (n={r.n}){' †' if r.differs else ''}"
-        col = f"{r.dataset} {r.split} {r.metric}"
-        out.setdefault(r.row, {})[f"{col} ours"] = ours
-        out[r.row][f"{col} published"] = _fmt(r.published, digits)
+        out.setdefault(r.row, {})[f"{r.column} ours"] = _ours(r)
+        out[r.row][f"{r.column} published"] = _fmt(r.published, r.digits)
     return pd.DataFrame.from_dict(out, orient="index")
 
 
-def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path) -> None:
+def nested(cells: pd.DataFrame) -> dict:
+    """{row: {column: {mean, std, n, published}}} (NaN as null): the table as DVC metrics."""
+    def num(x):
+        return None if isinstance(x, float) and math.isnan(x) else x
+
+    out: dict[str, dict] = {}
+    for r in cells.itertuples():
+        out.setdefault(r.row, {})[r.column] = {"mean": num(float(r.mean)), "std": num(float(r.std)),
+                                               "n": int(r.n), "published": num(float(r.published))}
+    return out
+
+
+def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path, legend: str | None = None) -> None:
+    """prefix.{csv,md,tex,json}; ``legend`` explains "ours" and † (default: the seed aggregate)."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     cells.to_csv(prefix.with_suffix(".csv"), index=False)
     wide = pivot(cells)
     caption = table.get("caption", table["id"])
-    all_notes = list(table.get("notes", [])) + notes + [
+    all_notes = list(table.get("notes", [])) + notes + [legend or (
         "ours = mean ± sample std over seeds, model selected on dev; † = differs from published by more than "
-        "max(1 point, 2·std)."]
-    md = [f"**{caption}**", "", wide.to_markdown(), ""]
+        "max(1 point, 2·std).")]
+    md = [f"**{caption}**", "", wide.to_markdown(disable_numparse=True), ""]
     md += [f"- {n}" for n in all_notes]
     prefix.with_suffix(".md").write_text("\n".join(md) + "\n")
     tex = wide.to_latex(escape=True, caption=caption, label=f"tab:{table['id']}")
     tex += "".join(f"% {n}\n" for n in all_notes)
     prefix.with_suffix(".tex").write_text(tex)
+    prefix.with_suffix(".json").write_text(json.dumps(nested(cells), indent=1, ensure_ascii=False) + "\n")

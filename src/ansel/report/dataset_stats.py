@@ -1,0 +1,90 @@
+"""Tables of kind ``dataset_stats``: our canonical datasets' statistics beside the papers'.
+
+Spec: ``columns`` are statistic names of ``ansel.data.stats.STATISTICS``; each row is
+``{label, dataset, splits, published: {paper, table, dataset}}`` and renders one line per
+split plus ``all`` (the whole corpus, where papers give vocabulary and average lengths).
+``published`` says which rows of workflow/papers/dataset_stats_published.csv describe the
+same protocol (default: this paper, this table, the row's dataset); cells join on
+(split, statistic). Ours are read from ``results/stats/<dataset>.csv`` (rule dataset_stats).
+A value is flagged (†) when, rounded to the published value's printed decimals, it differs.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ansel.config import ConfigError, dataset_name
+from ansel.data.stats import STATISTICS
+from ansel.report.tables import CELL_COLUMNS
+from ansel.targets import stats_file
+
+COUNTS = {"questions", "pairs", "positives", "negatives", "q_with_positive", "q_with_both", "vocabulary"}
+
+
+def published_stats(csv_path: Path) -> pd.DataFrame:
+    """The published statistics: (paper, table, dataset, split, statistic) -> value text ('' = not found)."""
+    df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
+    missing = {"paper", "table", "dataset", "split", "statistic", "value"} - set(df.columns)
+    if missing:
+        raise ValueError(f"{csv_path}: missing column(s) {sorted(missing)}")
+    unknown = df[~df.statistic.isin(STATISTICS)]
+    if len(unknown):
+        raise ValueError(f"{csv_path}: line {unknown.index[0] + 2}: unknown statistic {unknown.statistic.iloc[0]!r}")
+    return df.set_index(["paper", "table", "dataset", "split", "statistic"]).value
+
+
+def published_source(paper: str, table: dict, row: dict) -> dict:
+    return {"paper": paper, "table": table["id"], "dataset": row["dataset"], **row.get("published", {})}
+
+
+def sources_note(paper: str, table: dict) -> str:
+    return "published values: " + "; ".join(
+        "{label} from {paper}/{table} ({dataset})".format(label=row["label"], **published_source(paper, table, row))
+        for row in table["rows"])
+
+
+def measured_stats(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; made by rule dataset_stats (snakemake {path})")
+    return pd.read_csv(path).set_index("split")
+
+
+def _differs(ours: float, published: str) -> bool:
+    decimals = len(published.partition(".")[2])
+    return round(ours, decimals) != float(published)
+
+
+def aggregate_stats(config: dict, paper: str, table: dict, published: pd.Series,
+                    stats_dir: Path | None = None) -> pd.DataFrame:
+    """One cell per (row, split, statistic): ours (n = 1: one measurement) and the published value."""
+    unknown = [c for c in table["columns"] if c not in STATISTICS]
+    if unknown:
+        raise ConfigError(f"table {table['id']}: unknown statistic(s) {unknown}; known: {', '.join(STATISTICS)}")
+    records = []
+    for row in table["rows"]:
+        ds = dataset_name(config, row["dataset"])
+        path = Path(stats_file(ds)) if stats_dir is None else Path(stats_dir) / f"{ds}.csv"
+        ours = measured_stats(path)
+        source = published_source(paper, table, row)
+        splits = list(row.get("splits", [s for s in ours.index if s != "all"]))
+        splits += [] if "all" in splits else ["all"]
+        for split in splits:
+            if split not in ours.index:
+                raise KeyError(f"table {table['id']}, row {row['label']}: {path} has no split {split!r} "
+                               f"(it has {', '.join(ours.index)})")
+            for stat in table["columns"]:
+                value = float(ours.loc[split, stat])
+                pub = published.get((source["paper"], source["table"], source["dataset"], split, stat), "")
+                records.append({"row": f"{row['label']} {split}", "column": stat, "model": "",
+                                "dataset": row["dataset"], "run_dataset": ds, "split": split, "metric": stat,
+                                "mean": value, "std": 0.0, "n": 1,
+                                "published": float(pub) if pub else math.nan,
+                                "digits": 0 if stat in COUNTS else 2,
+                                "differs": bool(pub) and _differs(value, pub)})
+    return pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
+
+
+LEGEND = ("ours = measured on our canonical tables (`all` = every split together); published = the source "
+          "named per row; † = differs at the published value's printed precision; — = not published.")

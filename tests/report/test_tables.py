@@ -1,0 +1,103 @@
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ansel.report.tables import aggregate, published_lookup, render
+
+TABLE = {"id": "t1", "caption": "Demo", "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
+         "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
+                     {"dataset": "wiki", "split": "test", "metric": "MRR"}]}
+MAP = [0.61, 0.67, 0.70]
+MRR = [0.62, 0.69, 0.71]
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch):
+    """Three seeds of model m on dataset syn (the preset aliases wiki onto it)."""
+    monkeypatch.chdir(tmp_path)
+    for seed, (m, r) in enumerate(zip(MAP, MRR), start=1):
+        d = tmp_path / f"results/runs/syn/m/seed{seed}"
+        d.mkdir(parents=True)
+        (d / "metrics.json").write_text(json.dumps({"test": {"MAP": m, "MRR": r}, "dev": {"MAP": 0.5}}))
+    published = tmp_path / "published.csv"
+    pd.DataFrame([["p", "t1", "wiki", "test", "M", "MAP", "68.86"], ["p", "t1", "wiki", "test", "Prior", "MAP", "65.2"],
+                  ["p", "other", "wiki", "test", "M", "MRR", "1"]],
+                 columns=["paper", "table", "dataset", "split", "model", "metric", "value"]).to_csv(published, index=False)
+    return {"seeds": 3, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}, published
+
+
+def test_cells_are_mean_and_sample_std_over_seeds_beside_published(runs, tmp_path):
+    config, published = runs
+    cells = aggregate(config, "p", TABLE, published_lookup(published, "p", "t1")).set_index(["row", "metric"])
+    # MAP is published in percent, so ours is put on that scale; MRR has no published value: 0-1
+    assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(100 * np.mean(MAP))
+    assert cells.loc[("M", "MAP"), "std"] == pytest.approx(100 * np.std(MAP, ddof=1))
+    assert cells.loc[("M", "MRR"), "mean"] == pytest.approx(np.mean(MRR))
+    assert cells.loc[("M", "MAP"), "n"] == 3 and cells.loc[("M", "MAP"), "run_dataset"] == "syn"
+    assert cells.loc[("M", "MAP"), "published"] == 68.86 and not cells.loc[("M", "MAP"), "differs"]
+    assert math.isnan(cells.loc[("M", "MRR"), "published"])  # from another table: not looked up
+    assert cells.loc[("Prior", "MAP"), "n"] == 0 and cells.loc[("Prior", "MAP"), "published"] == 65.2
+
+    render(cells.reset_index(), TABLE, ["a note"], tmp_path / "out" / "t1")
+    csv = pd.read_csv(tmp_path / "out/t1.csv").set_index(["row", "metric"])
+    assert csv.loc[("M", "MRR"), "mean"] == pytest.approx(np.mean(MRR))
+    nested = json.loads((tmp_path / "out/t1.json").read_text())
+    assert nested["M"]["wiki test MAP"] == pytest.approx(
+        {"mean": 100 * np.mean(MAP), "std": 100 * np.std(MAP, ddof=1), "n": 3, "published": 68.86})
+    assert nested["M"]["wiki test MRR"]["published"] is None
+    assert nested["Prior"]["wiki test MAP"] == {"mean": None, "std": None, "n": 0, "published": 65.2}
+    md = (tmp_path / "out/t1.md").read_text()
+    assert f"{100 * np.mean(MAP):.2f} ± {100 * np.std(MAP, ddof=1):.2f} (n=3)" in md
+    assert "| Prior | — " in md  # reported-from row: published only
+    assert "a note" in md and (tmp_path / "out/t1.tex").read_text().startswith("\\begin{table}")
+
+
+def test_a_value_beyond_the_spread_is_flagged(runs):
+    config, published = runs
+    lookup = published_lookup(published, "p", "t1")
+    lookup[("wiki", "test", "M", "MAP")] = 80.0
+    cells = aggregate(config, "p", TABLE, lookup).set_index(["row", "metric"])
+    assert cells.loc[("M", "MAP"), "differs"]
+
+
+def test_missing_metrics_file_names_the_run(runs, tmp_path):
+    config, published = runs
+    (tmp_path / "results/runs/syn/m/seed2/metrics.json").unlink()
+    with pytest.raises(FileNotFoundError, match="results/runs/syn/m/seed2/metrics.json: missing"):
+        aggregate(config, "p", TABLE, {})
+
+
+def test_missing_metric_in_a_run_is_named(runs):
+    config, _ = runs
+    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test1", "metric": "P@1"}]}
+    with pytest.raises(KeyError, match="seed1/metrics.json: no test1/P@1; it has test/MAP"):
+        aggregate(config, "p", table, {})
+
+
+def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch):
+    from ansel.cli import main
+    from ansel.targets import spec_table, table_inputs
+
+    monkeypatch.chdir(tmp_path)
+    config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {}, "synthetic_zh": {}}, "dataset_alias": {}}
+    table = spec_table(config, "smoke", "synthetic")
+    for i, path in enumerate(table_inputs(config, table)):  # every metric of every split: 0.1 * (i % 7)
+        (tmp_path / path).parent.mkdir(parents=True)
+        (tmp_path / path).write_text(json.dumps({"test": {m: 0.1 * (i % 7) for m in
+                                                          ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]}}))
+    main(["table", "--config", json.dumps(config), "--paper", "smoke", "--table", "synthetic",
+          "--published", _empty_published(tmp_path),
+          "--out-prefix", "results/tables/smoke/synthetic"])
+    nested = json.loads((tmp_path / "results/tables/smoke/synthetic.json").read_text())
+    assert set(nested) == {row["label"] for row in table["rows"]}
+    cell = nested["QA-CNN"]["synthetic_en test MAP"]  # qa_cnn's two seeds are inputs 0 and 1
+    assert cell == pytest.approx({"mean": 0.05, "std": np.std([0.0, 0.1], ddof=1), "n": 2, "published": None})
+
+
+def _empty_published(tmp_path):
+    path = tmp_path / "published.csv"
+    path.write_text("paper,table,dataset,split,model,metric,value\n")
+    return str(path)

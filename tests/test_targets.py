@@ -1,0 +1,111 @@
+import pytest
+
+from ansel import targets as T
+from ansel.config import ConfigError, load, load_paper, model_config
+
+GGSA = {"arch": "ggsa", "hparams": {"embedding_dim": 60, "heads": 6, "group_size": 10}}
+
+
+def sweep_spec(**over):
+    return {"id": "fig", "kind": "sweep", "dataset": "ds", "splits": ["test"], "metric": "P@1", "x": "group_size",
+            "values": [4, 10, 20], "base_model": "g", "reference_model": "ref", **over}
+
+
+def config(**over):
+    return {"seeds": 2, "datasets": {"ds": {}, "syn": {}}, "dataset_alias": {}, "scale": {},
+            "models": {"g": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}}, **over}
+
+
+def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value():
+    assert T.sweep_models(config(), sweep_spec()) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
+    # heads is not in the base's hparams: its dataclass default (6) is the base value
+    assert T.sweep_models(config(), sweep_spec(x="heads", values=[1, 6])) == [(1, "g@heads=1"), (6, "g")]
+
+
+def test_sweep_runs_include_the_reference_model_for_every_seed():
+    runs = T.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
+    assert runs == sorted(f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"]
+                          for s in (1, 2))
+
+
+def test_sweep_rejects_non_numeric_values():
+    with pytest.raises(ConfigError, match="'big' of group_size"):
+        T.sweep_models(config(), sweep_spec(values=["big"]))
+
+
+def test_derived_model_config_overrides_the_hparam_after_scale():
+    m = model_config(config(scale={"hparams": {"group_size": 7, "embedding_dim": 30}}), "g@group_size=20")
+    assert m["hparams"] == {"embedding_dim": 30, "heads": 6, "group_size": 20}
+    assert model_config(config(), "g")["hparams"]["group_size"] == 10
+
+
+@pytest.mark.parametrize("name,message", [
+    ("g@window=3", "hyperparameter of its arch"),
+    ("g@group_size", "hyperparameter of its arch"),
+    ("g@group_size=ten", "not a JSON number"),
+    ("g@group_size=1.5", "group_size"),          # the arch's typed hparams reject a float
+    ("nope@group_size=4", "models.nope"),
+])
+def test_bad_derived_names_are_named_errors(name, message):
+    with pytest.raises(Exception, match=message):
+        model_config(config(), name)
+
+
+def test_figure_runs_per_kind():
+    cfg = config(seeds=3)
+    curves = {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
+    assert T.figure_runs(cfg, curves) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
+    assert "data/processed/ds" in T.figure_inputs(cfg, curves)
+    maps = {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"}
+    assert T.figure_runs(cfg, maps) == ["results/runs/ds/a/seed1"]  # no seed: the first
+    assert T.figure_runs(cfg, {**maps, "seed": 3}) == ["results/runs/ds/a/seed3"]
+    assert "results/runs/ds/a/seed3/model.pt" in T.figure_inputs(cfg, {**maps, "seed": 3})
+    with pytest.raises(ConfigError, match="seed 0 is not one of"):
+        T.figure_runs(cfg, {**maps, "seed": 0})
+    with pytest.raises(ConfigError, match="unknown kind 'pie'"):
+        T.figure_runs(cfg, {**maps, "kind": "pie"})
+
+
+def test_dataset_stats_tables_read_statistics_not_runs():
+    table = {"id": "t", "kind": "dataset_stats", "columns": ["questions"],
+             "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}]}
+    assert T.table_inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
+    assert T.published_file(table) == "workflow/papers/dataset_stats_published.csv"
+    assert T.published_file({"id": "m"}) == "workflow/papers/published_results.csv"
+
+
+def _declared(paper):
+    spec = load_paper(paper)
+    return ({f"results/tables/{paper}/{t['id']}.{e}" for t in spec.get("tables", []) for e in T.TABLE_EXTENSIONS}
+            | {f"figures/{paper}/{f['id']}.{e}" for f in spec.get("figures", []) for e in T.FIGURE_EXTENSIONS})
+
+
+def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
+    cfg = load()  # params.yaml with its default preset: smoke
+    assert cfg["preset"] == "smoke"
+    outputs = set(T.paper_outputs(cfg))
+    assert set(cfg["papers"]) >= {"smoke", "apnet", "ggsa", "datasets"}
+    for paper in cfg["papers"]:
+        assert _declared(paper) <= outputs, paper
+        spec = load_paper(paper)
+        for table in spec.get("tables", []):
+            for path in T.table_inputs(cfg, table):
+                assert "/synthetic_" in path, (paper, table["id"], path)
+        for fig in spec.get("figures", []):
+            for path in T.figure_inputs(cfg, fig):
+                assert "/synthetic_" in path or path.startswith("workflow/"), (paper, fig["id"], path)
+
+
+def test_cpu_preset_builds_real_wikiqa_and_trecqa_only():
+    cfg = load(preset="cpu")
+    assert not cfg.get("dataset_alias")
+    outputs = T.paper_outputs(cfg)
+    assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
+    assert not any("insuranceqa" in o or "/smoke/" in o for o in outputs)
+    stats = T.table_inputs(cfg, T.spec_table(cfg, "datasets", "wikiqa"))
+    assert stats == ["results/stats/wikiqa.csv", "results/stats/wikiqa_all.csv"]
+
+
+def test_unknown_table_id_in_papers_is_named():
+    with pytest.raises(KeyError, match="papers.apnet: spec has no table 'nope'"):
+        T.paper_outputs({"papers": {"apnet": {"tables": ["nope"]}}})
