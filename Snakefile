@@ -55,11 +55,13 @@ rule all:
 
 
 # Coarse targets that DVC stages call (dvc.yaml): all data, all runs, one paper's outputs.
-RUNS = sorted({d for p in C["papers"] for d in T.paper_runs(C, p)})
+INPUTS = T.paper_inputs(C)
+RUNS = sorted({os.path.dirname(f) for f in INPUTS if f.startswith("results/runs/")})
 
 
 rule data_all:
     input:
+        sorted({f for f in INPUTS if f.startswith(("data/", "results/stats/"))}),
         sorted({f"data/processed/{d.split('/')[2]}" for d in RUNS}),
         sorted({e for d in RUNS for e in [run_embeddings(*d.split("/")[2:4])] if e}),
 

@@ -131,29 +131,29 @@ def figure_inputs(config: dict, figure: dict) -> list[str]:
     return files
 
 
+def paper_items(config: dict, paper: str) -> tuple[list[dict], list[dict]]:
+    """The specs of the tables and figures the preset asks of a paper; a paper without a
+    ``tables`` (``figures``) list asks for all of its spec's."""
+    spec, wanted = load_paper(paper), config["papers"][paper]
+    tables = [spec_table(config, paper, t) for t in wanted.get("tables", [t["id"] for t in spec.get("tables", [])])]
+    figures = [spec_figure(paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
+    return tables, figures
+
+
 def paper_outputs(config: dict) -> list[str]:
-    """Every table and figure the preset's ``papers`` asks for; a paper without a ``tables``
-    (``figures``) list asks for all of its spec's."""
     out = []
-    for paper, wanted in config["papers"].items():
-        spec = load_paper(paper)
-        tables = wanted.get("tables", [t["id"] for t in spec.get("tables", [])])
-        figures = wanted.get("figures", [f["id"] for f in spec.get("figures", [])])
-        for t in tables:
-            spec_table(config, paper, t)  # an unknown id fails here, naming the paper
-            out += [f"results/tables/{paper}/{t}.{ext}" for ext in TABLE_EXTENSIONS]
-        for f in figures:
-            spec_figure(paper, f)
-            out += [f"figures/{paper}/{f}.{ext}" for ext in FIGURE_EXTENSIONS]
+    for paper in config["papers"]:
+        tables, figures = paper_items(config, paper)
+        out += [f"results/tables/{paper}/{t['id']}.{ext}" for t in tables for ext in TABLE_EXTENSIONS]
+        out += [f"figures/{paper}/{f['id']}.{ext}" for f in figures for ext in FIGURE_EXTENSIONS]
     return out
 
 
-def paper_runs(config: dict, paper: str) -> list[str]:
-    """Every run directory a paper's configured tables and figures read."""
-    wanted = config["papers"][paper]
-    dirs: set[str] = set()
-    for t in wanted.get("tables", []):
-        dirs.update(table_runs(config, spec_table(config, paper, t)))
-    for f in wanted.get("figures", []):
-        dirs.update(figure_runs(config, spec_figure(paper, f)))
-    return sorted(dirs)
+def paper_inputs(config: dict) -> list[str]:
+    """Every file the preset's tables and figures read (run files, statistics, processed data)."""
+    files: set[str] = set()
+    for paper in config["papers"]:
+        tables, figures = paper_items(config, paper)
+        files.update(f for t in tables for f in table_inputs(config, t))
+        files.update(f for fig in figures for f in figure_inputs(config, fig))
+    return sorted(files)

@@ -38,8 +38,10 @@ def test_one_stage_per_configured_paper(dvc, repo_root):
     papers = set(apply_preset(params)["papers"])
     stages = {n.removeprefix("paper_") for n in dvc["stages"] if n.startswith("paper_")}
     assert stages == papers
+    outputs = paper_outputs(apply_preset(params))
     for paper in papers:
-        assert {f"results/tables/{paper}", f"figures/{paper}"} <= _outs(dvc["stages"][f"paper_{paper}"])
+        expected = {o.split("/" + paper + "/")[0] + "/" + paper for o in outputs if f"/{paper}/" in o}
+        assert expected == _outs(dvc["stages"][f"paper_{paper}"]) & expected, paper
 
 
 def test_params_exist_in_params_yaml(dvc, repo_root):

@@ -43,9 +43,20 @@ rule preprocess:
         "--raw {params.raw} --out {output} > {log} 2>&1"
 
 
+def pretrained_file(w):
+    """A pretrained vectors file (embeddings.pretrained) is an input; word2vec needs none."""
+    pretrained = C.get("embeddings", {}).get("pretrained", {})
+    if w.method == "word2vec":
+        return []
+    if w.method not in pretrained:
+        raise ValueError(f"embeddings.pretrained.{w.method}: not configured (named by a model's `embeddings`)")
+    return pretrained[w.method]
+
+
 rule embeddings:
     input:
-        "data/processed/{dataset}",
+        processed="data/processed/{dataset}",
+        pretrained=pretrained_file,
     output:
         "data/embeddings/{dataset}/{method}-{dim}.npy",
         "data/embeddings/{dataset}/{method}-{dim}.json",
@@ -63,5 +74,5 @@ rule embeddings:
         mem_mb=res("embeddings", "mem_mb"),
         runtime=res("embeddings", "runtime"),
     shell:
-        "ansel embeddings --config {params.cfg:q} --processed {input} --method {wildcards.method} "
+        "ansel embeddings --config {params.cfg:q} --processed {input.processed} --method {wildcards.method} "
         "--dim {wildcards.dim} --out {output[0]} > {log} 2>&1"

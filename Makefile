@@ -1,0 +1,32 @@
+# `make smoke` and `make test` are the README's two commands; both set up .venv first.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(abspath $(VENV))/bin
+# Rules call the `ansel` command: put the venv first on PATH for every recipe.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: setup smoke cpu test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+smoke: setup                ## the whole DAG on the embedded default (synthetic data, minutes on 2 CPUs)
+	snakemake --profile workflow/profiles/local all
+
+cpu: setup                  ## the real datasets that fit a CPU (WikiQA, TREC-QA): hours
+	snakemake --profile workflow/profiles/local all --config preset=cpu
+
+test: setup                 ## the test suite (real-data tests read $$ANSEL_DATA_MIRROR, default ../shared/datasets)
+	python -m pytest -q
+
+bench: setup                ## speed figures (printed; ratios against a baseline measured in the same run)
+	python benchmarks/bench_eval_cache.py --quick 2000
+	python benchmarks/bench_ggsa_cost.py --quick
+	python benchmarks/bench_bm25.py
+
+clean:                      ## outputs only (data/, results/, figures/, logs/); never the venv
+	rm -rf data results figures logs .snakemake
