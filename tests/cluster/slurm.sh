@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-node SLURM cluster on this machine, for the SLURM integration test and CI.
 #
-#   tests/cluster/slurm.sh up      install (if needed), configure, start, wait for an idle node
+#   tests/cluster/slurm.sh up      install (if needed), configure, start, wait for an idle node,
+#                                  run a trivial test job
 #   tests/cluster/slurm.sh down    cancel remaining jobs, stop the daemons by their PID files
 #   tests/cluster/slurm.sh status  daemons and sinfo
 #
@@ -137,6 +138,22 @@ wait_for_node() {
     die "node $NODE not idle after ${WAIT_S}s (state: '${state:-no answer from slurmctld}')"
 }
 
+# A trivial batch job must run to completion: proves slurmd, slurmstepd and munge work together.
+run_test_job() {
+    local id state="" i
+    id=$(sbatch --parsable --job-name=ansel-slurm-check --output=/dev/null --wrap true) \
+        || die "sbatch of a trivial test job failed"
+    for ((i = 0; i < 60; i++)); do
+        state=$(squeue -h --states=all -j "$id" -o %T 2>/dev/null || true)
+        case $state in
+            COMPLETED) say "test job $id completed"; return ;;
+            PENDING | CONFIGURING | RUNNING | COMPLETING | "") sleep 0.5 ;;
+            *) die "test job $id ended $state; see $LOG_DIR/slurmd.log" ;;
+        esac
+    done
+    die "test job $id still ${state:-unknown} after 30 s; see squeue and $LOG_DIR/slurmctld.log"
+}
+
 stop_daemon() { # name pidfile
     local name=$1 pidfile=$2 pid i
     if ! alive "$pidfile"; then
@@ -174,6 +191,7 @@ cmd_up() {
     start_daemon slurmctld "$CTLD_PID" -c
     start_daemon slurmd "$SLURMD_PID"
     wait_for_node
+    run_test_job
     say "cluster up in $((SECONDS - t0))s"
 }
 
