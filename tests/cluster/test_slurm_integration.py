@@ -72,11 +72,11 @@ def start_snakemake(workdir: Path, profiles: list[str]) -> subprocess.Popen:
         PYTHONPATH=os.pathsep.join(filter(None, [str(workdir / "src"), os.environ.get("PYTHONPATH")])),
         PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
     )
-    out = open(workdir / "snakemake.out", "w")
-    return subprocess.Popen(
-        [sys.executable, "-m", "snakemake", *profiles, *TARGET],
-        cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT,
-    )
+    with open(workdir / "snakemake.out", "w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "snakemake", *profiles, *TARGET],
+            cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
 
 
 def finish(run: subprocess.Popen, workdir: Path, deadline: float) -> str:
@@ -119,12 +119,14 @@ def job_wildcards(job_id: str) -> dict[str, str]:
 
 def cancel_checkpointed_training_job(workdir: Path, run: subprocess.Popen, deadline: float) -> dict:
     """scancel the first running training job that has saved state.pt; return that job."""
-    tried = set()
+    tried, run_dirs = set(), {}
     while time.monotonic() < deadline and run.poll() is None:
         for job in squeue(workdir, "-t", "RUNNING"):
             if not job["comment"].startswith(f"rule_{TRAIN_RULE}") or job["id"] in tried:
                 continue
-            run_dir = workdir / RUN_DIR.format(**job_wildcards(job["id"]))
+            if job["id"] not in run_dirs:
+                run_dirs[job["id"]] = workdir / RUN_DIR.format(**job_wildcards(job["id"]))
+            run_dir = run_dirs[job["id"]]
             if not (run_dir / "state.pt").exists():
                 continue
             tried.add(job["id"])
@@ -132,7 +134,7 @@ def cancel_checkpointed_training_job(workdir: Path, run: subprocess.Popen, deadl
             state = wait_until_finished(workdir, job["id"])
             if state == "CANCELLED":  # not COMPLETED between the check and scancel
                 return dict(job, run_dir=run_dir)
-        time.sleep(0.2)
+        time.sleep(0.1)
     pytest.fail("no running training job with a state.pt was seen: did training end before its first checkpoint could be cancelled?")
 
 
