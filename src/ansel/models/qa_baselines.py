@@ -1,5 +1,9 @@
-"""QA-LSTM (Tan et al. 2016) and QA-CNN (Feng et al. 2015; dos Santos et al. 2016):
-a shared encoder for question and answer, column-wise max-pooling, cosine score."""
+"""QA-LSTM (Tan et al. 2016), QA-biLSTM and QA-CNN (Feng et al. 2015; dos Santos et al. 2016):
+a shared encoder for question and answer, column-wise max-pooling, cosine score.
+
+dos Santos et al. (section 2.3) apply tanh after the max-pooling for both QA-CNN and QA-biLSTM;
+Tan et al.'s QA-LSTM pools the biLSTM outputs without it.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,6 +59,12 @@ class MaxPoolSiamese(SiameseRanker):
 def build_qa_lstm(cfg: QALSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     return MaxPoolSiamese(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout, tanh=False)
+
+
+@register("qa_bilstm", QALSTMConfig)
+def build_qa_bilstm(cfg: QALSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
+    emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
+    return MaxPoolSiamese(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout, tanh=True)
 
 
 @register("qa_cnn", QACNNConfig)

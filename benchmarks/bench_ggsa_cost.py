@@ -1,0 +1,118 @@
+"""Table 3's cost claim of the GGSA paper, measured on CPU in one run.
+
+Forward + backward of one self-attention block (the paper's settings: D=300, 6 heads,
+groups of 10, FFN 4D) on x [B, L, D]; GGSA = gate + offset group attention without the final
+LayerNorm; global = the Transformer block; local = windows of 10 built with unfold ("img2col",
+as the paper's local baseline), not with an L x L band mask. Prints
+  1. seconds per batch and ratios at L=200 (targets: GGSA <= 0.5x global, <= 0.25x local),
+     for the whole block and for the attention step alone (q, k, v -> context);
+  2. time vs L in {100, 200, 400, 800} with the growth exponent (slope of log-time vs log-L;
+     GGSA ~1, global attention ~2).
+
+    python benchmarks/bench_ggsa_cost.py [--quick] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from typing import Callable
+
+import torch
+
+from ansel.models.ggsa import head_offsets
+from ansel.models.self_attention import GlobalAttention, GroupAttention, LocalAttention, SelfAttentionEncoder
+
+DIM, HEADS, GROUP = 300, 6, 10
+
+
+def attentions() -> dict[str, tuple[torch.nn.Module, dict]]:
+    """name -> (attention, block options) as the registered architectures build them."""
+    return {
+        "ggsa": (GroupAttention(GROUP, head_offsets(HEADS, GROUP, True)), {"gate": True, "final_norm": False}),
+        "global": (GlobalAttention(), {"gate": False, "final_norm": True}),
+        "local": (LocalAttention(GROUP), {"gate": False, "final_norm": False}),
+    }
+
+
+def seconds(steps: dict[str, Callable[[], None]], repeats: int) -> dict[str, float]:
+    """Fastest of ``repeats`` runs per step, the steps interleaved: on a machine shared with
+    other jobs the minimum is the least disturbed estimate, and interleaving spreads any
+    lasting slowdown over all contenders instead of one."""
+    for step in steps.values():
+        step()  # warm-up: allocator, kernel selection
+    best = dict.fromkeys(steps, math.inf)
+    for _ in range(repeats):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def block_step(attention, options, batch: int, length: int):
+    block = SelfAttentionEncoder(DIM, HEADS, attention, 4 * DIM, **options)
+    x = torch.randn(batch, length, DIM, requires_grad=True)
+    mask = torch.ones(batch, length, dtype=torch.bool)
+
+    def step():
+        block.zero_grad(set_to_none=True)
+        block(x, mask)[0].sum().backward()
+
+    return step
+
+
+def attention_step(attention, batch: int, length: int):
+    q, k, v = (torch.randn(batch, HEADS, length, DIM // HEADS, requires_grad=True) for _ in range(3))
+    mask = torch.ones(batch, length, dtype=torch.bool)
+    return lambda: attention(q, k, v, mask).sum().backward()
+
+
+def exponent(lengths, times) -> float:
+    xs, ys = [math.log(n) for n in lengths], [math.log(t) for t in times]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="B=16 at L=200, B=4 for the length sweep")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    batch, sweep_batch = (16, 4) if args.quick else (128, 16)
+    print(f"torch {torch.__version__}, {args.threads} threads, fastest of {args.repeats} fwd+bwd (interleaved), "
+          f"D={DIM}, heads={HEADS}, group/window={GROUP}")
+
+    print(f"\n1. B={batch}, L=200: seconds per batch")
+    variants = attentions()
+    block = seconds({n: block_step(a, o, batch, 200) for n, (a, o) in variants.items()}, args.repeats)
+    attention = seconds({n: attention_step(a, batch, 200) for n, (a, _) in variants.items()}, args.repeats)
+    print(f"{'':10s}{'block':>10s}{'attention':>12s}")
+    for name in variants:
+        print(f"{name:10s}{block[name]:10.3f}{attention[name]:12.3f}")
+    for other, target in (("global", 0.5), ("local", 0.25)):
+        print(f"GGSA / {other:6s}: block {block['ggsa'] / block[other]:.2f}x, "
+              f"attention {attention['ggsa'] / attention[other]:.2f}x  (target <= {target}x)")
+
+    lengths = (100, 200, 400, 800)
+    print(f"\n2. B={sweep_batch}: seconds per batch vs L, growth exponent (log-log slope)")
+    print(f"{'':18s}" + "".join(f"{n:>9d}" for n in lengths) + f"{'exponent':>10s}")
+    steps = {}
+    for name in ("ggsa", "global"):
+        att, opts = variants[name]
+        for n in lengths:
+            steps[name, "block", n] = block_step(att, opts, sweep_batch, n)
+            steps[name, "attention", n] = attention_step(att, sweep_batch, n)
+    times = seconds(steps, args.repeats)
+    for name in ("ggsa", "global"):
+        for part in ("block", "attention"):
+            row = [times[name, part, n] for n in lengths]
+            print(f"{name + ' ' + part:18s}" + "".join(f"{t:9.3f}" for t in row) + f"{exponent(lengths, row):10.2f}")
+
+
+if __name__ == "__main__":
+    main()

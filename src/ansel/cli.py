@@ -1,0 +1,136 @@
+"""`ansel <verb>`: what each Snakemake rule calls; usable by hand too.
+
+Rules pass resolved configs as JSON (``--config``) so a job needs no access to params.yaml.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+
+def _json(text: str) -> dict:
+    return json.loads(text)
+
+
+def cmd_download(a) -> None:
+    from ansel.data.download import resolve_mirror, sha256_of
+    from ansel.data.registry import get_source
+
+    out = Path(a.out)
+    raw = out.parent
+    get_source(a.source).fetch(raw, resolve_mirror(), a.config)
+    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != out)
+    manifest = {str(p.relative_to(raw)): sha256_of(p) for p in files}
+    out.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def cmd_preprocess(a) -> None:
+    from ansel.data.registry import get_source
+    from ansel.data.vocab import Vocab, training_texts
+
+    ds_cfg, out = a.config, Path(a.out)
+    ds = get_source(ds_cfg["source"]).read(Path(a.raw), {**ds_cfg.get("read", {}), "name": a.dataset})
+    missing = [s for s in ds_cfg["splits"] if s not in ds.splits]
+    if missing:
+        raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
+    ds.save(out)
+    v = ds_cfg.get("vocab", {})
+    Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size")).save(out / "vocab.json")
+
+
+def cmd_embeddings(a) -> None:
+    import numpy as np
+
+    from ansel.data.canonical import Dataset
+    from ansel.data.vocab import Vocab, training_texts
+    from ansel.embeddings import load_pretrained, train_word2vec
+
+    cfg, processed = a.config, Path(a.processed)
+    vocab = Vocab.load(processed / "vocab.json")
+    if a.method == "word2vec":
+        texts = training_texts(Dataset.load(processed))
+        matrix, coverage = train_word2vec(texts, vocab, a.dim, **cfg.get("word2vec", {}))
+    else:
+        matrix, coverage = load_pretrained(cfg["pretrained"][a.method], vocab, a.dim)
+    out = Path(a.out)
+    np.save(out.with_name(out.name + ".tmp.npy"), matrix)
+    os.replace(out.with_name(out.name + ".tmp.npy"), out)
+    out.with_suffix(".json").write_text(json.dumps({"method": a.method, "dim": a.dim, "coverage": coverage}) + "\n")
+
+
+def cmd_train(a) -> None:
+    from ansel.evaluate import evaluate_run
+    from ansel.train import train_run
+
+    torch.set_num_threads(a.threads)
+    run = Path(a.run_dir)
+    train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
+              Path(a.embeddings) if a.embeddings else None, run, progress=not a.no_progress)
+    evaluate_run(run, Path(a.processed))
+
+
+def cmd_evaluate(a) -> None:
+    from ansel.evaluate import evaluate_run
+
+    torch.set_num_threads(a.threads)
+    evaluate_run(Path(a.run_dir), Path(a.processed))
+
+
+def cmd_table(a) -> None:
+    from ansel.report.tables import aggregate, published_lookup, render
+    from ansel.targets import spec_table
+
+    config = a.config
+    table = spec_table(config, a.paper, a.table)
+    cells = aggregate(config, a.paper, table, published_lookup(Path(a.published), a.paper, a.table))
+    aliases = {d: config["dataset_alias"][d] for d in {c["dataset"] for c in table["columns"]}
+               if d in config.get("dataset_alias", {})}
+    notes = [f"preset {config.get('preset', 'full')}; {config['seeds']} seeds"]
+    if aliases:
+        notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
+                     + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))
+    render(cells, table, notes, Path(a.out_prefix))
+
+
+def cmd_figure(a) -> None:
+    from ansel.report.figures import render_figure
+    from ansel.targets import spec_figure
+
+    render_figure(a.config, spec_figure(a.paper, a.figure), Path(a.out_prefix))
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="ansel", description=__doc__)
+    sub = p.add_subparsers(dest="verb", required=True)
+
+    def verb(name, fn, *args, config=True):
+        s = sub.add_parser(name)
+        s.set_defaults(fn=fn)
+        if config:
+            s.add_argument("--config", type=_json, required=True, help="resolved config as JSON")
+        for arg in args:
+            s.add_argument(f"--{arg}", required=arg not in ("embeddings",))
+        return s
+
+    verb("download", cmd_download, "source", "out")
+    verb("preprocess", cmd_preprocess, "dataset", "raw", "out")
+    e = verb("embeddings", cmd_embeddings, "processed", "method", "out")
+    e.add_argument("--dim", type=int, required=True)
+    t = verb("train", cmd_train, "processed", "run-dir", "embeddings")
+    t.add_argument("--no-progress", action="store_true")
+    e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=False)  # re-evaluate a trained run
+    for s in (t, e):
+        s.add_argument("--threads", type=int, default=1)
+    verb("table", cmd_table, "paper", "table", "published", "out-prefix")
+    verb("figure", cmd_figure, "paper", "figure", "out-prefix")
+    a = p.parse_args(argv)
+    a.fn(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The one config: params.yaml (+ the preset it names), and what a single run needs from it.
+
+Snakemake loads params.yaml as its configfile and validates it; the Snakefile and the CLI
+both call ``apply_preset`` and ``run_config`` so a run sees exactly the same resolved values
+whether launched by Snakemake, by DVC or by hand.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PRESETS_DIR = ROOT / "presets"
+PAPERS_DIR = ROOT / "workflow" / "papers"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def apply_preset(config: dict, presets_dir: Path = PRESETS_DIR) -> dict:
+    """Merge ``presets/<preset>.yaml`` over the config; ``preset: full`` means the papers' settings."""
+    name = config.get("preset", "full")
+    if name == "full":
+        return copy.deepcopy(config)
+    path = presets_dir / f"{name}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in presets_dir.glob("*.yaml"))
+        raise ConfigError(f"preset {name!r}: no file {path}; known presets: full, {', '.join(known)}")
+    return deep_merge(config, yaml.safe_load(path.read_text()) or {})
+
+
+def load(params_path: str | Path = ROOT / "params.yaml", **overrides: Any) -> dict:
+    """params.yaml + overrides (like ``snakemake --config``) + preset, for use outside Snakemake."""
+    config = yaml.safe_load(Path(params_path).read_text())
+    return apply_preset(deep_merge(config, overrides))
+
+
+def dataset_name(config: dict, dataset: str) -> str:
+    """The dataset a paper's dataset name resolves to under the preset's aliases."""
+    name = config.get("dataset_alias", {}).get(dataset, dataset)
+    if name not in config["datasets"]:
+        raise ConfigError(f"datasets.{name}: not configured (needed by a paper table)")
+    return name
+
+
+def model_config(config: dict, model: str) -> dict:
+    if model not in config["models"]:
+        raise ConfigError(f"models.{model}: not configured (named by a paper spec)")
+    m = copy.deepcopy(config["models"][model])
+    # A preset's `scale` shrinks every model the same way; hparams only where the arch has them.
+    scale = config.get("scale", {})
+    from ansel.models.registry import parse_hparams  # lazy: keeps Snakefile start-up light
+    import ansel.models  # noqa: F401  registers the architectures
+
+    known = set(parse_hparams(m["arch"], {}, f"models.{model}").__dataclass_fields__)
+    m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
+    parse_hparams(m["arch"], m["hparams"], f"models.{model}.hparams")
+    return m
+
+
+def run_config(config: dict, dataset: str, model: str, seed: int) -> dict:
+    """Everything one (dataset, model, seed) run depends on: also its identity for reruns and resume."""
+    m = model_config(config, model)
+    ds = config["datasets"][dataset]
+    train = deep_merge(deep_merge(config["train"], m.get("train", {})), config.get("scale", {}).get("train", {}))
+    return {
+        "dataset": dataset, "model": model, "seed": int(seed),
+        "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),
+        "max_len_q": ds["max_len_q"], "max_len_a": ds["max_len_a"],
+        "eval": ds.get("eval", {}), "train": train,
+    }
+
+
+def fingerprint(cfg: dict) -> str:
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_paper(paper: str, papers_dir: Path = PAPERS_DIR) -> dict:
+    path = papers_dir / f"{paper}.yaml"
+    if not path.exists():
+        raise ConfigError(f"papers.{paper}: no spec {path}")
+    return yaml.safe_load(path.read_text())

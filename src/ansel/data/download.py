@@ -1,0 +1,316 @@
+"""Verified, atomic fetching of raw dataset files (from a local mirror or the upstream URL).
+
+Every raw file a reader needs is described in ``sources.yaml``: the name it gets in
+``data/raw/<dataset>/``, its checksum (sha256 or git blob id, of the file as written), where it
+lies in the mirror (the layout of ../shared/datasets; possibly compressed) and its upstream
+URL(s) (possibly an archive member). A file only ever appears under its final name after its
+checksum matched: everything is written to a temporary sibling first and renamed, and the
+temporary is removed on any failure.
+"""
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import hashlib
+import lzma
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+import zlib
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Iterator
+
+import yaml
+
+SOURCES_FILE = Path(__file__).with_name("sources.yaml")
+MIRROR_ENV = "ANSEL_DATA_MIRROR"
+_DECOMPRESSORS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+_CHUNK = 1 << 20
+
+
+class FetchError(RuntimeError):
+    """A raw file could not be obtained or verified; the message names the file (and member)."""
+
+
+@lru_cache(maxsize=1)
+def load_sources() -> dict[str, Any]:
+    with open(SOURCES_FILE, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def dataset_spec(name: str) -> dict[str, Any]:
+    sources = load_sources()
+    if name not in sources:
+        raise KeyError(f"{SOURCES_FILE}: no entry for dataset {name!r}")
+    return sources[name]
+
+
+def resolve_mirror(configured: str | os.PathLike | None = None) -> Path | None:
+    """The mirror directory: the params value if set, else $ANSEL_DATA_MIRROR, else none."""
+    value = configured or os.environ.get(MIRROR_ENV)
+    return Path(value) if value else None
+
+
+# --- checksums -----------------------------------------------------------------------------
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def git_blob_of(path: Path) -> str:
+    """``git hash-object`` of a file: sha1 over 'blob <size>\\0' + content."""
+    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, label: str | None = None) -> None:
+    """Raise FetchError unless ``path`` matches every checksum given (at least one is required)."""
+    label = label or str(path)
+    if not sha256 and not git_blob:
+        raise FetchError(f"{label}: no sha256 or git blob id to verify against")
+    if sha256 and (got := sha256_of(path)) != sha256:
+        raise FetchError(f"{label}: sha256 mismatch: expected {sha256}, got {got}")
+    if git_blob and (got := git_blob_of(path)) != git_blob:
+        raise FetchError(f"{label}: git blob id mismatch: expected {git_blob}, got {got}")
+
+
+# --- atomic writing ------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def atomic_path(dest: Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``dest``; rename it to ``dest`` only if the block succeeds."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _copy_stream(src: IO[bytes], dst_path: Path, label: str) -> None:
+    try:
+        with open(dst_path, "wb") as dst:
+            shutil.copyfileobj(src, dst, _CHUNK)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile) as e:
+        raise FetchError(f"{label}: cannot read: {e}") from e
+
+
+def _open_maybe_compressed(path: Path) -> IO[bytes]:
+    opener = _DECOMPRESSORS.get(path.suffix)
+    return opener(path, "rb") if opener else open(path, "rb")
+
+
+# --- archives ------------------------------------------------------------------------------
+
+def _safe_member_path(target: Path, member: str, archive: Path) -> Path:
+    """Where ``member`` lands under ``target``; refuse absolute paths, any '..' component and
+    names that resolve to the target itself or outside it."""
+    pure = PurePosixPath(member.replace("\\", "/"))
+    out = (target / pure).resolve()
+    root = target.resolve()
+    if pure.is_absolute() or ".." in pure.parts or out == root or not out.is_relative_to(root):
+        raise FetchError(f"{archive}: member {member!r} would escape the target directory {target}")
+    return out
+
+
+def extract_archive(archive: Path, target: Path, members: list[str] | None = None) -> list[Path]:
+    """Safely extract ``members`` (default: all regular files) of a zip/tar archive into ``target``.
+
+    Every member path is checked before anything is written; links and device files are refused.
+    Files are extracted into a temporary directory and moved into place only when all succeeded.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    with _ArchiveReader(archive) as reader:
+        names = reader.file_names()
+        wanted = names if members is None else members
+        for m in wanted:
+            if m not in names:
+                raise FetchError(f"{archive}: member {m!r} not found (or not a regular file)")
+        for m in names:  # a hostile member anywhere in the archive rejects the archive
+            _safe_member_path(target, m, archive)
+        staging = Path(tempfile.mkdtemp(prefix=".extract-", dir=target))
+        try:
+            staged = []
+            for m in wanted:
+                out = _safe_member_path(staging, m, archive)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with reader.open(m) as src:
+                    _copy_stream(src, out, f"{archive}: member {m!r}")
+                staged.append((out, _safe_member_path(target, m, archive)))
+            for out, final in staged:
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(out, final)
+            return [final for _, final in staged]
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+class _ArchiveReader:
+    """One interface over zip and tar archives (only regular files are listed)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            if zipfile.is_zipfile(path):
+                self.zip, self.tar = zipfile.ZipFile(path), None
+            else:
+                self.zip, self.tar = None, tarfile.open(path)
+        except (OSError, tarfile.TarError, zipfile.BadZipFile) as e:
+            raise FetchError(f"{path}: not a readable zip or tar archive: {e}") from e
+
+    def __enter__(self) -> "_ArchiveReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        (self.zip or self.tar).close()
+
+    def file_names(self) -> list[str]:
+        if self.zip:
+            return [i.filename for i in self.zip.infolist() if not i.is_dir()]
+        hostile = [m.name for m in self.tar.getmembers() if not (m.isfile() or m.isdir())]
+        if hostile:
+            raise FetchError(f"{self.path}: member {hostile[0]!r} is a link or special file; refused")
+        return [m.name for m in self.tar.getmembers() if m.isfile()]
+
+    def open(self, name: str) -> IO[bytes]:
+        if self.zip:
+            return self.zip.open(name)
+        return self.tar.extractfile(name)
+
+
+# --- fetching one file ---------------------------------------------------------------------
+
+def download_url(url: str, dest: Path, timeout: float = 60.0) -> None:
+    """Download ``url`` to ``dest`` atomically (no checksum: the caller verifies)."""
+    with atomic_path(dest) as tmp:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                _copy_stream(response, tmp, url)
+        except OSError as e:
+            raise FetchError(f"{dest.name}: download of {url} failed: {e}") from e
+
+
+def _checksums(spec: dict[str, Any]) -> dict[str, str | None]:
+    return {"sha256": spec.get("sha256"), "git_blob": spec.get("git_blob")}
+
+
+def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, downloads: Path | None = None) -> Path:
+    """Write the raw file ``spec['name']`` into raw_dir, verified; return its path.
+
+    From the mirror when it holds the file (decompressing .gz/.xz/.bz2 copies), else from each
+    upstream URL in turn (an archive member is taken from the downloaded archive). Downloads go
+    to ``downloads`` (reused there across files of one archive) or to a temporary directory.
+    An existing file that verifies is kept.
+    """
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    dest = raw_dir / spec["name"]
+    if dest.exists():
+        try:
+            verify(dest, **_checksums(spec))
+            return dest
+        except FetchError:
+            dest.unlink()
+    errors: list[str] = []
+    mirror = spec.get("mirror")
+    if mirror_dir is not None and mirror:
+        src = mirror_dir / mirror["path"]
+        if src.exists():
+            verify(src, mirror.get("sha256"), mirror.get("git_blob"), label=str(src))
+            with atomic_path(dest) as tmp:
+                with _open_maybe_compressed(src) as f:
+                    _copy_stream(f, tmp, str(src))
+                verify(tmp, **_checksums(spec), label=f"{dest} (from {src})")
+            return dest
+        errors.append(f"not in mirror ({src})")
+    with contextlib.ExitStack() as stack:
+        if downloads is None:
+            downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=raw_dir)))
+        for up in spec.get("upstream", []):
+            try:
+                _fetch_upstream(up, dest, spec, downloads)
+                return dest
+            except FetchError as e:
+                errors.append(str(e))
+    if not errors:
+        errors.append("no mirror copy and no upstream URL recorded")
+    raise FetchError(f"{dest}: could not fetch: " + "; ".join(errors))
+
+
+def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downloads: Path) -> None:
+    url, member = up["url"], up.get("member")
+    downloaded = downloads / (hashlib.sha1(url.encode()).hexdigest()[:12] + "-" + PurePosixPath(url).name)
+    if not downloaded.exists():
+        download_url(url, downloaded)
+        if up.get("sha256") or up.get("git_blob"):
+            verify(downloaded, up.get("sha256"), up.get("git_blob"), label=url)
+    source = downloaded
+    if member:
+        (source,) = extract_archive(downloaded, downloads / (downloaded.name + ".d"), [member])
+    with atomic_path(dest) as tmp:
+        with open(source, "rb") as f:
+            _copy_stream(f, tmp, url)
+        verify(tmp, **_checksums(spec), label=f"{dest} (from {url}{' member ' + member if member else ''})")
+
+
+def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[str, Any] | None = None) -> list[Path]:
+    """Fetch the files ``sources.yaml`` lists for ``name`` (or only those named in ``options['files']``).
+
+    Files sharing a ``group`` are alternatives (the first obtainable one is kept); archives marked
+    ``extract`` are unpacked safely into raw_dir. Returns the paths fetched.
+    """
+    spec = dataset_spec(name)
+    if unknown := sorted(set(options or {}) - {"files"}):
+        raise KeyError(f"{name}: unknown fetch option(s) {unknown}; known: ['files']")
+    wanted = (options or {}).get("files")
+    known = [f["name"] for f in spec["files"]]
+    if wanted is not None and (unknown := [w for w in wanted if w not in known]):
+        raise KeyError(f"{name}: option files names unknown file(s) {unknown}; known: {known}")
+    mirror_dir = mirror / spec["mirror_dir"] if mirror is not None else None
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    downloads = Path(tempfile.mkdtemp(prefix=".download-", dir=raw_dir))
+    try:
+        return _fetch_all(name, spec, wanted, raw_dir, mirror_dir, downloads)
+    finally:
+        shutil.rmtree(downloads, ignore_errors=True)
+
+
+def _fetch_all(name: str, spec: dict[str, Any], wanted: list[str] | None, raw_dir: Path,
+               mirror_dir: Path | None, downloads: Path) -> list[Path]:
+    fetched: list[Path] = []
+    group_errors: dict[str, list[str]] = {}
+    done_groups: set[str] = set()
+    for f in spec["files"]:
+        group = f.get("group")
+        if (wanted is not None and f["name"] not in wanted) or group in done_groups:
+            continue
+        try:
+            path = fetch_file(f, raw_dir, mirror_dir, downloads)
+        except FetchError as e:
+            if group is None:
+                raise
+            group_errors.setdefault(group, []).append(str(e))
+            continue
+        if f.get("extract"):
+            extract_archive(path, raw_dir)
+        fetched.append(path)
+        if group is not None:
+            done_groups.add(group)
+    for group, errors in group_errors.items():
+        if group not in done_groups:
+            raise FetchError(f"{name}: no file of group {group!r} could be fetched: " + " | ".join(errors))
+    return fetched

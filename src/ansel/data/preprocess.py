@@ -1,0 +1,203 @@
+"""From parsed pairs to canonical tables, and the preprocessing options shared by all readers.
+
+Readers parse their raw format into a pairs table and call ``from_pairs``; ``apply_options``
+then applies the options every reader accepts (documented in ``COMMON_OPTIONS``), in this order:
+length filter -> question filter -> negatives -> candidate pools -> pruning of unused rows.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from ansel.data import negatives as neg
+from ansel.data.canonical import Dataset
+from ansel.data.tokenize import get_tokenizer
+
+COMMON_OPTIONS = {
+    "name": "dataset name stored in the tables (default: the source name)",
+    "tokenizer": "english | whitespace | chinese (ansel.data.tokenize); default per reader",
+    "length_filter": "{min_len, max_len, splits?}: drop pairs whose question or answer has fewer than "
+                     "min_len or more than max_len tokens (yahooQA: 5..50)",
+    "drop_questions": "{no_positive: bool, all_positive: bool, splits: [..]}: drop questions with no "
+                      "positive / no negative candidate in those splits (default splits: dev, test)",
+    "negatives": "{method: bm25|other_category, splits: [train], seed, k: 1000, n: 4, pool: all|split}: "
+                 "add sampled label-0 candidates to questions given only positives",
+    "pools": "{size: 100, splits: [dev, test], seed, pool: all|split}: fill each question's candidates "
+             "up to size with random answers (LawQA test protocol)",
+}
+
+
+def check_options(source: str, options: dict[str, Any], own: dict[str, str]) -> None:
+    """Refuse read options that neither COMMON_OPTIONS nor the reader's own ``own`` define."""
+    known = {"name", *COMMON_OPTIONS, *own}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise KeyError(f"{source}: unknown read option(s) {unknown}; known: {sorted(known)}")
+
+
+def truncate(tokens: list[str], max_len: int | None) -> list[str]:
+    """The first ``max_len`` tokens (all when None) — the truncation models apply to inputs."""
+    return tokens if max_len is None else tokens[:max_len]
+
+
+def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]]) -> Dataset:
+    """Canonical tables from one row per (question, candidate) pair.
+
+    ``pairs`` columns: split, question, answer, label, and optionally qid, aid, category.
+    Missing qids are assigned per (split, question text); missing aids per answer text, so an
+    answer shared by questions is one row. A (qid, aid) pair listed twice keeps its highest label.
+    """
+    tokenize = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    pairs = pairs.copy()
+    if "qid" not in pairs:
+        key = pairs.split + "\x00" + pairs.question
+        pairs["qid"] = pairs.split + "-q" + pd.Series(pd.factorize(key)[0], index=pairs.index).astype(str)
+    if "aid" not in pairs:
+        pairs["aid"] = "a" + pd.Series(pd.factorize(pairs.answer)[0], index=pairs.index).astype(str)
+    if "category" not in pairs:
+        pairs["category"] = None
+    questions = pairs.drop_duplicates("qid")[["qid", "question", "category"]].rename(columns={"question": "text"})
+    answers = pairs.drop_duplicates("aid")[["aid", "answer"]].rename(columns={"answer": "text"})
+    questions["tokens"] = _tokenize_unique(questions.text, tokenize)
+    answers["tokens"] = _tokenize_unique(answers.text, tokenize)
+    pairs["label"] = pairs.label.astype(int)
+    splits = {}
+    for split, g in pairs.groupby("split", sort=False):
+        g = g.groupby(["qid", "aid"], sort=False, as_index=False).label.max()
+        splits[split] = g[["qid", "aid", "label"]].reset_index(drop=True)
+    return Dataset(name, questions[["qid", "text", "tokens", "category"]].reset_index(drop=True),
+                   answers[["aid", "text", "tokens"]].reset_index(drop=True), splits)
+
+
+def _tokenize_unique(texts: pd.Series, tokenize: Callable[[str], list[str]]) -> pd.Series:
+    cache = {t: tokenize(t) for t in pd.unique(texts)}
+    return texts.map(cache)
+
+
+def apply_options(ds: Dataset, options: dict[str, Any]) -> Dataset:
+    if spec := options.get("length_filter"):
+        ds = filter_length(ds, spec.get("min_len"), spec.get("max_len"), spec.get("splits"))
+    if spec := options.get("drop_questions"):
+        ds = drop_questions(ds, spec.get("splits", ["dev", "test"]), spec.get("no_positive", False),
+                            spec.get("all_positive", False))
+    if spec := options.get("negatives"):
+        ds = add_negatives(ds, **spec)
+    if spec := options.get("pools"):
+        ds = add_pools(ds, **spec)
+    return prune(ds)
+
+
+def _split_names(ds: Dataset, splits: list[str] | None) -> list[str]:
+    names = list(ds.splits) if splits is None else splits
+    unknown = [s for s in names if s not in ds.splits]
+    if unknown:
+        raise KeyError(f"{ds.name}: option names unknown split(s) {unknown}; splits: {list(ds.splits)}")
+    return names
+
+
+def filter_length(ds: Dataset, min_len: int | None, max_len: int | None, splits: list[str] | None = None) -> Dataset:
+    """Drop pairs whose question or answer length (tokens) is outside [min_len, max_len]."""
+    lo, hi = min_len or 0, max_len or np.inf
+    q_ok = set(ds.questions.qid[ds.questions.tokens.map(len).between(lo, hi)])
+    a_ok = set(ds.answers.aid[ds.answers.tokens.map(len).between(lo, hi)])
+    out = dict(ds.splits)
+    for s in _split_names(ds, splits):
+        c = ds.splits[s]
+        out[s] = c[c.qid.isin(q_ok) & c.aid.isin(a_ok)].reset_index(drop=True)
+    return Dataset(ds.name, ds.questions, ds.answers, out)
+
+
+def drop_questions(ds: Dataset, splits: list[str], no_positive: bool, all_positive: bool) -> Dataset:
+    """Remove the candidates of questions lacking a positive and/or a negative in ``splits``."""
+    out = dict(ds.splits)
+    for s in _split_names(ds, splits):
+        c = ds.splits[s]
+        per_q = c.groupby("qid").label.agg(["min", "max"])
+        bad = pd.Series(False, index=per_q.index)
+        if no_positive:
+            bad |= per_q["max"] == 0
+        if all_positive:
+            bad |= per_q["min"] == 1
+        out[s] = c[~c.qid.isin(per_q.index[bad])].reset_index(drop=True)
+    return Dataset(ds.name, ds.questions, ds.answers, out)
+
+
+def _answer_pool(ds: Dataset, split: str, pool: str) -> np.ndarray:
+    """Positions (in ds.answers) of the answers negatives may be drawn from."""
+    if pool == "all":
+        return np.arange(len(ds.answers))
+    if pool == "split":
+        return np.flatnonzero(ds.answers.aid.isin(ds.splits[split].aid).to_numpy())
+    raise ValueError(f"{ds.name}: pool must be 'all' or 'split', got {pool!r}")
+
+
+def _positives(c: pd.DataFrame, aid_pos: dict[str, int]) -> tuple[list[str], list[set[int]]]:
+    qids = list(pd.unique(c.qid))
+    pos = c[c.label == 1].groupby("qid").aid.agg(lambda s: {aid_pos[a] for a in s})
+    return qids, [pos.get(q, set()) for q in qids]
+
+
+def add_negatives(ds: Dataset, method: str, splits: list[str] = ("train",), seed: int = 0,
+                  k: int = 1000, n: int = 4, pool: str = "all", n_threads: int = 0) -> Dataset:
+    """Add label-0 candidates to ``splits`` by ``method`` (bm25 | other_category); see negatives.py."""
+    aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
+    out = dict(ds.splits)
+    for s in _split_names(ds, list(splits)):
+        c = ds.splits[s]
+        if method == "bm25":
+            allowed = _answer_pool(ds, s, pool)
+            qids, pos = _positives(c, aid_pos)
+            qtok = ds.questions.set_index("qid").tokens.loc[qids].tolist()
+            local = {int(g): i for i, g in enumerate(allowed)}
+            picks = neg.bm25_negatives(qtok, ds.answers.tokens.iloc[allowed].tolist(),
+                                       [{local[p] for p in ps if p in local} for ps in pos],
+                                       k=k, n=n, seed=seed, n_threads=n_threads)
+            aids = ds.answers.aid.to_numpy()
+            rows = [(q, aids[allowed[i]]) for q, idx in zip(qids, picks) for i in idx]
+        elif method == "other_category":
+            rows = _other_category_rows(ds, c, seed)
+        else:
+            raise ValueError(f"{ds.name}: unknown negatives method {method!r} (bm25, other_category)")
+        new = pd.DataFrame(rows, columns=["qid", "aid"]).assign(label=0)
+        out[s] = (pd.concat([c, new], ignore_index=True)
+                  .drop_duplicates(["qid", "aid"], keep="first").reset_index(drop=True))
+    return Dataset(ds.name, ds.questions, ds.answers, out)
+
+
+def _other_category_rows(ds: Dataset, c: pd.DataFrame, seed: int) -> list[tuple[str, str]]:
+    qcat = ds.questions.set_index("qid").category
+    if qcat.isna().any():
+        raise ValueError(f"{ds.name}: negatives method other_category needs a category for every question")
+    # An answer's category is that of a question it answers (any split).
+    all_pos = pd.concat([x[x.label == 1] for x in ds.splits.values()])
+    acat = all_pos.drop_duplicates("aid").set_index("aid").qid.map(qcat)
+    answer_ids, answer_cats = acat.index.tolist(), acat.tolist()
+    positives = c[c.label == 1]
+    picks = neg.other_category_negatives(positives.qid.map(qcat).tolist(), answer_cats, seed)
+    return [(q, answer_ids[i]) for q, i in zip(positives.qid, picks)]
+
+
+def add_pools(ds: Dataset, size: int = 100, splits: list[str] = ("dev", "test"), seed: int = 0,
+              pool: str = "all") -> Dataset:
+    """Fill each question's candidates in ``splits`` up to ``size`` with random label-0 answers."""
+    aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
+    out = dict(ds.splits)
+    for s in _split_names(ds, list(splits)):
+        c = ds.splits[s]
+        qids = list(pd.unique(c.qid))
+        have = c.groupby("qid").aid.agg(lambda s: {aid_pos[a] for a in s})
+        picks = neg.random_pools([have[q] for q in qids], len(ds.answers), size, seed, _answer_pool(ds, s, pool))
+        aids = ds.answers.aid.to_numpy()
+        rows = [(q, aids[i]) for q, idx in zip(qids, picks) for i in idx]
+        out[s] = pd.concat([c, pd.DataFrame(rows, columns=["qid", "aid"]).assign(label=0)], ignore_index=True)
+    return Dataset(ds.name, ds.questions, ds.answers, out)
+
+
+def prune(ds: Dataset) -> Dataset:
+    """Keep only questions and answers some split still refers to."""
+    used_q = set().union(*(set(c.qid) for c in ds.splits.values())) if ds.splits else set()
+    used_a = set().union(*(set(c.aid) for c in ds.splits.values())) if ds.splits else set()
+    return Dataset(ds.name, ds.questions[ds.questions.qid.isin(used_q)].reset_index(drop=True),
+                   ds.answers[ds.answers.aid.isin(used_a)].reset_index(drop=True), ds.splits)

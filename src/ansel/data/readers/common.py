@@ -1,0 +1,78 @@
+"""Parsing helpers shared by the readers: every error names the file and the line."""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Iterator
+
+from ansel.data.download import fetch_dataset
+
+
+class RawFormatError(ValueError):
+    """A raw file does not have its documented format; the message names file and line."""
+
+
+def fetch(name: str, raw_dir: Path, mirror: Path | None, options: dict) -> None:
+    """The fetch every reader uses: the files of ``sources.yaml[name]`` (option ``files`` restricts)."""
+    fetch_dataset(name, raw_dir, mirror, options)
+
+
+def require(path: Path) -> Path:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: raw file missing (run the download step / fetch first)")
+    return path
+
+
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """The whole file decoded strictly; a decoding error names the line."""
+    data = require(path).read_bytes()
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise RawFormatError(f"{path}: line {line}: not valid {encoding}: {e.reason} at byte {e.start}") from e
+
+
+def lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """(line number, line without its CR/LF ending) for every line of the file."""
+    text = read_text(path, encoding)
+    for i, line in enumerate(text.split("\n"), 1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if line or i <= text.count("\n"):  # no phantom empty line after the final newline
+            yield i, line
+
+
+def fields(path: Path, sep: str, n: int | None, encoding: str = "utf-8", skip_header: bool = False
+           ) -> Iterator[tuple[int, list[str]]]:
+    """Split each non-empty line on ``sep``; require exactly ``n`` fields (if given)."""
+    for i, line in lines(path, encoding):
+        if skip_header and i == 1 or not line.strip():
+            continue
+        parts = line.split(sep)
+        if n is not None and len(parts) != n:
+            raise RawFormatError(f"{path}: line {i}: expected {n} fields separated by {sep!r}, got {len(parts)}")
+        yield i, parts
+
+
+def csv_records(path: Path, columns: list[str], encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, record) of a CSV file with a header (quoted fields may span lines)."""
+    reader = csv.DictReader(io.StringIO(read_text(path, encoding), newline=""))
+    missing = [c for c in columns if c not in (reader.fieldnames or [])]
+    if missing:
+        raise RawFormatError(f"{path}: line 1: missing column(s) {missing}; header: {reader.fieldnames}")
+    try:
+        for rec in reader:
+            if None in rec or any(rec[c] is None for c in columns):
+                raise RawFormatError(f"{path}: line {reader.line_num}: expected {len(reader.fieldnames)} fields")
+            yield reader.line_num, rec
+    except csv.Error as e:
+        raise RawFormatError(f"{path}: line {reader.line_num}: {e}") from e
+
+
+def label(value: str, path: Path, line: int) -> int:
+    value = value.strip()
+    if value not in ("0", "1"):
+        raise RawFormatError(f"{path}: line {line}: label {value!r} is not 0/1")
+    return int(value)

@@ -1,0 +1,48 @@
+"""LegalQA (SIAT-NLP) manual dev/test: Chinese legal answer selection with candidate pools.
+
+UTF-8 CSV, CRLF, header ``question: subject,question: body,answer,label`` (dev 93 Q / 816
+pairs, test 136 Q / 1,169 pairs). Question text = subject + " " + body; segmented with jieba.
+No category column.
+
+Options (besides preprocess.COMMON_OPTIONS):
+  splits: {dev: dev, test: test} — which split each file becomes (e.g. {dev: train, test: test}
+          to train on the dev file in a smoke run)
+  tokenizer: default "chinese"
+Ids: qid = "<split>-q<n>" per distinct question text, aid per answer text.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ansel.data.canonical import Dataset
+from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.readers import common
+from ansel.data.registry import source
+
+OPTIONS = {"splits": "file -> split name, default {dev: dev, test: test}"}
+
+COLUMNS = ["question: subject", "question: body", "answer", "label"]
+FILES = {"dev": "LegalQA-manual-dev.csv", "test": "LegalQA-manual-test.csv"}
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    rows = [(r[COLUMNS[0]] + " " + r[COLUMNS[1]], r["answer"], common.label(r["label"], path, i))
+            for i, r in common.csv_records(path, COLUMNS)]
+    return pd.DataFrame(rows, columns=["question", "answer", "label"])
+
+
+@source("legalqa_siat")
+class LegalQASiat:
+    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
+        common.fetch("legalqa_siat", raw_dir, mirror, options)
+
+    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("legalqa_siat", options, OPTIONS)
+        mapping = options.get("splits", {"dev": "dev", "test": "test"})
+        pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()],
+                          ignore_index=True)
+        ds = from_pairs(options.get("name", "legalqa_siat"), pairs, options.get("tokenizer", "chinese"))
+        return apply_options(ds, options)

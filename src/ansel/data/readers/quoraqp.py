@@ -1,0 +1,99 @@
+"""Quora Question Pairs: BiMPM's partition (``quoraqp``) and the raw Quora release (``quoraqp_raw``).
+
+Each pair is one candidate row: question = question 1, answer = question 2, label = is_duplicate
+(aMV-LSTM classifies pairs; ranking metrics are not meaningful here).
+
+``quoraqp``: {train,dev,test}.tsv, no header: ``is_duplicate<TAB>q1 tokens<TAB>q2 tokens<TAB>pair_ID``
+  (tokenized with CoreNLP). Ids: qid = "<split>-q<pair_ID>", aid = "<split>-a<pair_ID>".
+  Options: splits (default [train, dev, test]); tokenizer: default "whitespace".
+``quoraqp_raw``: quora_duplicate_questions.tsv (header ``id qid1 qid2 question1 question2
+  is_duplicate``, quoted fields with embedded newlines; 404,290 pairs), split at random into
+  train/dev/test as aMV-LSTM describes (80/10/10).
+  Options: split: {dev: 0.1, test: 0.1} (fractions of pairs), seed: 13; tokenizer: default "english".
+  Ids: qid = "q<qid1>" (questions table), aid = "q<qid2>" (answers table).
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ansel.data.canonical import Dataset
+from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.readers import common
+from ansel.data.registry import source
+
+BIMPM_OPTIONS = {"splits": "subset of train, dev, test (default all)"}
+RAW_OPTIONS = {"split": "fractions of pairs, default {dev: 0.1, test: 0.1}", "seed": "13"}
+
+RAW_FILE = "quora_duplicate_questions.tsv"
+RAW_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
+
+
+def read_bimpm(path: Path, split: str) -> pd.DataFrame:
+    rows = []
+    for i, (lab, q1, q2, pid) in common.fields(path, "\t", 4):
+        rows.append((f"{split}-q{pid}", q1, f"{split}-a{pid}", q2, common.label(lab, path, i)))
+    df = pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
+    dup = df.qid.duplicated()
+    if dup.any():
+        raise common.RawFormatError(f"{path}: pair_ID {df.qid[dup].iloc[0]} appears twice")
+    return df.assign(split=split)
+
+
+def read_raw(path: Path) -> pd.DataFrame:
+    reader = csv.reader(io.StringIO(common.read_text(path), newline=""), delimiter="\t")
+    header = next(reader, [])
+    if header != RAW_COLUMNS:
+        raise common.RawFormatError(f"{path}: line 1: header {header} is not {RAW_COLUMNS}")
+    rows = []
+    try:
+        for rec in reader:
+            if len(rec) != len(RAW_COLUMNS):
+                raise common.RawFormatError(f"{path}: line {reader.line_num}: expected 6 fields, got {len(rec)}")
+            rows.append(("q" + rec[1], rec[3], "q" + rec[2], rec[4], common.label(rec[5], path, reader.line_num)))
+    except csv.Error as e:
+        raise common.RawFormatError(f"{path}: line {reader.line_num}: {e}") from e
+    return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
+
+
+def random_split(n: int, fractions: dict[str, float], seed: int) -> np.ndarray:
+    order = np.random.default_rng(seed).permutation(n)
+    names = np.full(n, "train", dtype=object)
+    start = 0
+    for name, frac in fractions.items():
+        k = int(round(frac * n))
+        names[order[start:start + k]] = name
+        start += k
+    return names
+
+
+@source("quoraqp")
+class QuoraQP:
+    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
+        common.fetch("quoraqp", raw_dir, mirror, options)
+
+    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("quoraqp", options, BIMPM_OPTIONS)
+        pairs = pd.concat([read_bimpm(common.require(raw_dir / f"{s}.tsv"), s)
+                           for s in options.get("splits", ["train", "dev", "test"])], ignore_index=True)
+        ds = from_pairs(options.get("name", "quoraqp"), pairs, options.get("tokenizer", "whitespace"))
+        return apply_options(ds, options)
+
+
+@source("quoraqp_raw")
+class QuoraQPRaw:
+    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
+        common.fetch("quoraqp_raw", raw_dir, mirror, options)
+
+    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("quoraqp_raw", options, RAW_OPTIONS)
+        pairs = read_raw(raw_dir / RAW_FILE)
+        pairs["split"] = random_split(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}),
+                                      options.get("seed", 13))
+        ds = from_pairs(options.get("name", "quoraqp_raw"), pairs, options.get("tokenizer", "english"))
+        return apply_options(ds, options)

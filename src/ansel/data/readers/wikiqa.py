@@ -1,0 +1,50 @@
+"""WikiQA (Yang et al., 2015): WikiQA-{train,dev,test}.tsv, UTF-8 with CRLF line ends.
+
+Columns: QuestionID, Question, DocumentID, DocumentTitle, SentenceID, Sentence, Label.
+All pairs are kept by default (20,360 / 2,733 / 6,165). The evaluation protocols differ by
+``drop_questions`` (see preprocess.COMMON_OPTIONS):
+  AP-CNN ("questions that have correct answers"): {no_positive: true, splits: [dev, test]}
+  filtered .ref (standard answer-sentence selection): {no_positive: true, all_positive: true, splits: [dev, test]}
+  MatchZoo: nothing dropped.
+Ids: qid = QuestionID (e.g. Q1), aid = SentenceID (e.g. D1-0; a sentence shared by questions is one answer).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ansel.data.canonical import Dataset
+from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.readers import common
+from ansel.data.registry import source
+
+OPTIONS: dict[str, str] = {}  # only preprocess.COMMON_OPTIONS
+
+COLUMNS = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID", "Sentence", "Label"]
+SPLITS = ("train", "dev", "test")
+
+
+def read_split(path: Path) -> pd.DataFrame:
+    rows = []
+    it = common.fields(path, "\t", len(COLUMNS))
+    _, header = next(it, (1, []))
+    if header != COLUMNS:
+        raise common.RawFormatError(f"{path}: line 1: header {header} is not {COLUMNS}")
+    for i, f in it:
+        rows.append((f[0], f[1], f[4], f[5], common.label(f[6], path, i)))
+    return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
+
+
+@source("wikiqa")
+class WikiQA:
+    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
+        common.fetch("wikiqa", raw_dir, mirror, options)
+
+    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        check_options("wikiqa", options, OPTIONS)
+        pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS],
+                          ignore_index=True)
+        ds = from_pairs(options.get("name", "wikiqa"), pairs, options.get("tokenizer", "english"))
+        return apply_options(ds, options)

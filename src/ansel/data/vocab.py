@@ -1,0 +1,61 @@
+"""Vocabulary: token <-> id, built from a dataset's training text; 0 = padding, 1 = unknown."""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ansel.data.canonical import Dataset
+
+PAD_TOKEN, UNK_TOKEN = "<pad>", "<unk>"
+
+
+class Vocab:
+    def __init__(self, tokens: list[str]):
+        if tokens[:2] != [PAD_TOKEN, UNK_TOKEN]:
+            raise ValueError("a vocabulary starts with <pad>, <unk>")
+        self.tokens = tokens
+        self.index = {t: i for i, t in enumerate(tokens)}
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @classmethod
+    def build(cls, texts: Iterable[list[str]], min_count: int = 1, max_size: int | None = None) -> "Vocab":
+        counts = Counter(t for toks in texts for t in toks)
+        # Frequency, then the token itself: the order never depends on hash seeds or input order.
+        kept = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+        return cls([PAD_TOKEN, UNK_TOKEN] + kept[:max_size])
+
+    def encode(self, tokens: list[str], max_len: int) -> np.ndarray:
+        ids = [self.index.get(t, 1) for t in tokens[:max_len]]
+        return np.asarray(ids or [1], dtype=np.int64)  # an empty text is one <unk>, never all padding
+
+    def encode_batch(self, token_lists: Iterable[list[str]], max_len: int) -> np.ndarray:
+        """[N, max_len] ids, right-padded with 0."""
+        rows = [self.encode(list(t), max_len) for t in token_lists]
+        out = np.zeros((len(rows), max(1, max((len(r) for r in rows), default=1))), dtype=np.int64)
+        for i, r in enumerate(rows):
+            out[i, : len(r)] = r
+        return out
+
+    def save(self, path: str | os.PathLike) -> None:
+        tmp = Path(str(path) + ".tmp")
+        tmp.write_text(json.dumps(self.tokens, ensure_ascii=False))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Vocab":
+        return cls(json.loads(Path(path).read_text()))
+
+
+def training_texts(ds: Dataset, split: str = "train") -> list[list[str]]:
+    """Token lists of the training split's questions and candidate answers."""
+    cands = ds.splits[split]
+    q = ds.questions[ds.questions.qid.isin(cands.qid)].tokens
+    a = ds.answers[ds.answers.aid.isin(cands.aid)].tokens
+    return [list(t) for t in q] + [list(t) for t in a]

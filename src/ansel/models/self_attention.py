@@ -1,0 +1,216 @@
+"""Self-attention encoders: the global block of Vaswani et al. (2017) and the local / group
+variants of GGSA (Xu et al., "Gated Group Self-Attention for Answer Selection").
+
+Every attention variant maps q, k, v [B, heads, L, d] and a key mask [B, L] to [B, heads, L, d];
+``SelfAttentionEncoder`` wraps one of them in the projections, residuals, LayerNorms and FFN
+of a self-attention block and follows the encoder contract of ``models/encoders.py``
+(forward(x [B, L, D], mask [B, L]) -> (h [B, L, D], mask), ``out_dim``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ansel.models.layers import masked_mean
+
+
+def sinusoidal_positions(length: int, dim: int, device=None) -> torch.Tensor:
+    """[length, dim] table: sin on even dimensions, cos on odd ones (Vaswani et al. 2017)."""
+    position = torch.arange(length, device=device, dtype=torch.float32).unsqueeze(1)
+    rate = torch.exp(torch.arange(0, dim, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    table = torch.zeros(length, dim, device=device)
+    table[:, 0::2] = torch.sin(position * rate)
+    table[:, 1::2] = torch.cos(position * rate[: dim // 2])
+    return table
+
+
+class PositionalEmbedding(nn.Module):
+    """Word embedding -> dropout -> (projection) -> + sinusoidal positions.
+
+    The paper drops out the word embeddings *before* adding positions (keep 0.7). With frozen
+    pre-trained vectors (its yahooQA setting) a trainable projection adapts them instead.
+    """
+
+    def __init__(self, embedding: nn.Embedding, dropout: float, projection: bool = False):
+        super().__init__()
+        self.embedding = embedding
+        self.dropout = nn.Dropout(dropout)
+        dim = embedding.embedding_dim
+        self.projection = nn.Linear(dim, dim) if projection else nn.Identity()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.projection(self.dropout(self.embedding(ids)))
+        return x + sinusoidal_positions(ids.size(1), x.size(-1), x.device)
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
+    """Scaled dot-product attention of q, k, v [N, n, L, d]; ``key_mask`` broadcasts to [N, n, L, L].
+
+    torch's fused kernel (several times faster on CPU than matmul + softmax here) returns zeros,
+    not NaNs, for a query whose keys are all padding (a padded position, or a group holding
+    only padding); the output mask discards those positions.
+    """
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)
+
+
+class GlobalAttention(nn.Module):
+    """Every word attends to every real word: O(L^2 D)."""
+
+    def forward(self, q, k, v, mask):
+        return attend(q, k, v, mask[:, None, None, :])
+
+
+class LocalAttention(nn.Module):
+    """Each word attends to the ``window`` words centred on it (Figure 4b).
+
+    Built like the paper's baseline with "img2col": keys and values are unfolded into one
+    window per position ([B, heads, L, window, d]), so the cost is O(L * window * D) in
+    arithmetic but the unfolded copies grow memory traffic by a factor of ``window``. Each
+    query has its own key window, so this is a batched matrix-vector product, not the fused
+    attention kernel; a query whose window holds only padding gets finite values.
+    """
+
+    def __init__(self, window: int):
+        super().__init__()
+        if window < 1:
+            raise ValueError(f"local attention window must be >= 1, got {window}")
+        self.window = window
+        self.left = (window - 1) // 2
+        self.right = window - 1 - self.left
+
+    def _windows(self, t: torch.Tensor, value=0) -> torch.Tensor:
+        # pad the sequence axis (dim 2 for [B, h, L, d], dim 1 for a [B, L] mask), then slide.
+        seq_dim = 2 if t.dim() == 4 else 1
+        pad = [0, 0] * (t.dim() - seq_dim - 1) + [self.left, self.right]
+        windows = F.pad(t, pad, value=value).unfold(seq_dim, self.window, 1)
+        return windows.movedim(-1, -2) if t.dim() == 4 else windows  # [B,h,L,w,d] / [B,L,w]
+
+    def forward(self, q, k, v, mask):
+        kw, vw = self._windows(k), self._windows(v)
+        key_mask = self._windows(mask, value=False)[:, None]  # [B, 1, L, window]
+        scores = torch.einsum("bhld,bhlwd->bhlw", q, kw) / math.sqrt(q.size(-1))
+        scores = scores.masked_fill(~key_mask, torch.finfo(scores.dtype).min)
+        return torch.einsum("bhlw,bhlwd->bhld", scores.softmax(-1), vw)
+
+
+def group_shift(group_size: int, offset: int) -> int:
+    """How far a head's sequence is rolled right so that its groups start at ``offset``."""
+    return (group_size - offset) % group_size
+
+
+def group_index(length: int, group_size: int, offset: int) -> torch.Tensor:
+    """Group id of each position [length] for one head (Figure 5).
+
+    With offset o the group boundaries sit at o, o + l, o + 2l, ...: positions 0..o-1 form a
+    group of their own (completed by padding), so a word next to a boundary of the offset-0
+    heads shares a group with its neighbours in the offset heads.
+    """
+    return (torch.arange(length) + group_shift(group_size, offset)) // group_size
+
+
+class GroupAttention(nn.Module):
+    """Attention within non-overlapping groups of ``group_size`` words, per head: O(L * l * D).
+
+    ``offsets[h]`` shifts head h's group boundaries. Each head's sequence is rolled right by
+    its shift and padded to whole groups in one row selection over the flattened
+    (head, position) axis, cut into groups by a reshape to [B, heads * groups, l, d] (one
+    batched attention call) and rolled back by a second selection. Room for the largest shift
+    is left at the end, so a word's group never depends on how much padding follows it.
+    """
+
+    def __init__(self, group_size: int, offsets: Sequence[int]):
+        super().__init__()
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.group_size = group_size
+        self.register_buffer("shifts", torch.tensor([group_shift(group_size, o) for o in offsets]),
+                             persistent=False)
+
+    def forward(self, q, k, v, mask):
+        b, heads, length, d = q.shape
+        if heads != self.shifts.numel():
+            raise ValueError(f"group attention has {self.shifts.numel()} offsets for {heads} heads")
+        l = self.group_size
+        padded = -(-(length + int(self.shifts.max())) // l) * l
+        groups = padded // l
+        shifts = self.shifts[:, None]
+        head = torch.arange(heads, device=q.device)[:, None]
+
+        # Slot j of head h holds position (j - shift_h) mod padded. Slots past the sequence read
+        # position 0 instead of a padding row: they are masked as keys and dropped as queries,
+        # so their values never matter and no padded copy of q, k, v is needed.
+        source = (torch.arange(padded, device=q.device)[None, :] - shifts) % padded   # [heads, padded]
+        real = source < length
+        rows = (head * length + source.where(real, 0)).flatten()
+        q, k, v = (t.reshape(b, heads * length, d).index_select(1, rows).view(b, heads * groups, l, d)
+                   for t in (q, k, v))
+        key_mask = (mask[:, source.where(real, 0)] & real).view(b, heads * groups, 1, l)
+        out = attend(q, k, v, key_mask).view(b, heads * padded, d)
+
+        slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded      # [heads, length]
+        return out.index_select(1, (head * padded + slot).flatten()).view(b, heads, length, d)
+
+
+class GlobalInformationGate(nn.Module):
+    """g_i = sigmoid(W (x_i * x_mean) + b), x_mean over the real words (GGSA eq. 1); returns X * G."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.linear = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        context = masked_mean(x, mask).unsqueeze(1)  # [B, 1, D], broadcast over positions
+        return x * torch.sigmoid(self.linear(x * context))
+
+
+def feed_forward(dim: int, hidden: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+
+
+class SelfAttentionEncoder(nn.Module):
+    """One self-attention block around an attention variant (GGSA eqs. 1-7).
+
+        X' = gate(X) if gate else X
+        C  = W_o · attention(W_q X', W_k X', W_v X')         (multi-head, d = D / heads)
+        Y  = LayerNorm(X + C)
+        [interaction, iGGSA, when a question context c_q is given:
+         Y  = LayerNorm(Y + FFN_int(Y * c_q))]
+        H  = Y + FFN(Y), then LayerNorm if ``final_norm`` (global block: yes; GGSA: no)
+    """
+
+    def __init__(self, dim: int, heads: int, attention: nn.Module, ffn_dim: int,
+                 gate: bool = False, final_norm: bool = True, interaction: bool = False):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"model dimension {dim} is not divisible by {heads} heads")
+        self.heads = heads
+        self.attention = attention
+        self.gate = GlobalInformationGate(dim) if gate else None
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        self.norm1 = nn.LayerNorm(dim)
+        self.ffn = feed_forward(dim, ffn_dim)
+        self.final_norm = nn.LayerNorm(dim) if final_norm else nn.Identity()
+        if interaction:
+            self.interaction_ffn = feed_forward(dim, ffn_dim)
+            self.interaction_norm = nn.LayerNorm(dim)
+        self.interaction = interaction
+        self.out_dim = dim
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor,
+                context: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``context`` [B, D]: the question vector c_q for an iGGSA answer encoder."""
+        b, length, dim = x.shape
+        gated = self.gate(x, mask) if self.gate is not None else x
+        q, k, v = self.qkv(gated).view(b, length, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
+        c = self.attention(q, k, v, mask).transpose(1, 2).reshape(b, length, dim)
+        y = self.norm1(x + self.out(c))
+        if context is not None:
+            if not self.interaction:
+                raise ValueError("this encoder was built without the question-answer interaction")
+            y = self.interaction_norm(y + self.interaction_ffn(y * context.unsqueeze(1)))
+        return self.final_norm(y + self.ffn(y)), mask

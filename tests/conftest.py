@@ -1,0 +1,22 @@
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _deterministic_torch():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+def pytest_configure(config):
+    os.environ.setdefault("ANSEL_DATA_MIRROR", str(ROOT.parent / "shared" / "datasets"))

@@ -1,0 +1,210 @@
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ansel.data import download as dl
+from ansel.data.download import FetchError
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def listing(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*")) if d.exists() else []
+
+
+def test_git_blob_matches_git_hash_object(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"some content\r\n")
+    expected = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True)
+    assert dl.git_blob_of(path) == expected.stdout.strip()
+
+
+def test_mirror_copy_is_decompressed_and_verified(tmp_path):
+    data = b"a\tb\r\nc\td\r\n"
+    (tmp_path / "mirror").mkdir()
+    gz = tmp_path / "mirror" / "x.tsv.gz"
+    gz.write_bytes(gzip.compress(data))
+    spec = {"name": "x.tsv", "sha256": sha(data), "mirror": {"path": "x.tsv.gz", "sha256": sha(gz.read_bytes())}}
+    path = dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror")
+    assert path.read_bytes() == data and listing(tmp_path / "raw") == ["x.tsv"]
+
+
+@pytest.mark.parametrize("where", ["mirror", "content"])
+def test_checksum_mismatch_names_file_and_leaves_nothing(tmp_path, where):
+    data = b"payload\n"
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "x.txt").write_bytes(data)
+    spec = {"name": "x.txt", "sha256": sha(data), "mirror": {"path": "x.txt", "sha256": sha(data)}}
+    if where == "mirror":
+        spec["mirror"] = {"path": "x.txt", "sha256": "0" * 64}
+    else:
+        spec["sha256"] = "0" * 64
+    with pytest.raises(FetchError, match=r"x\.txt.*sha256 mismatch"):
+        dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror")
+    assert listing(tmp_path / "raw") == []
+
+
+def test_truncated_compressed_mirror_copy_fails_cleanly(tmp_path):
+    data = b"line\n" * 1000
+    (tmp_path / "mirror").mkdir()
+    gz = gzip.compress(data)[:-30]
+    (tmp_path / "mirror" / "x.gz").write_bytes(gz)
+    spec = {"name": "x", "sha256": sha(data), "mirror": {"path": "x.gz", "sha256": sha(gz)}}
+    with pytest.raises(FetchError, match=r"x\.gz: cannot read"):
+        dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror")
+    assert listing(tmp_path / "raw") == []
+
+
+def test_missing_everywhere_names_file(tmp_path):
+    spec = {"name": "x", "git_blob": "0" * 40, "mirror": {"path": "x", "git_blob": "0" * 40}}
+    with pytest.raises(FetchError, match=r"raw/x: could not fetch: not in mirror"):
+        dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror")
+
+
+def test_existing_verified_file_is_kept_and_corrupt_one_replaced(tmp_path):
+    data = b"ok\n"
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "x").write_bytes(data)
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "x").write_bytes(b"corrupt")
+    spec = {"name": "x", "sha256": sha(data), "mirror": {"path": "x", "sha256": sha(data)}}
+    assert dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror").read_bytes() == data
+
+
+def make_zip(path: Path, members: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def make_tar(path: Path, members: dict[str, bytes], symlink: tuple[str, str] | None = None) -> None:
+    with tarfile.open(path, "w:gz") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        if symlink:
+            info = tarfile.TarInfo(symlink[0])
+            info.type, info.linkname = tarfile.SYMTYPE, symlink[1]
+            t.addfile(info)
+
+
+def test_extract_zip_and_tar(tmp_path):
+    make_zip(tmp_path / "a.zip", {"lawQA/t_r_a_i_n.txt": b"x", "lawQA/t_e_s_t.txt": b"y"})
+    out = dl.extract_archive(tmp_path / "a.zip", tmp_path / "z")
+    assert sorted(p.read_bytes() for p in out) == [b"x", b"y"]
+    make_tar(tmp_path / "a.tgz", {"d/one.txt": b"1"})
+    dl.extract_archive(tmp_path / "a.tgz", tmp_path / "t", ["d/one.txt"])
+    assert listing(tmp_path / "t") == ["d", "d/one.txt"]
+
+
+@pytest.mark.parametrize("kind, member", [
+    ("zip", "../evil.txt"), ("zip", "ok/../../evil.txt"), ("zip", "/tmp/evil.txt"),
+    ("tar", "../evil.txt"), ("tar", "/abs/evil.txt"), ("tar-symlink", "link"),
+])
+def test_member_escaping_target_is_refused_and_nothing_extracted(tmp_path, kind, member):
+    archive = tmp_path / ("bad.zip" if kind == "zip" else "bad.tgz")
+    members = {"good.txt": b"fine", member: b"evil"} if kind != "tar-symlink" else {"good.txt": b"fine"}
+    if kind == "zip":
+        make_zip(archive, members)
+    else:
+        make_tar(archive, members, symlink=("link", "/etc/passwd") if kind == "tar-symlink" else None)
+    target = tmp_path / "target"
+    with pytest.raises(FetchError, match=rf"bad\.(zip|tgz): member '{member}'"):
+        dl.extract_archive(archive, target)
+    assert listing(target) == [] and not (tmp_path / "evil.txt").exists()
+
+
+def test_fetch_dataset_groups_and_extract(tmp_path, monkeypatch):
+    blob = tmp_path / "mirror" / "ds" / "arch.zip"
+    blob.parent.mkdir(parents=True)
+    make_zip(blob, {"inner/a.txt": b"A"})
+    spec = {"ds": {"mirror_dir": "ds", "files": [
+        {"name": "arch.zip", "sha256": sha(blob.read_bytes()), "extract": True,
+         "mirror": {"path": "arch.zip", "sha256": sha(blob.read_bytes())}},
+        {"name": "alt1", "group": "g", "sha256": "0" * 64},  # not obtainable
+        {"name": "alt2", "group": "g", "sha256": sha(b"B"), "mirror": {"path": "b", "sha256": sha(b"B")}},
+    ]}}
+    (tmp_path / "mirror" / "ds" / "b").write_bytes(b"B")
+    monkeypatch.setattr(dl, "load_sources", lambda: spec)
+    got = dl.fetch_dataset("ds", tmp_path / "raw", tmp_path / "mirror")
+    assert [p.name for p in got] == ["arch.zip", "alt2"]
+    assert (tmp_path / "raw" / "inner" / "a.txt").read_bytes() == b"A"
+    with pytest.raises(KeyError, match="unknown file"):
+        dl.fetch_dataset("ds", tmp_path / "raw", tmp_path / "mirror", {"files": ["nope"]})
+
+
+def test_sources_yaml_entries_are_complete():
+    for name, spec in dl.load_sources().items():
+        assert spec["mirror_dir"], name
+        for f in spec["files"]:
+            assert f.get("sha256") or f.get("git_blob"), (name, f["name"])
+            assert f.get("mirror") or f.get("upstream"), (name, f["name"])
+            for up in f.get("upstream", []):
+                assert up["url"].startswith(("http://", "https://")), (name, f["name"])
+
+
+def test_every_source_has_a_reader():
+    from ansel.data.registry import get_source
+
+    for name in dl.load_sources():
+        assert hasattr(get_source(name), "read")
+
+
+def test_resolve_mirror_prefers_params_then_env(monkeypatch, tmp_path):
+    monkeypatch.setenv(dl.MIRROR_ENV, str(tmp_path / "env"))
+    assert dl.resolve_mirror(tmp_path / "param") == tmp_path / "param"
+    assert dl.resolve_mirror(None) == tmp_path / "env"
+    monkeypatch.delenv(dl.MIRROR_ENV)
+    assert dl.resolve_mirror(None) is None
+
+
+def test_upstream_archive_members_downloaded_once_and_verified(tmp_path, monkeypatch):
+    make_zip(tmp_path / "corpus.zip", {"Corpus/a.tsv": b"A\r\n", "Corpus/b.tsv": b"B\r\n"})
+    url = (tmp_path / "corpus.zip").as_uri()  # file:// — urllib fetches it like a remote URL
+    spec = {"ds": {"mirror_dir": "ds", "files": [
+        {"name": "a.tsv", "sha256": sha(b"A\r\n"), "upstream": [{"url": url, "member": "Corpus/a.tsv"}]},
+        {"name": "b.tsv", "sha256": sha(b"B\r\n"), "upstream": [{"url": url, "member": "Corpus/b.tsv"}]},
+    ]}}
+    monkeypatch.setattr(dl, "load_sources", lambda: spec)
+    calls = []
+    real_download = dl.download_url
+    monkeypatch.setattr(dl, "download_url", lambda u, d: (calls.append(u), real_download(u, d)))
+    dl.fetch_dataset("ds", tmp_path / "raw", None)
+    assert calls == [url] and listing(tmp_path / "raw") == ["a.tsv", "b.tsv"]
+    spec["ds"]["files"][0]["sha256"] = "0" * 64
+    (tmp_path / "raw" / "a.tsv").unlink()
+    with pytest.raises(FetchError, match=r"a\.tsv \(from file:.*member Corpus/a\.tsv\): sha256 mismatch"):
+        dl.fetch_dataset("ds", tmp_path / "raw", None)
+    assert listing(tmp_path / "raw") == ["b.tsv"]
+
+_segment = st.sampled_from(["a", "b", "..", ".", "", "x.txt"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_segment, min_size=1, max_size=5), st.booleans())
+def test_extraction_never_writes_outside_target(tmp_path_factory, segments, absolute):
+    base = tmp_path_factory.mktemp("prop")
+    member = ("/" if absolute else "") + "/".join(segments)
+    if member.endswith("/") or not member.strip("/."):
+        return  # a directory entry, not a file member
+    archive = base / "p.zip"
+    make_zip(archive, {member: b"data"})
+    target = base / "inner" / "target"
+    try:
+        dl.extract_archive(archive, target)
+    except FetchError as e:
+        assert "would escape" in str(e) or "not found" in str(e)
+    outside = [p for p in base.rglob("*") if p.is_file() and p != archive and target not in p.parents]
+    assert outside == []
