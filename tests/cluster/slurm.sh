@@ -23,8 +23,9 @@ readonly SLURMD_PID=$RUN_DIR/slurmd.pid
 readonly NODE=$(hostname -s)
 readonly WAIT_S=${ANSEL_SLURM_WAIT_S:-60}
 # Jobs stay visible to squeue this long after finishing. The executor plugin trusts
-# squeue only if MinJobAge >= 3 x slurm-init-seconds-before-status-checks (ci-slurm: 5 s).
-readonly MIN_JOB_AGE=600
+# squeue only if MinJobAge >= 3 x slurm-init-seconds-before-status-checks (ci-slurm: 5 s);
+# the integration test checks every job of a whole run in squeue at its end.
+readonly MIN_JOB_AGE=3600
 
 say() { echo "slurm.sh: $*"; }
 die() { echo "slurm.sh: error: $*" >&2; exit 1; }
