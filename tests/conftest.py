@@ -1,4 +1,3 @@
-import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,3 @@ def _deterministic_torch():
 def repo_root() -> Path:
     return ROOT
 
-
-def pytest_configure(config):
-    os.environ.setdefault("ANSEL_DATA_MIRROR", str(ROOT.parent / "shared" / "datasets"))
