@@ -103,7 +103,9 @@ class AttentivePoolingRanker(Ranker):
 @register("ap_cnn", APCNNConfig)
 def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings: np.ndarray | None) -> AttentivePoolingRanker:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
-    return AttentivePoolingRanker(emb, CNNEncoder(cfg.embedding_dim, cfg.filters, cfg.kernel), cfg.dropout)
+    # The paper's convolution is linear (Q = W1 Z + b1, §2.1); the non-linearity is G's tanh.
+    encoder = CNNEncoder(cfg.embedding_dim, cfg.filters, cfg.kernel, activation=False)
+    return AttentivePoolingRanker(emb, encoder, cfg.dropout)
 
 
 @register("ap_bilstm", APBiLSTMConfig)

@@ -27,22 +27,24 @@ class BiLSTMEncoder(nn.Module):
 
 
 class CNNEncoder(nn.Module):
-    """Wide convolution over k-word windows (zero padding of k-1 on both ends), tanh.
+    """Wide convolution over k-word windows (zero padding of k-1 on both ends), tanh unless
+    ``activation=False`` (AP-CNN's Q = W1 Z + b1 is linear; its G applies the tanh).
 
     Output position j covers inputs j-k+1 .. j, so it is real iff it overlaps a real token:
     j < length + k - 1. Padded embeddings are zero, so trailing padding acts as the wide
     convolution's zero padding and results do not depend on how much a batch is padded.
     """
 
-    def __init__(self, in_dim: int, filters: int, kernel: int):
+    def __init__(self, in_dim: int, filters: int, kernel: int, activation: bool = True):
         super().__init__()
-        self.kernel = kernel
+        self.kernel, self.activation = kernel, activation
         self.conv = nn.Conv1d(in_dim, filters, kernel, padding=kernel - 1)
         self.out_dim = filters
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = x * mask.unsqueeze(-1).to(x.dtype)
-        h = torch.tanh(self.conv(x.transpose(1, 2)).transpose(1, 2))
+        h = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        h = torch.tanh(h) if self.activation else h
         lengths = mask.sum(1, keepdim=True)
         positions = torch.arange(h.size(1), device=h.device).unsqueeze(0)
         out_mask = (positions < lengths + self.kernel - 1) & (lengths > 0)
