@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ansel.report.by_length import top_ranked  # noqa: E402
+from ansel.report.plotting import save  # noqa: E402
 
 
 def window_to_tokens(weights: Sequence[float], n_tokens: int, kernel: int) -> np.ndarray:
@@ -68,9 +69,4 @@ def plot_attention_map(question_tokens: Sequence[str], answer_tokens: Sequence[s
         ax.set_ylabel(name, rotation=0, labelpad=12, fontsize=11)
     if title:
         axes[0].set_title(title, fontsize=10)
-    fig.tight_layout()
-    prefix = Path(prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(prefix.with_suffix(f".{ext}"), dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
-    plt.close(fig)
+    save(fig, prefix)

@@ -16,6 +16,7 @@ matplotlib.use("Agg")  # cluster nodes and CI have no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from ansel.report.plotting import save  # noqa: E402
 
 
 def top_ranked(run: pd.DataFrame) -> pd.DataFrame:
@@ -80,12 +81,7 @@ def plot_accuracy_by_length(curves: Mapping[str, pd.DataFrame], prefix: Path, ti
         ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    prefix = Path(prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(prefix.with_suffix(f".{ext}"), dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
-    plt.close(fig)
+    save(fig, prefix)
 
 
 def _require(frame: pd.DataFrame, columns: list[str], what: str) -> None:

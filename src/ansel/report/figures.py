@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 from ansel.config import PAPERS_DIR, dataset_name  # noqa: E402
 from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
+from ansel.report.plotting import save  # noqa: E402
 from ansel.report.tables import published_lookup, run_metric  # noqa: E402
 from ansel.targets import figure_seed, processed_dir, run_dir, seeds, sweep_models  # noqa: E402
 
@@ -41,13 +42,6 @@ def render_figure(config: dict, spec: dict, prefix: Path) -> None:
         raise KeyError(f"figure {spec['id']}: unknown kind {spec['kind']!r}; known: {', '.join(sorted(_KINDS))}")
     prefix.parent.mkdir(parents=True, exist_ok=True)
     _KINDS[spec["kind"]](config, spec, prefix)
-
-
-def save(fig, prefix: Path) -> None:
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(prefix.with_suffix(f".{ext}"), dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
-    plt.close(fig)
 
 
 @figure_kind("learning_curves")
