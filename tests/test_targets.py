@@ -85,8 +85,12 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
     assert cfg["preset"] == "smoke"
     outputs = set(T.paper_outputs(cfg))
     assert set(cfg["papers"]) >= {"smoke", "apnet", "ggsa", "datasets"}
+    # GGSA does not fit smoke's 10-minute budget yet (presets/smoke.yaml): it asks for nothing there.
+    assert cfg["papers"]["ggsa"] == {"tables": [], "figures": []}
+    assert not any(o.split("/")[-2] == "ggsa" for o in outputs)
     for paper in cfg["papers"]:
-        assert _declared(paper) <= outputs, paper
+        if paper != "ggsa":
+            assert _declared(paper) <= outputs, paper
         spec = load_paper(paper)
         for table in spec.get("tables", []):
             for path in T.table_inputs(cfg, table):

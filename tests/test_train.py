@@ -33,6 +33,7 @@ def processed(tmp_path_factory) -> Path:
 def cfg(model="qa_cnn", epochs=3, **train):
     c = run_config(load(), "synthetic_en", model, 1)
     c["embeddings"] = None
+    c["eval"]["splits"] = ["dev", "test"]  # the fixture corpus has no test1/test2
     c["train"].update(epochs=epochs, batch_size=16, **train)
     return c
 
