@@ -23,7 +23,7 @@ _GATHER_ELEMENTS = 1 << 24
 
 
 def _as_index(idx) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(idx), dtype=torch.long)
+    return torch.as_tensor(np.array(idx), dtype=torch.long)  # a copy: pandas may hand out read-only arrays
 
 
 def _device(model: Ranker) -> torch.device:
