@@ -78,9 +78,3 @@ for paper in C["papers"]:
             f"paper_{paper}"
         input:
             [o for o in T.paper_outputs(C) if o.split("/")[-2] == paper],
-        params:
-            paper=paper,
-        localrule: True
-        # A preset may build nothing of a paper; its DVC stage still finds its (empty) output dirs.
-        shell:
-            "mkdir -p results/tables/{params.paper} figures/{params.paper}"

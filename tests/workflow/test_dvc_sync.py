@@ -28,7 +28,7 @@ def _outs(stage):
 
 def test_every_stage_calls_an_existing_snakemake_target(dvc, target_rules):
     for name, stage in dvc["stages"].items():
-        words = stage["cmd"].split()
+        words = stage["cmd"].split("&&")[0].split()
         assert words[0] == "snakemake", name
         assert words[-1] in target_rules, f"stage {name} calls unknown target {words[-1]}"
 
