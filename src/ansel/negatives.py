@@ -9,6 +9,7 @@ Strategies (``train.negatives.strategy``):
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ansel import scoring
@@ -20,15 +21,11 @@ class NegativeSampler:
             raise ValueError(f"train.negatives.strategy: unknown {strategy!r} (pool, random, sampled_max)")
         self.strategy, self.n = strategy, n
         self.answer_space = np.unique(ai)
-        self.positives: dict[int, set[int]] = {}
-        self.pool: dict[int, np.ndarray] = {}
-        for q, a, y in zip(qi, ai, labels):
-            if y > 0:
-                self.positives.setdefault(int(q), set()).add(int(a))
-        for q in np.unique(qi):
-            rows = ai[(qi == q) & (labels == 0)]
-            if len(rows):
-                self.pool[int(q)] = rows
+        pairs = pd.DataFrame({"q": qi, "a": ai})
+        positive = np.asarray(labels) > 0
+        self.positives: dict[int, set[int]] = {int(q): set(map(int, a)) for q, a in pairs[positive].groupby("q").a}
+        # groupby keeps each question's rows in input order, so draws match the pool as given
+        self.pool: dict[int, np.ndarray] = {int(q): a.to_numpy() for q, a in pairs[~positive].groupby("q").a}
 
     def _random(self, q: int, k: int, rng: np.random.Generator) -> np.ndarray:
         pos = self.positives.get(q, set())

@@ -31,7 +31,7 @@ def _device(model: Ranker) -> torch.device:
     return torch.device("cpu") if tensor is None else tensor.device
 
 
-def _trim(ids: torch.Tensor) -> torch.Tensor:
+def trim_padding(ids: torch.Tensor) -> torch.Tensor:
     """Drop trailing columns that are padding in every row of the batch."""
     lengths = (ids != PAD).sum(1)
     return ids[:, : max(int(lengths.max()), 1)]
@@ -40,7 +40,7 @@ def _trim(ids: torch.Tensor) -> torch.Tensor:
 def _encode(encode, ids: torch.Tensor, rows: torch.Tensor, batch_size: int, device: torch.device) -> torch.Tensor:
     """Vectors of ids[rows], in rows order; batches hold texts of similar length to cut padding."""
     order = torch.argsort((ids[rows] != PAD).sum(1), descending=True, stable=True)
-    vectors = torch.cat([encode(_trim(ids[rows[order[i:i + batch_size]]]).to(device))
+    vectors = torch.cat([encode(trim_padding(ids[rows[order[i:i + batch_size]]]).to(device))
                          for i in range(0, len(rows), batch_size)])
     return vectors[torch.argsort(order).to(device)]
 
@@ -52,8 +52,8 @@ def score_pairs(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> n
     scores = []
     with torch.inference_mode():
         for i in range(0, len(qi), batch_size):
-            q = _trim(q_ids[qi[i:i + batch_size]]).to(device)
-            a = _trim(a_ids[ai[i:i + batch_size]]).to(device)
+            q = trim_padding(q_ids[qi[i:i + batch_size]]).to(device)
+            a = trim_padding(a_ids[ai[i:i + batch_size]]).to(device)
             scores.append(model(q, a).float().cpu())
     return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
 

@@ -25,6 +25,7 @@ from ansel.evaluate import evaluate_split
 from ansel.models import build_model
 from ansel.negatives import NegativeSampler
 from ansel.rundata import RunData
+from ansel.scoring import trim_padding
 
 OPTIMIZERS = {
     "sgd": lambda p, t: torch.optim.SGD(p, lr=t["lr"], momentum=t.get("momentum", 0.0),
@@ -66,9 +67,7 @@ def _save_atomic(obj, path: Path) -> None:
 
 
 def _batches(ids: np.ndarray, rows: np.ndarray, device) -> torch.Tensor:
-    x = torch.from_numpy(ids[rows])
-    width = int((x != 0).sum(1).max().clamp_min(1))
-    return x[:, :width].to(device)
+    return trim_padding(torch.from_numpy(ids[rows])).to(device)
 
 
 def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path: Path | None,

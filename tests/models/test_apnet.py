@@ -109,17 +109,8 @@ def test_qa_bilstm_is_qa_lstm_with_tanh_after_pooling():
         assert torch.allclose(with_tanh.encode_question(q), torch.tanh(plain.encode_question(q)))
 
 
-@pytest.fixture
-def one_thread():
-    # Tiny models train several times faster on one thread than on a contended pool.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("arch", sorted(SMALL))
-def test_overfits_32_pairs_with_hinge_loss(arch, one_thread):
+def test_overfits_32_pairs_with_hinge_loss(arch):
     torch.manual_seed(0)
     model = build_model(arch, {**SMALL[arch], "embedding_dim": 16}, vocab_size=60)
     q, _ = random_batch(vocab=60, batch=32, max_len=6, seed=6)

@@ -87,17 +87,8 @@ def test_mlp_score_is_positive_class_log_odds():
     torch.testing.assert_close(torch.sigmoid(scorer(vq, va)), p[:, 1])
 
 
-@pytest.fixture
-def one_thread():
-    # tiny ops: thread hand-offs on a shared 2-core machine cost more than the arithmetic
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("name", ["ggsa", "iggsa"])
-def test_overfits_sixteen_triples(name, one_thread):
+def test_overfits_sixteen_triples(name):
     torch.manual_seed(0)
     q = torch.randint(1, VOCAB, (16, 5))
     pos = torch.randint(1, VOCAB, (16, 9))
