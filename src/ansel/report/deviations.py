@@ -1,0 +1,71 @@
+"""What a table's runs changed from the papers' settings, for the table's notes.
+
+The papers' settings are params.yaml as written (``preset: full``); what a run used is its
+``config.json``. Listing the difference key by key makes every preset deviation (fewer epochs,
+negatives, filters ...) visible next to the numbers it produced, with no hand-kept list to drift.
+"""
+from __future__ import annotations
+
+IDENTITY = {"dataset", "model", "seed"}  # which run it is, not how it was trained
+
+
+def flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in d.items():
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def differences(paper: dict, used: dict) -> list[str]:
+    """``key paper → used`` for every setting that differs (— where one side lacks the key)."""
+    p, u = flatten(paper), flatten(used)
+    return [f"{k} {p.get(k, '—')} → {u.get(k, '—')}" for k in sorted(p.keys() | u.keys())
+            if k not in IDENTITY and p.get(k) != u.get(k)]
+
+
+def deviation_notes(rows: list[tuple[str, dict, dict]]) -> list[str]:
+    """Notes for rows given as (label, paper run config, used run config)."""
+    changed = [(label, differences(paper, used)) for label, paper, used in rows]
+    changed = [(label, diff) for label, diff in changed if diff]
+    if not changed:
+        return ["Runs use the paper's settings (params.yaml) unchanged."]
+    return ["Deviations from the paper's settings (params.yaml → this preset): "
+            + "; ".join(f"{label}: {', '.join(diff)}" for label, diff in changed)]
+
+
+def embeddings_note(rows: list[tuple[str, dict]]) -> str:
+    """Which word vectors each row's runs started from (label, used run config)."""
+    by_kind: dict[str, list[str]] = {}
+    for label, used in rows:
+        kind = used.get("embeddings")
+        name = f"{kind}-{used['hparams'].get('embedding_dim')}" if kind else "random initialisation"
+        if kind == "word2vec":
+            name += " (gensim, trained on the dataset's training split)"
+        by_kind.setdefault(name, []).append(label)
+    return "Word embeddings: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in by_kind.items())
+
+
+def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[str]:
+    """Deviation and embeddings notes for a table of runs, from each (row, dataset)'s first seed.
+
+    ``papers_config`` is params.yaml without a preset (``ansel.config.load(preset="full")``).
+    """
+    import json
+    from pathlib import Path
+
+    from ansel.config import run_config
+    from ansel.targets import run_dir, seeds, table_cells
+
+    cells = {(row["label"], row["model"], col["dataset"], ds) for row, col, ds in table_cells(config, table)}
+    several = len({c[2] for c in cells}) > 1
+    rows, used_by_label = [], []
+    for label, model, dataset, resolved in sorted(cells, key=lambda c: (c[2], c[0])):
+        path = Path(run_dir(resolved, model, seeds(config)[0])) / "config.json"
+        used = json.loads(path.read_text())
+        name = f"{label} ({dataset})" if several else label
+        rows.append((name, run_config(papers_config, dataset, model, used["seed"]), used))
+        used_by_label.append((name, used))
+    return deviation_notes(rows) + [embeddings_note(used_by_label)] if rows else []

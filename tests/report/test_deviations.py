@@ -1,0 +1,24 @@
+from ansel.report.deviations import deviation_notes, differences, embeddings_note
+
+
+def test_differences_lists_changed_nested_keys_and_skips_identity():
+    paper = {"seed": 1, "model": "m", "train": {"epochs": 25, "negatives": {"n": 50, "strategy": "sampled_max"}},
+             "hparams": {"filters": 4000}}
+    used = {"seed": 2, "model": "m", "train": {"epochs": 4, "negatives": {"n": 10, "strategy": "sampled_max"}},
+            "hparams": {"filters": 4000, "dropout": 0.1}}
+    assert differences(paper, used) == ["hparams.dropout — → 0.1", "train.epochs 25 → 4", "train.negatives.n 50 → 10"]
+
+
+def test_notes_say_when_nothing_deviates():
+    cfg = {"train": {"epochs": 25}}
+    assert deviation_notes([("AP-CNN", cfg, cfg)]) == ["Runs use the paper's settings (params.yaml) unchanged."]
+    note = deviation_notes([("AP-CNN", cfg, {"train": {"epochs": 3}}), ("QA-CNN", cfg, cfg)])[0]
+    assert "AP-CNN: train.epochs 25 → 3" in note and "QA-CNN" not in note
+
+
+def test_embeddings_note_groups_rows_by_vectors():
+    note = embeddings_note([("A", {"embeddings": "word2vec", "hparams": {"embedding_dim": 300}}),
+                            ("B", {"embeddings": "glove840b", "hparams": {"embedding_dim": 300}}),
+                            ("C", {"embeddings": None, "hparams": {}})])
+    assert note.startswith("Word embeddings: word2vec-300 (gensim")
+    assert "glove840b-300: B" in note and "random initialisation: C" in note
