@@ -5,7 +5,7 @@ BIN := $(abspath $(VENV))/bin
 # Rules call the `ansel` command: put the venv first on PATH for every recipe.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup smoke cpu test bench clean
+.PHONY: setup smoke cpu test bench pull clean
 
 setup: $(VENV)/.installed
 
@@ -27,6 +27,9 @@ bench: setup                ## speed figures (printed; ratios against a baseline
 	python benchmarks/bench_eval_cache.py --quick 2000
 	python benchmarks/bench_ggsa_cost.py --quick
 	python benchmarks/bench_bm25.py
+
+pull: setup                 ## outputs from the DVC remote, checked against dvc.lock, then up to date for Snakemake
+	python -m ansel.dvc_pull
 
 clean:                      ## outputs only (data/, results/, figures/, logs/); never the venv
 	rm -rf data results figures logs .snakemake

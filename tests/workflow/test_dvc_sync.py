@@ -1,12 +1,16 @@
 """dvc.yaml and the Snakefile must not drift apart: DVC stages call Snakemake's coarse targets,
-declare real params, and together cover every output directory the DAG writes."""
+declare real params, and together cover every output directory the DAG writes; the metrics and
+plots DVC shows (workflow/dvc/dvc.yaml) are those of the current paper specs and preset."""
+import os
 import subprocess
 import sys
 
 import pytest
 import yaml
 
-from ansel.config import apply_preset
+from ansel import dvc_show
+from ansel.config import apply_preset, load
+from ansel.dvc_pull import PullError, stage_targets
 from ansel.targets import paper_outputs
 
 
@@ -26,11 +30,13 @@ def _outs(stage):
     return {next(iter(o)) if isinstance(o, dict) else o for o in stage.get("outs", [])}
 
 
-def test_every_stage_calls_an_existing_snakemake_target(dvc, target_rules):
-    for name, stage in dvc["stages"].items():
-        words = stage["cmd"].split("&&")[0].split()
-        assert words[0] == "snakemake", name
-        assert words[-1] in target_rules, f"stage {name} calls unknown target {words[-1]}"
+def test_every_stage_calls_an_existing_snakemake_target(dvc, target_rules, repo_root):
+    targets = stage_targets(repo_root / "dvc.yaml")  # what `make pull` touches
+    assert len(targets) == len(dvc["stages"])
+    for name, target in zip(dvc["stages"], targets):
+        assert target in target_rules, f"stage {name} calls unknown target {target}"
+    with pytest.raises(PullError, match="no stage nope"):
+        stage_targets(repo_root / "dvc.yaml", ["data", "nope"])
 
 
 def test_one_stage_per_configured_paper(dvc, repo_root):
@@ -61,3 +67,14 @@ def test_stage_outputs_cover_every_dag_output(dvc, repo_root):
                                                       "results/runs/x"]
     for path in produced:
         assert any(path.startswith(o + "/") for o in outs), f"{path} is in no DVC stage's outs"
+
+
+def test_metrics_and_plots_file_is_generated_from_the_current_specs(repo_root):
+    committed = (repo_root / dvc_show.PATH).read_text()
+    assert committed == dvc_show.render(load(repo_root / "params.yaml")), \
+        f"{dvc_show.PATH} is stale: run `python -m ansel.dvc_show`"
+    views = yaml.safe_load(committed)
+    tables = [o for o in paper_outputs(load(repo_root / "params.yaml")) if o.endswith(".json")]
+    assert tables and [os.path.normpath(dvc_show.PATH.parent / m) for m in views["metrics"]] == tables
+    curves = [p for p in views["plots"] if isinstance(p, dict)]
+    assert curves and all(next(iter(p.values()))["x"] == "epoch" for p in curves)
