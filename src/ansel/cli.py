@@ -83,7 +83,7 @@ def cmd_evaluate(a) -> None:
 
 def cmd_table(a) -> None:
     from ansel.report import dataset_stats as S
-    from ansel.report.tables import aggregate, published_lookup, render
+    from ansel.report.tables import aggregate, grid_notes, published_lookup, render
     from ansel.targets import spec_table, table_kind
 
     config = a.config
@@ -100,7 +100,7 @@ def cmd_table(a) -> None:
         render(cells, table, notes + [S.sources_note(a.paper, table)], Path(a.out_prefix), S.LEGEND)
         return
     cells = aggregate(config, a.paper, table, published_lookup(Path(a.published), a.paper, a.table))
-    render(cells, table, notes, Path(a.out_prefix))
+    render(cells, table, notes + grid_notes(config, table), Path(a.out_prefix))
 
 
 def cmd_stats(a) -> None:
