@@ -115,11 +115,11 @@ class GroupAttention(nn.Module):
     ``offsets[h]`` shifts head h's group boundaries. Each head's sequence is rolled right by
     its shift and padded to whole groups in one row selection over the flattened
     (head, position) axis, cut into groups by a reshape to [B * heads * groups, l, d], attended
-    with two batched matrix products, and rolled back by a second selection. No tensor is
-    larger than the inputs' [B, heads, L, d] but the scores [B, heads, groups, l, l]; the mask
-    is an additive bias per group [.., 1, l], broadcast, never filled into the scores. Room for
-    the largest shift is left at the end, so a word's group never depends on how much padding
-    follows it.
+    with two batched matrix products, and rolled back by a second selection. Every intermediate
+    grows linearly with L (the gathered q, k, v [B, heads, padded, d], the scores
+    [B, heads, groups, l, l]); the mask is an additive bias per group [.., 1, l], broadcast,
+    never filled into the scores. Room for the largest shift is left at the end, so a word's
+    group never depends on how much padding follows it.
     """
 
     def __init__(self, group_size: int, offsets: Sequence[int]):
