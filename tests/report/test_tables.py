@@ -126,3 +126,16 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     # a model without a grid is its own single point, and gets no note
     plain = {**config, "models": {"m": {"arch": "qa_lstm", "train": {"lr": 1e-4, "select_metric": "MAP"}}}}
     assert grid_choice(plain, "m", "syn")[:2] == (1e-4, "m") and grid_notes(plain, TABLE) == []
+
+
+def test_seconds_are_never_scaled_as_percentages(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for seed in (1, 2):
+        run = tmp_path / f"results/runs/syn/m/seed{seed}"
+        run.mkdir(parents=True)
+        (run / "metrics.json").write_text(json.dumps({"train": {"seconds_per_batch": 0.1 * seed}}))
+    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"}]}
+    config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}
+    published = {("wiki", "train", "M", "seconds_per_batch"): 1.28}
+    cells = aggregate(config, "p", table, published).set_index("row")
+    assert cells.loc["M", "mean"] == pytest.approx(0.15) and cells.loc["M", "published"] == 1.28

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.config import model_config
+from ansel.metrics import METRICS
 from ansel.targets import grid_points, run_dir, seeds, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
@@ -82,7 +83,9 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
                 _, model, _ = grid_choice(config, row["model"], resolved)
                 values = [run_metric(Path(run_dir(resolved, model, s)) / "metrics.json",
                                      col["split"], col["metric"]) for s in seeds(config)]
-            scale = 100.0 if not math.isnan(pub) and pub > 1.0 else 1.0
+            # ranking metrics (0-1) may be printed as percentages; other metrics (seconds) never are
+            percent = col["metric"] in METRICS and not math.isnan(pub) and pub > 1.0
+            scale = 100.0 if percent else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
