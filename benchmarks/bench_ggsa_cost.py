@@ -5,7 +5,10 @@ groups of 10, FFN 4D) on x [B, L, D]; GGSA = gate + offset group attention witho
 LayerNorm; global = the Transformer block; local = windows of 10 built with unfold ("img2col",
 as the paper's local baseline), not with an L x L band mask. Prints
   1. seconds per batch and ratios at L=200 (targets: GGSA <= 0.5x global, <= 0.25x local),
-     for the whole block and for the attention step alone (q, k, v -> context);
+     for the whole block and for the attention step alone (q, k, v -> context), and each
+     block's floor: the same block with its attention replaced by "context = v" (projections,
+     gate, FFN, LayerNorms), i.e. the part that no attention variant can shrink; the lowest
+     block ratio any attention could reach is GGSA's floor / the baseline's block;
   2. time vs L in {100, 200, 400, 800} with the growth exponent (slope of log-time vs log-L;
      GGSA ~1, global attention ~2).
 
@@ -25,6 +28,13 @@ from ansel.models.ggsa import head_offsets
 from ansel.models.self_attention import GlobalAttention, GroupAttention, LocalAttention, SelfAttentionEncoder
 
 DIM, HEADS, GROUP = 300, 6, 10
+
+
+class NoAttention(torch.nn.Module):
+    """context = v: what is left of a block without its attention step."""
+
+    def forward(self, q, k, v, mask):
+        return v
 
 
 def attentions() -> dict[str, tuple[torch.nn.Module, dict]]:
@@ -89,14 +99,20 @@ def main() -> None:
 
     print(f"\n1. B={batch}, L=200: seconds per batch")
     variants = attentions()
-    block = seconds({n: block_step(a, o, batch, 200) for n, (a, o) in variants.items()}, args.repeats)
-    attention = seconds({n: attention_step(a, batch, 200) for n, (a, _) in variants.items()}, args.repeats)
-    print(f"{'':10s}{'block':>10s}{'attention':>12s}")
+    steps = {}
+    for name, (att, opts) in variants.items():
+        steps[name, "block"] = block_step(att, opts, batch, 200)
+        steps[name, "floor"] = block_step(NoAttention(), opts, batch, 200)
+        steps[name, "attention"] = attention_step(att, batch, 200)
+    times = seconds(steps, args.repeats)
+    print(f"{'':10s}{'block':>10s}{'floor':>10s}{'attention':>12s}")
     for name in variants:
-        print(f"{name:10s}{block[name]:10.3f}{attention[name]:12.3f}")
+        print(f"{name:10s}" + "".join(f"{times[name, part]:{w}.3f}" for part, w in
+                                      (("block", 10), ("floor", 10), ("attention", 12))))
     for other, target in (("global", 0.5), ("local", 0.25)):
-        print(f"GGSA / {other:6s}: block {block['ggsa'] / block[other]:.2f}x, "
-              f"attention {attention['ggsa'] / attention[other]:.2f}x  (target <= {target}x)")
+        print(f"GGSA / {other:6s}: block {times['ggsa', 'block'] / times[other, 'block']:.2f}x "
+              f"(lowest reachable: floor {times['ggsa', 'floor'] / times[other, 'block']:.2f}x), "
+              f"attention {times['ggsa', 'attention'] / times[other, 'attention']:.2f}x  (target <= {target}x)")
 
     lengths = (100, 200, 400, 800)
     print(f"\n2. B={sweep_batch}: seconds per batch vs L, growth exponent (log-log slope)")

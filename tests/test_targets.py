@@ -51,6 +51,40 @@ def test_bad_derived_names_are_named_errors(name, message):
         model_config(config(), name)
 
 
+GRID = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5], "select_metric": "P@1"}
+
+
+def test_lr_grid_points_are_runs_and_the_models_own_lr_is_the_model_itself():
+    cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}})
+    assert T.grid_points(cfg, "g") == [(1e-4, "g"), (5e-5, "g@lr=5e-05")]
+    assert T.grid_points(cfg, "plain") == [(0.1, "plain")]
+    assert T.grid_points(cfg, "g@group_size=4") == [(1e-4, "g@group_size=4")]  # a sweep point: the base's lr
+    table = {"rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
+             "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}]}
+    assert T.table_runs(cfg, table) == [f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)]
+
+
+def test_grid_point_config_sets_lr_after_scale_and_leaves_the_grid_out_of_the_run():
+    from ansel.config import run_config
+
+    cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}},
+                 train={"epochs": 9}, scale={"train": {"lr": 0.5, "lr_grid": [1e-4], "epochs": 1}},
+                 datasets={"ds": {"max_len_q": 5, "max_len_a": 9}})
+    assert model_config(cfg, "g@lr=5e-05")["train"] == {**GRID, "lr": 5e-5, "lr_grid": [1e-4], "epochs": 1}
+    run = run_config(cfg, "ds", "g@lr=5e-05", 1)["train"]
+    assert run == {"lr": 5e-5, "select_metric": "P@1", "epochs": 1}
+    # the preset's grid only where the model has one
+    assert "lr_grid" not in model_config(cfg, "plain")["train"]
+    assert T.grid_points(cfg, "g") == [(1e-4, "g@lr=0.0001")]  # the preset's lr 0.5 is the model's own
+
+
+def test_a_preset_can_sweep_fewer_points():
+    spec = {**sweep_spec(), "paper": "p"}
+    cfg = config(papers={"p": {"sweeps": {"fig": [10, 20]}}})
+    assert T.sweep_models(cfg, spec) == [(10, "g"), (20, "g@group_size=20")]
+    assert T.sweep_models(cfg, {**spec, "id": "other"}) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
+
+
 def test_figure_runs_per_kind():
     cfg = config(seeds=3)
     curves = {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
@@ -85,12 +119,8 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
     assert cfg["preset"] == "smoke"
     outputs = set(T.paper_outputs(cfg))
     assert set(cfg["papers"]) >= {"smoke", "apnet", "ggsa", "datasets"}
-    # GGSA does not fit smoke's 10-minute budget yet (presets/smoke.yaml): it asks for nothing there.
-    assert cfg["papers"]["ggsa"] == {"tables": [], "figures": []}
-    assert not any(o.split("/")[-2] == "ggsa" for o in outputs)
     for paper in cfg["papers"]:
-        if paper != "ggsa":
-            assert _declared(paper) <= outputs, paper
+        assert _declared(paper) <= outputs, paper
         spec = load_paper(paper)
         for table in spec.get("tables", []):
             for path in T.table_inputs(cfg, table):
@@ -98,6 +128,10 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
         for fig in spec.get("figures", []):
             for path in T.figure_inputs(cfg, fig):
                 assert "/synthetic_" in path or path.startswith("workflow/"), (paper, fig["id"], path)
+    # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
+    runs = {p.split("/")[3] for p in T.paper_inputs(cfg) if "/ggsa_" in p}
+    assert not any("@lr=" in r for r in runs)
+    assert {r for r in runs if "@" in r} == {"ggsa_ggsa_max_insuranceqa@group_size=4", "ggsa_ggsa_max_insuranceqa@heads=3"}
 
 
 def test_cpu_preset_builds_real_wikiqa_and_trecqa_only():

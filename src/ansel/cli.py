@@ -85,7 +85,7 @@ def cmd_table(a) -> None:
     from ansel.report import dataset_stats as S
     from ansel.config import load
     from ansel.report.deviations import table_setting_notes
-    from ansel.report.tables import aggregate, published_lookup, render
+    from ansel.report.tables import aggregate, grid_notes, published_lookup, render
     from ansel.targets import spec_table, table_kind
 
     config = a.config
@@ -102,7 +102,8 @@ def cmd_table(a) -> None:
         render(cells, table, notes + [S.sources_note(a.paper, table)], Path(a.out_prefix), S.LEGEND)
         return
     cells = aggregate(config, a.paper, table, published_lookup(Path(a.published), a.paper, a.table))
-    render(cells, table, notes + table_setting_notes(config, table, load(preset="full")), Path(a.out_prefix))
+    notes += grid_notes(config, table) + table_setting_notes(config, table, load(preset="full"))
+    render(cells, table, notes, Path(a.out_prefix))
 
 
 def cmd_stats(a) -> None:

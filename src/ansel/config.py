@@ -59,9 +59,18 @@ def dataset_name(config: dict, dataset: str) -> str:
     return name
 
 
+# Training settings a derived model may set: `<model>@lr=5e-05` is one point of its `train.lr_grid`.
+TRAIN_SWEEPS = ("lr",)
+
+
 def model_config(config: dict, model: str) -> dict:
-    """A model's resolved config; ``<model>@<hparam>=<value>`` derives one with that hparam
-    changed (a figure's sweep), the value written as JSON (``ggsa@group_size=20``)."""
+    """A model's resolved config; ``<model>@<key>=<value>`` derives one with that hyperparameter
+    (a figure's sweep, ``ggsa@group_size=20``) or training setting (a point of its lr grid,
+    ``ggsa@lr=5e-05``) changed, the value written as JSON.
+
+    ``train`` is resolved too: params.yaml's ``train`` <- the model's <- the preset's
+    ``scale.train`` (its ``lr_grid`` only where the model has a grid) <- the derived value.
+    """
     base, derived, override = model.partition("@")
     if base not in config["models"]:
         raise ConfigError(f"models.{base}: not configured (named by a paper spec)")
@@ -73,18 +82,21 @@ def model_config(config: dict, model: str) -> dict:
 
     known = set(parse_hparams(m["arch"], {}, f"models.{model}").__dataclass_fields__)
     m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
+    train = deep_merge(config.get("train", {}), m.get("train", {}))
+    scale_train = {k: v for k, v in scale.get("train", {}).items() if k != "lr_grid" or "lr_grid" in train}
+    m["train"] = deep_merge(train, scale_train)
     if derived:  # after `scale`: the swept value is the point of the derived run
-        key, value = _hparam_override(model, override, known)
-        m["hparams"][key] = value
+        key, value = _override(model, override, known)
+        (m["hparams"] if key in known else m["train"])[key] = value
     parse_hparams(m["arch"], m["hparams"], f"models.{model}.hparams")
     return m
 
 
-def _hparam_override(model: str, override: str, known: set[str]) -> tuple[str, Any]:
+def _override(model: str, override: str, known: set[str]) -> tuple[str, Any]:
     key, sep, raw = override.partition("=")
-    if not sep or key not in known:
-        raise ConfigError(f"model {model!r}: expected <model>@<hparam>=<value> with a hyperparameter of "
-                          f"its arch ({', '.join(sorted(known))})")
+    if not sep or key not in known | set(TRAIN_SWEEPS):
+        raise ConfigError(f"model {model!r}: expected <model>@<key>=<value> with a hyperparameter of "
+                          f"its arch ({', '.join(sorted(known))}) or a training setting ({', '.join(TRAIN_SWEEPS)})")
     try:
         return key, json.loads(raw)
     except json.JSONDecodeError:
@@ -92,10 +104,11 @@ def _hparam_override(model: str, override: str, known: set[str]) -> tuple[str, A
 
 
 def run_config(config: dict, dataset: str, model: str, seed: int) -> dict:
-    """Everything one (dataset, model, seed) run depends on: also its identity for reruns and resume."""
+    """Everything one (dataset, model, seed) run depends on: also its identity for reruns and resume.
+    A run trains at one lr: the grid it belongs to is the tables' business, not part of its identity."""
     m = model_config(config, model)
     ds = config["datasets"][dataset]
-    train = deep_merge(deep_merge(config["train"], m.get("train", {})), config.get("scale", {}).get("train", {}))
+    train = {k: v for k, v in m["train"].items() if k != "lr_grid"}
     return {
         "dataset": dataset, "model": model, "seed": int(seed),
         "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),

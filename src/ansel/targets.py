@@ -49,9 +49,10 @@ def spec_table(config: dict, paper: str, table_id: str) -> dict:
 
 
 def spec_figure(paper: str, figure_id: str) -> dict:
+    """A figure's spec, with ``paper`` set (a preset's ``papers.<paper>.sweeps`` is looked up by it)."""
     for fig in load_paper(paper).get("figures", []):
         if fig["id"] == figure_id:
-            return fig
+            return {**fig, "paper": paper}
     raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
 
 
@@ -68,8 +69,22 @@ def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
             for row in table["rows"] if row.get("model") for col in table["columns"]]
 
 
+def grid_points(config: dict, model: str) -> list[tuple[float, str]]:
+    """(lr, run model) per point of the model's ``train.lr_grid`` -- the tables show the point
+    best on dev -- the point at the model's own ``lr`` being the model itself; without a grid,
+    [(lr, model)]. A derived model (a figure's sweep point) runs at its base's own lr; a config
+    that does not carry the model (a report's slice without it) knows no grid: [(None, model)]."""
+    if model.partition("@")[0] not in config.get("models", {}):
+        return [(None, model)]
+    train = model_config(config, model)["train"]
+    if "@" in model or "lr_grid" not in train:
+        return [(train.get("lr"), model)]
+    return [(lr, model if lr == train.get("lr") else f"{model}@lr={json.dumps(lr)}") for lr in train["lr_grid"]]
+
+
 def table_runs(config: dict, table: dict) -> list[str]:
-    dirs = {run_dir(ds, row["model"], s) for row, _, ds in table_cells(config, table) for s in seeds(config)}
+    dirs = {run_dir(ds, m, s) for row, _, ds in table_cells(config, table)
+            for _, m in grid_points(config, row["model"]) for s in seeds(config)}
     return sorted(dirs)
 
 
@@ -92,6 +107,12 @@ def figure_seed(config: dict, figure: dict) -> int:
     return seed
 
 
+def sweep_values(config: dict, figure: dict) -> list:
+    """The spec's ``values``, or the preset's ``papers.<paper>.sweeps.<figure id>`` (fewer points)."""
+    sweeps = config.get("papers", {}).get(figure.get("paper"), {}).get("sweeps", {})
+    return sweeps.get(figure["id"], figure["values"])
+
+
 def sweep_models(config: dict, figure: dict) -> list[tuple[object, str]]:
     """(value, model) per swept value: ``<base_model>@<x>=<value>``, or base_model itself at its own value."""
     base, x = figure["base_model"], figure["x"]
@@ -100,7 +121,7 @@ def sweep_models(config: dict, figure: dict) -> list[tuple[object, str]]:
 
     base_value = getattr(parse_hparams(m["arch"], m["hparams"]), x, None)
     points = []
-    for value in figure["values"]:
+    for value in sweep_values(config, figure):
         if not isinstance(value, (int, float)):  # bool is an int: JSON writes it true/false
             raise ConfigError(f"figure {figure['id']}: sweep value {value!r} of {x} is not a number or boolean")
         points.append((value, base if value == base_value else f"{base}@{x}={json.dumps(value)}"))

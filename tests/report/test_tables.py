@@ -101,3 +101,41 @@ def _empty_published(tmp_path):
     path = tmp_path / "published.csv"
     path.write_text("paper,table,dataset,split,model,metric,value\n")
     return str(path)
+
+
+def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch):
+    """Three lr points x 2 seeds: 5e-05 has the best mean dev MAP, 1e-05 the best test MAP."""
+    from ansel.report.tables import grid_choice, grid_notes
+
+    monkeypatch.chdir(tmp_path)
+    dev_test = {"m": ([0.50, 0.60], [0.7, 0.7]), "m@lr=5e-05": ([0.58, 0.56], [0.6, 0.6]),
+                "m@lr=1e-05": ([0.40, 0.45], [0.9, 0.9])}
+    for model, (dev, test) in dev_test.items():
+        for seed, (d, t) in enumerate(zip(dev, test), start=1):
+            run = tmp_path / f"results/runs/syn/{model}/seed{seed}"
+            run.mkdir(parents=True)
+            (run / "metrics.json").write_text(json.dumps({"dev": {"MAP": d}, "test": {"MAP": t, "MRR": t}}))
+    train = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5, 1e-5], "select_metric": "MAP"}
+    config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}, "scale": {},
+              "models": {"m": {"arch": "qa_lstm", "train": train}}}
+    assert grid_choice(config, "m", "syn") == (5e-5, "m@lr=5e-05", pytest.approx(0.57))
+    cells = aggregate(config, "p", TABLE, {}).set_index(["row", "metric"])
+    assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(0.6)
+    assert grid_notes(config, TABLE) == [
+        "lr chosen per row on syn dev MAP (mean over seeds) from the grid {0.0001, 5e-05, 1e-05}: M 5e-05"]
+    # a model without a grid is its own single point, and gets no note
+    plain = {**config, "models": {"m": {"arch": "qa_lstm", "train": {"lr": 1e-4, "select_metric": "MAP"}}}}
+    assert grid_choice(plain, "m", "syn")[:2] == (1e-4, "m") and grid_notes(plain, TABLE) == []
+
+
+def test_seconds_are_never_scaled_as_percentages(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for seed in (1, 2):
+        run = tmp_path / f"results/runs/syn/m/seed{seed}"
+        run.mkdir(parents=True)
+        (run / "metrics.json").write_text(json.dumps({"train": {"seconds_per_batch": 0.1 * seed}}))
+    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"}]}
+    config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}
+    published = {("wiki", "train", "M", "seconds_per_batch"): 1.28}
+    cells = aggregate(config, "p", table, published).set_index("row")
+    assert cells.loc["M", "mean"] == pytest.approx(0.15) and cells.loc["M", "published"] == 1.28

@@ -11,13 +11,24 @@ def report_cfg():
     }
 
 
+def models_cfg(models):
+    """What model_config needs to resolve these models (hparams, train, the preset's scale)."""
+    return {"models": {m: C["models"][m] for m in models}, "train": C["train"], "scale": C.get("scale", {})}
+
+
+def table_cfg(w):
+    """report_cfg plus the row models' configs: a row with an lr grid shows its point best on dev."""
+    rows = T.spec_table(C, w.paper, w.table)["rows"]
+    return json.dumps({**report_cfg(), **models_cfg(sorted({r["model"] for r in rows if r.get("model")}))})
+
+
 def figure_cfg(w):
-    """report_cfg plus the model configs a sweep derives its runs from (and the preset's scale)."""
+    """report_cfg plus the model configs a sweep derives its runs from (and the preset's sweep values)."""
     spec = T.spec_figure(w.paper, w.figure)
     if spec["kind"] != "sweep":
         return json.dumps(report_cfg())
-    base = spec["base_model"]
-    return json.dumps({**report_cfg(), "models": {base: C["models"][base]}, "scale": C.get("scale", {})})
+    return json.dumps({**report_cfg(), **models_cfg([spec["base_model"]]),
+                       "papers": {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}})
 
 
 rule dataset_stats:
@@ -46,7 +57,7 @@ rule table:
         "results/tables/{paper}/{table}.tex",
         "results/tables/{paper}/{table}.json",  # {row: {column: {mean, std, n, published}}}: DVC metrics
     params:
-        cfg=json.dumps(report_cfg()),
+        cfg=table_cfg,
     log:
         "logs/table/{paper}/{table}.log",
     resources:

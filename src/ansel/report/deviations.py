@@ -56,16 +56,21 @@ def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[
     import json
     from pathlib import Path
 
-    from ansel.config import run_config
+    from ansel.config import model_config, run_config
+    from ansel.report.tables import grid_choice
     from ansel.targets import run_dir, seeds, table_cells
 
     cells = {(row["label"], row["model"], col["dataset"], ds) for row, col, ds in table_cells(config, table)}
     several = len({c[2] for c in cells}) > 1
     rows, used_by_label = [], []
     for label, model, dataset, resolved in sorted(cells, key=lambda c: (c[2], c[0])):
-        path = Path(run_dir(resolved, model, seeds(config)[0])) / "config.json"
+        _, shown, _ = grid_choice(config, model, resolved)  # the lr-grid point the table shows
+        path = Path(run_dir(resolved, shown, seeds(config)[0])) / "config.json"
         used = json.loads(path.read_text())
         name = f"{label} ({dataset})" if several else label
-        rows.append((name, run_config(papers_config, dataset, model, used["seed"]), used))
+        paper = run_config(papers_config, dataset, model, used["seed"])
+        if used["train"].get("lr") in model_config(papers_config, model)["train"].get("lr_grid", []):
+            paper["train"]["lr"] = used["train"]["lr"]  # a point of the paper's own grid (see the grid note)
+        rows.append((name, paper, used))
         used_by_label.append((name, used))
     return deviation_notes(rows) + [embeddings_note(used_by_label)] if rows else []

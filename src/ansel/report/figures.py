@@ -24,7 +24,7 @@ from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
 from ansel.report.plotting import save  # noqa: E402
 from ansel.report.tables import published_lookup, run_metric  # noqa: E402
-from ansel.targets import figure_seed, processed_dir, run_dir, seeds, sweep_models  # noqa: E402
+from ansel.targets import figure_seed, processed_dir, run_dir, seeds, sweep_models, sweep_values  # noqa: E402
 
 FigureFn = Callable[[dict, dict, Path], None]
 _KINDS: dict[str, FigureFn] = {}
@@ -200,7 +200,8 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
             ax.axhline(published[split], color=line.get_color(), lw=1, ls="--",
                        label=f"{split}: {spec['reference_published']['label']} (published)")
     ax.set_xscale("log")  # the papers' grids are roughly geometric (group size 4 .. 200)
-    ax.set_xticks(list(spec["values"]), [str(v) for v in spec["values"]])
+    values = sweep_values(config, spec)
+    ax.set_xticks(list(values), [str(v) for v in values])
     ax.minorticks_off()
     ax.set_xlabel(x)
     ax.set_ylabel(f"{metric}{' (%)' if scale == 100.0 else ''}")

@@ -1,7 +1,7 @@
 """Paper tables: seeds aggregated per cell, rendered beside the published value.
 
 A cell is "ours" = mean ± sample std over seeds (n shown), from each run's metrics.json
-(selected on dev). It is flagged (†) when |ours − published| > max(tolerance, 2·std);
+(selected on dev); a model with an lr grid shows the grid point best on dev (``grid_choice``). It is flagged (†) when |ours − published| > max(tolerance, 2·std);
 tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
 Every table kind produces the same cell frame (``CELL_COLUMNS``), so rendering is shared.
 """
@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.targets import run_dir, seeds, table_cells
+from ansel.config import model_config
+from ansel.metrics import METRICS
+from ansel.targets import grid_points, run_dir, seeds, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
 CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
@@ -37,6 +39,34 @@ def run_metric(path: Path, split: str, metric: str) -> float:
     return metrics[split][metric]
 
 
+def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, str, float]:
+    """(lr, run model, dev mean) of the point of the model's lr grid whose mean over seeds of its
+    ``select_metric`` on its dev split is best (never a test split); ties go to the earlier point.
+    A model without a grid is its one point (dev mean NaN: nothing to choose)."""
+    points = grid_points(config, model)
+    if len(points) == 1:
+        return (*points[0], math.nan)
+    train = model_config(config, model)["train"]
+    split, metric = train.get("dev_split", "dev"), train["select_metric"]
+    scored = [(float(np.mean([run_metric(Path(run_dir(dataset, m, s)) / "metrics.json", split, metric)
+                              for s in seeds(config)])), lr, m) for lr, m in points]
+    dev, lr, m = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
+    return lr, m, dev
+
+
+def grid_notes(config: dict, table: dict) -> list[str]:
+    """One note per (dataset, grid): the lr each row's cells show."""
+    chosen: dict[tuple, dict[str, None]] = {}  # dict as an ordered set of "row lr"
+    for row, _, ds in table_cells(config, table):
+        train = model_config(config, row["model"])["train"] if row["model"] in config.get("models", {}) else {}
+        if "lr_grid" in train:
+            key = (ds, train.get("dev_split", "dev"), train["select_metric"], tuple(train["lr_grid"]))
+            chosen.setdefault(key, {})[f"{row['label']} {grid_choice(config, row['model'], ds)[0]:g}"] = None
+    return [f"lr chosen per row on {ds} {split} {metric} (mean over seeds) from the grid "
+            f"{{{', '.join(f'{lr:g}' for lr in grid)}}}: " + "; ".join(rows)
+            for (ds, split, metric, grid), rows in chosen.items()]
+
+
 def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
     """One row per (row label, column): ours mean/std/n over seeds and the published value."""
     records = []
@@ -50,9 +80,12 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             resolved = col["dataset"]
             if key in run_cells:
                 _, _, resolved = run_cells[key]
-                values = [run_metric(Path(run_dir(resolved, row["model"], s)) / "metrics.json",
+                _, model, _ = grid_choice(config, row["model"], resolved)
+                values = [run_metric(Path(run_dir(resolved, model, s)) / "metrics.json",
                                      col["split"], col["metric"]) for s in seeds(config)]
-            scale = 100.0 if not math.isnan(pub) and pub > 1.0 else 1.0
+            # ranking metrics (0-1) may be printed as percentages; other metrics (seconds) never are
+            percent = col["metric"] in METRICS and not math.isnan(pub) and pub > 1.0
+            scale = 100.0 if percent else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
