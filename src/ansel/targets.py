@@ -89,10 +89,11 @@ def table_runs(config: dict, table: dict) -> list[str]:
 
 
 def table_inputs(config: dict, table: dict) -> list[str]:
-    """The files a table reads: its runs' metrics, or (dataset_stats) its datasets' statistics."""
+    """The files a table reads: its runs' metrics and configs (the notes list how they deviate from
+    the paper's settings), or (dataset_stats) its datasets' statistics."""
     if table_kind(table) == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
-    return [f"{d}/metrics.json" for d in table_runs(config, table)]
+    return [f"{d}/{name}" for d in table_runs(config, table) for name in ("config.json", "metrics.json")]
 
 
 def published_file(table: dict) -> str:

@@ -79,20 +79,28 @@ def test_missing_metric_in_a_run_is_named(runs):
 
 def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch):
     from ansel.cli import main
+    from ansel.config import load, run_config
     from ansel.targets import spec_table, table_inputs
 
     monkeypatch.chdir(tmp_path)
     config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {}, "synthetic_zh": {}}, "dataset_alias": {}}
     table = spec_table(config, "smoke", "synthetic")
-    for i, path in enumerate(table_inputs(config, table)):  # every metric of every split: 0.1 * (i % 7)
+    papers = load(preset="full")
+    metrics = [p for p in table_inputs(config, table) if p.endswith("metrics.json")]
+    for i, path in enumerate(metrics):  # every metric of every split: 0.1 * (i % 7)
         (tmp_path / path).parent.mkdir(parents=True)
         (tmp_path / path).write_text(json.dumps({"test": {m: 0.1 * (i % 7) for m in
                                                           ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]}}))
+        dataset, model, seed = path.split("/")[2:5]
+        run = run_config(papers, "wikiqa", model, int(seed[4:]))  # the paper's settings on another dataset
+        (tmp_path / path).with_name("config.json").write_text(json.dumps({**run, "dataset": dataset}))
     main(["table", "--config", json.dumps(config), "--paper", "smoke", "--table", "synthetic",
           "--published", _empty_published(tmp_path),
           "--out-prefix", "results/tables/smoke/synthetic"])
     nested = json.loads((tmp_path / "results/tables/smoke/synthetic.json").read_text())
     assert set(nested) == {row["label"] for row in table["rows"]}
+    notes = (tmp_path / "results/tables/smoke/synthetic.md").read_text()
+    assert "QA-CNN (synthetic_en): max_len_a 40 → 120" in notes  # the runs used wikiqa's lengths
     cell = nested["QA-CNN"]["synthetic_en test MAP"]  # qa_cnn's two seeds are inputs 0 and 1
     assert cell == pytest.approx({"mean": 0.05, "std": np.std([0.0, 0.1], ddof=1), "n": 2, "published": None})
 
