@@ -56,7 +56,7 @@ rule all:
 
 # Coarse targets that DVC stages call (dvc.yaml): all data, all runs, one paper's outputs.
 INPUTS = T.paper_inputs(C)
-RUNS = sorted({os.path.dirname(f) for f in INPUTS if f.startswith("results/runs/")})
+RUNS = T.paper_runs(INPUTS)
 
 
 rule data_all:

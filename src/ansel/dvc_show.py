@@ -30,9 +30,8 @@ def _from_here(path: str) -> str:
 
 
 def curve_plots(config: dict) -> list[dict]:
-    runs = sorted({os.path.dirname(f) for f in T.paper_inputs(config) if f.startswith("results/runs/")})
     by_model: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for run in runs:
+    for run in T.paper_runs(T.paper_inputs(config)):
         _, _, dataset, model, _ = run.split("/")
         by_model[dataset, model].append(f"{run}/log.csv")
     plots = []

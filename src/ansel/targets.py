@@ -6,6 +6,7 @@ functions, so adding a row to a spec adds its runs.
 from __future__ import annotations
 
 import json
+import os
 
 from ansel.config import ConfigError, dataset_name, load_paper, model_config
 
@@ -179,3 +180,8 @@ def paper_inputs(config: dict) -> list[str]:
         files.update(f for t in tables for f in table_inputs(config, t))
         files.update(f for fig in figures for f in figure_inputs(config, fig))
     return sorted(files)
+
+
+def paper_runs(inputs: list[str]) -> list[str]:
+    """The run directories among ``paper_inputs``."""
+    return sorted({os.path.dirname(f) for f in inputs if f.startswith("results/runs/")})

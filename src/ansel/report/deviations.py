@@ -6,6 +6,13 @@ negatives, filters ...) visible next to the numbers it produced, with no hand-ke
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from ansel.config import model_config, run_config
+from ansel.report.tables import grid_choice
+from ansel.targets import run_dir, seeds, table_cells
+
 IDENTITY = {"dataset", "model", "seed"}  # which run it is, not how it was trained
 
 
@@ -53,13 +60,6 @@ def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[
 
     ``papers_config`` is params.yaml without a preset (``ansel.config.load(preset="full")``).
     """
-    import json
-    from pathlib import Path
-
-    from ansel.config import model_config, run_config
-    from ansel.report.tables import grid_choice
-    from ansel.targets import run_dir, seeds, table_cells
-
     cells = {(row["label"], row["model"], col["dataset"], ds) for row, col, ds in table_cells(config, table)}
     several = len({c[2] for c in cells}) > 1
     rows, used_by_label = [], []

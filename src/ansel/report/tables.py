@@ -1,7 +1,8 @@
 """Paper tables: seeds aggregated per cell, rendered beside the published value.
 
 A cell is "ours" = mean ± sample std over seeds (n shown), from each run's metrics.json
-(selected on dev); a model with an lr grid shows the grid point best on dev (``grid_choice``). It is flagged (†) when |ours − published| > max(tolerance, 2·std);
+(selected on dev); a model with an lr grid shows the grid point best on dev (``grid_choice``).
+It is flagged (†) when |ours − published| > max(tolerance, 2·std);
 tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
 Every table kind produces the same cell frame (``CELL_COLUMNS``), so rendering is shared.
 """
