@@ -15,7 +15,8 @@ configfile: "params.yaml"
 
 SCHEMA = "workflow/schemas/params.schema.yaml"
 validate(config, SCHEMA)
-C = apply_preset(config)
+# --config values are already in `config`; they are applied again over the preset so that they win.
+C = apply_preset(config, workflow.config_settings.overwrite_config)
 validate(C, SCHEMA)  # the preset's overrides obey the same schema
 if C.get("data", {}).get("mirror"):
     # Through the environment, not params: where files come from must not rerun the DAG

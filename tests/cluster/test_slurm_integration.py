@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-# The smoke paper (12 training jobs) keeps CI short; every rule kind still goes through sbatch.
-TARGET = ["paper_smoke", "--config", "preset=smoke"]
+# The smoke paper with one seed (6 training jobs) keeps CI short; every rule kind still goes
+# through sbatch. `seeds=1` on the command line wins over the preset (ansel.config.apply_preset).
+TARGET = ["paper_smoke", "--config", "preset=smoke", "seeds=1"]
 SLURM_PROFILES = ["--profile", "slurm", "--profile", "ci-slurm"]
 LOCAL_PROFILES = ["--profile", "workflow/profiles/ci"]
 TRAIN_RULE = "train"

@@ -68,3 +68,11 @@ def test_snakemake_refuses_a_bad_key_at_start_up(repo_root):
                          cwd=repo_root, capture_output=True, text=True)
     assert out.returncode != 0
     assert "seeds" in out.stderr + out.stdout and "two" in out.stderr + out.stdout
+
+
+def test_command_line_overrides_win_over_the_preset():
+    # `snakemake --config preset=smoke seeds=1`: the preset sets seeds, the command line wins.
+    assert load(preset="smoke")["seeds"] == 2
+    assert load(preset="smoke", seeds=1)["seeds"] == 1
+    nested = load(preset="cpu", scale={"train": {"lr_grid": [5e-5]}})
+    assert nested["scale"]["train"]["lr_grid"] == [5e-5]

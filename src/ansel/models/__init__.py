@@ -1,8 +1,8 @@
 """Models are compositions: embedding -> encoder -> composition -> scorer (DESIGN.md, principle 4).
 
-Importing this package registers every architecture in ``registry``.
+Importing this package is cheap (no torch): ``build_model`` imports the model modules, which
+register their builders in ``registry``, on first use.
 """
-from ansel.models import apnet, compositions, ggsa, qa_baselines, random_baseline  # noqa: F401  (registration)
 from ansel.models.registry import build_model, registered
 
 __all__ = ["build_model", "registered"]

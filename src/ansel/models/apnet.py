@@ -8,8 +8,6 @@ Not siamese: the answer representation depends on the question.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -18,24 +16,8 @@ from torch import nn
 from ansel.models.base import Ranker, padding_mask
 from ansel.models.encoders import BiLSTMEncoder, CNNEncoder
 from ansel.models.layers import word_embedding
+from ansel.models.hparams import APBiLSTMConfig, APCNNConfig
 from ansel.models.registry import register
-
-
-@dataclass
-class APCNNConfig:
-    embedding_dim: int = 100
-    filters: int = 400
-    kernel: int = 3
-    dropout: float = 0.0
-    freeze_embeddings: bool = False
-
-
-@dataclass
-class APBiLSTMConfig:
-    embedding_dim: int = 100
-    hidden: int = 141
-    dropout: float = 0.0
-    freeze_embeddings: bool = False
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -100,7 +82,7 @@ class AttentivePoolingRanker(Ranker):
         return sigma_q, sigma_a
 
 
-@register("ap_cnn", APCNNConfig)
+@register("ap_cnn")
 def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings: np.ndarray | None) -> AttentivePoolingRanker:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     # The paper's convolution is linear (Q = W1 Z + b1, §2.1); the non-linearity is G's tanh.
@@ -108,7 +90,7 @@ def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings: np.ndarray | Non
     return AttentivePoolingRanker(emb, encoder, cfg.dropout)
 
 
-@register("ap_bilstm", APBiLSTMConfig)
+@register("ap_bilstm")
 def build_ap_bilstm(cfg: APBiLSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> AttentivePoolingRanker:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     return AttentivePoolingRanker(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout)

@@ -10,8 +10,6 @@ and ``multihop_lstm`` (Tran & Niederée 2018, sequential attention).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -20,6 +18,7 @@ from torch import nn
 from ansel.models.base import Ranker, SiameseRanker, padding_mask
 from ansel.models.encoders import BiLSTMEncoder
 from ansel.models.layers import masked_max, masked_mean, word_embedding
+from ansel.models.hparams import MultihopLSTMConfig, QALSTMAttentionConfig
 from ansel.models.registry import register
 
 COMPOSITIONS = ("max", "attention", "multihop")
@@ -195,20 +194,6 @@ class EmbeddingDropout(nn.Sequential):
         super().__init__(embedding, nn.Dropout(dropout))
 
 
-@dataclass
-class QALSTMAttentionConfig:
-    embedding_dim: int = 300
-    hidden: int = 141         # per direction; 141 on insuranceQA (Tan et al.), 256 on yahooQA
-    dropout: float = 0.3      # on the word embeddings (keep 0.7)
-    freeze_embeddings: bool = False
-    scorer: str = "cosine"    # cosine (pairwise loss) | mlp (pointwise loss)
-
-
-@dataclass
-class MultihopLSTMConfig(QALSTMAttentionConfig):
-    hops: int = 2
-
-
 def _lstm_ranker(cfg: QALSTMAttentionConfig, vocab_size: int, embeddings, composition: str,
                  hops: int = 1) -> Ranker:
     embed = EmbeddingDropout(word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings),
@@ -216,11 +201,11 @@ def _lstm_ranker(cfg: QALSTMAttentionConfig, vocab_size: int, embeddings, compos
     return compose(embed, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), composition, cfg.scorer, hops)
 
 
-@register("qa_lstm_attn", QALSTMAttentionConfig)
+@register("qa_lstm_attn")
 def build_qa_lstm_attn(cfg: QALSTMAttentionConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _lstm_ranker(cfg, vocab_size, embeddings, "attention")
 
 
-@register("multihop_lstm", MultihopLSTMConfig)
+@register("multihop_lstm")
 def build_multihop_lstm(cfg: MultihopLSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _lstm_ranker(cfg, vocab_size, embeddings, "multihop", cfg.hops)

@@ -9,52 +9,16 @@ Question and answer share one encoder; iGGSA's answer pass adds the interaction 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from torch import nn
 
 from ansel.models.base import Ranker
 from ansel.models.compositions import compose
 from ansel.models.layers import word_embedding
+from ansel.models.hparams import GGSAConfig, GlobalSAConfig, GroupSAConfig, LocalSAConfig
 from ansel.models.registry import register
 from ansel.models.self_attention import (GlobalAttention, GroupAttention, LocalAttention,
                                          PositionalEmbedding, SelfAttentionEncoder)
-
-
-@dataclass
-class GlobalSAConfig:
-    embedding_dim: int = 300
-    heads: int = 6
-    ffn_dim: int | None = None    # None: 4 x embedding_dim, as in Vaswani et al. (the paper's "same as [26]")
-    dropout: float = 0.3          # on word embeddings, before positions are added (keep 0.7)
-    freeze_embeddings: bool = False
-    projection: bool = False      # trainable projection of (frozen) embeddings, the paper's yahooQA setting
-    composition: str = "max"      # max | attention | multihop
-    hops: int = 2                 # multihop composition only
-    scorer: str = "cosine"        # cosine (pairwise loss) | mlp (pointwise loss; score = positive-class log-odds)
-    final_norm: bool = True       # LayerNorm after the FFN residual (GGSA removes it)
-
-
-@dataclass
-class LocalSAConfig(GlobalSAConfig):
-    window: int = 10
-    gate: bool = False
-    final_norm: bool = False      # local attention takes GGSA's place in the paper's Table 3
-
-
-@dataclass
-class GroupSAConfig(GlobalSAConfig):
-    group_size: int = 10
-    offset: bool = False          # the paper's strategy: the last heads // 2 heads start groups at group_size // 2
-    gate: bool = False
-    final_norm: bool = False
-
-
-@dataclass
-class GGSAConfig(GroupSAConfig):
-    offset: bool = True
-    gate: bool = True
 
 
 def head_offsets(heads: int, group_size: int, offset: bool) -> list[int]:
@@ -76,26 +40,26 @@ def _group_attention(cfg: GroupSAConfig) -> GroupAttention:
     return GroupAttention(cfg.group_size, head_offsets(cfg.heads, cfg.group_size, cfg.offset))
 
 
-@register("global_sa", GlobalSAConfig)
+@register("global_sa")
 def build_global_sa(cfg: GlobalSAConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _ranker(cfg, vocab_size, embeddings, GlobalAttention())
 
 
-@register("local_sa", LocalSAConfig)
+@register("local_sa")
 def build_local_sa(cfg: LocalSAConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _ranker(cfg, vocab_size, embeddings, LocalAttention(cfg.window), gate=cfg.gate)
 
 
-@register("group_sa", GroupSAConfig)
+@register("group_sa")
 def build_group_sa(cfg: GroupSAConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _ranker(cfg, vocab_size, embeddings, _group_attention(cfg), gate=cfg.gate)
 
 
-@register("ggsa", GGSAConfig)
+@register("ggsa")
 def build_ggsa(cfg: GGSAConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _ranker(cfg, vocab_size, embeddings, _group_attention(cfg), gate=cfg.gate)
 
 
-@register("iggsa", GGSAConfig)
+@register("iggsa")
 def build_iggsa(cfg: GGSAConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
     return _ranker(cfg, vocab_size, embeddings, _group_attention(cfg), gate=cfg.gate, interaction=True)

@@ -6,8 +6,6 @@ Tan et al.'s QA-LSTM pools the biLSTM outputs without it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 from torch import nn
@@ -15,24 +13,8 @@ from torch import nn
 from ansel.models.base import SiameseRanker, padding_mask
 from ansel.models.encoders import BiLSTMEncoder, CNNEncoder
 from ansel.models.layers import masked_max, word_embedding
+from ansel.models.hparams import QACNNConfig, QALSTMConfig
 from ansel.models.registry import register
-
-
-@dataclass
-class QALSTMConfig:
-    embedding_dim: int = 100
-    hidden: int = 141
-    dropout: float = 0.0
-    freeze_embeddings: bool = False
-
-
-@dataclass
-class QACNNConfig:
-    embedding_dim: int = 100
-    filters: int = 400
-    kernel: int = 4
-    dropout: float = 0.0
-    freeze_embeddings: bool = False
 
 
 class MaxPoolSiamese(SiameseRanker):
@@ -55,19 +37,19 @@ class MaxPoolSiamese(SiameseRanker):
     encode_answer = _encode
 
 
-@register("qa_lstm", QALSTMConfig)
+@register("qa_lstm")
 def build_qa_lstm(cfg: QALSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     return MaxPoolSiamese(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout, tanh=False)
 
 
-@register("qa_bilstm", QALSTMConfig)
+@register("qa_bilstm")
 def build_qa_bilstm(cfg: QALSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     return MaxPoolSiamese(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout, tanh=True)
 
 
-@register("qa_cnn", QACNNConfig)
+@register("qa_cnn")
 def build_qa_cnn(cfg: QACNNConfig, vocab_size: int, embeddings: np.ndarray | None) -> MaxPoolSiamese:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     # CNNEncoder already applies tanh per position; max then tanh matches the paper's

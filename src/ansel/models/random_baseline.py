@@ -6,20 +6,14 @@ random rankings. A pair's score depends only on its token ids, whatever the batc
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
 from ansel.models.base import Ranker
+from ansel.models.hparams import RandomConfig
 from ansel.models.registry import register
 
 _MOD = 2_147_483_647  # a Mersenne prime: multiply-add hashing modulo it mixes well
-
-
-@dataclass
-class RandomConfig:
-    max_len: int = 512
 
 
 class RandomRanker(Ranker):
@@ -34,6 +28,6 @@ class RandomRanker(Ranker):
         return ((hq * 48_271 + ha) % _MOD).double().div(_MOD).float()
 
 
-@register("random", RandomConfig)
+@register("random")
 def build_random(cfg: RandomConfig, vocab_size: int, embeddings: np.ndarray | None) -> RandomRanker:
     return RandomRanker(cfg)

@@ -1,47 +1,64 @@
 """Names used in params.yaml and paper specs -> model builders with typed hyperparameters.
 
-Each architecture registers a dataclass of its hyperparameters; an unknown or mistyped
-key in a model's config stops the run with a message naming the key.
+Each architecture's hyperparameters are a dataclass in ``ansel.models.hparams`` (torch-free, so
+configs are checked without importing torch); an unknown or mistyped key in a model's config
+stops the run with a message naming the key. Model modules register a builder per architecture.
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import types
 import typing
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
+from ansel.models.hparams import ARCHS
 
-from ansel.models.base import Ranker
+if TYPE_CHECKING:
+    import numpy as np
 
-Builder = Callable[[Any, int, "np.ndarray | None"], Ranker]
-_REGISTRY: dict[str, tuple[type, Builder]] = {}
+    from ansel.models.base import Ranker
+
+Builder = Callable[[Any, int, "np.ndarray | None"], "Ranker"]
+# The modules whose import registers the builders (build_model imports them on first use).
+MODEL_MODULES = ("apnet", "compositions", "ggsa", "qa_baselines", "random_baseline")
+_BUILDERS: dict[str, Builder] = {}
 
 
 class ModelConfigError(ValueError):
     pass
 
 
-def register(name: str, hparams: type):
-    """Decorator: ``@register("qa_lstm", QALSTMConfig)`` on ``build(cfg, vocab_size, embeddings)``."""
+def register(name: str):
+    """Decorator: ``@register("qa_lstm")`` on ``build(cfg, vocab_size, embeddings)``."""
 
     def wrap(builder: Builder) -> Builder:
-        if name in _REGISTRY:
+        if name not in ARCHS:
+            raise ValueError(f"model architecture {name!r} has no hyperparameters in ansel.models.hparams.ARCHS")
+        if name in _BUILDERS:
             raise ValueError(f"model architecture {name!r} registered twice")
-        _REGISTRY[name] = (hparams, builder)
+        _BUILDERS[name] = builder
         return builder
 
     return wrap
 
 
 def registered() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(ARCHS)
+
+
+def builders() -> dict[str, Builder]:
+    """Every architecture's builder (imports the model modules, and with them torch)."""
+    for module in MODEL_MODULES:
+        importlib.import_module(f"ansel.models.{module}")
+    return dict(_BUILDERS)
 
 
 def parse_hparams(arch: str, values: dict[str, Any], where: str = "model"):
     """Build the architecture's hyperparameter dataclass from a config dict, checking keys and types."""
-    if arch not in _REGISTRY:
+    if arch not in ARCHS:
         raise ModelConfigError(f"{where}: unknown arch {arch!r}; known: {', '.join(registered())}")
-    cls = _REGISTRY[arch][0]
+    cls = ARCHS[arch]
     fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
     for key, value in values.items():
@@ -53,14 +70,14 @@ def parse_hparams(arch: str, values: dict[str, Any], where: str = "model"):
 
 
 def build_model(arch: str, hparams: dict[str, Any], vocab_size: int,
-                embeddings: np.ndarray | None = None, where: str = "model") -> Ranker:
+                embeddings: "np.ndarray | None" = None, where: str = "model") -> "Ranker":
     cfg = parse_hparams(arch, hparams, where)
-    return _REGISTRY[arch][1](cfg, vocab_size, embeddings)
+    return builders()[arch](cfg, vocab_size, embeddings)
 
 
 def _fits(value: Any, hint: Any) -> bool:
     origin = typing.get_origin(hint)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         return any(_fits(value, h) for h in typing.get_args(hint))
     if hint is type(None):
         return value is None
