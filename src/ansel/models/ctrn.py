@@ -78,16 +78,19 @@ class TemporalGates(nn.Module):
 def fo_pool(z: torch.Tensor, f: torch.Tensor, o: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """QRNN fo-pooling over time, c_t = f_t c_{t-1} + (1 - f_t) z_t, h_t = o_t c_t; [B, L, m] -> h.
 
-    Padded steps carry the state unchanged. The loop is over time steps only (the recurrence);
-    every step is one batched tensor operation.
+    Padded steps carry the state unchanged (f = 1, no input). Only the recurrence loops over time;
+    the sequences are split into steps once (``unbind``), since indexing [:, t] inside the loop
+    would make backward write a full-size gradient per step.
     """
-    c = z.new_zeros(z.size(0), z.size(2))
     keep = mask.unsqueeze(-1)
-    states = []
-    for t in range(z.size(1)):
-        c = torch.where(keep[:, t], f[:, t] * c + (1 - f[:, t]) * z[:, t], c)
-        states.append(o[:, t] * c)
-    return torch.stack(states, dim=1)
+    f = torch.where(keep, f, torch.ones_like(f))
+    inputs = torch.where(keep, (1 - f) * z, torch.zeros_like(z))
+    c = z.new_zeros(z.size(0), z.size(2))
+    cells = []
+    for f_t, x_t in zip(f.unbind(1), inputs.unbind(1)):
+        c = f_t * c + x_t
+        cells.append(c)
+    return o * torch.stack(cells, dim=1)
 
 
 class CTRN(Ranker):
