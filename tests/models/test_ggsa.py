@@ -30,16 +30,6 @@ def _build(name, seed=0):
     return build_model(arch, CONFIGS[name], VOCAB)
 
 
-def _batch(seed=0, b=4, lq=5, la=9):
-    g = torch.Generator().manual_seed(seed)
-    q = torch.randint(1, VOCAB, (b, lq), generator=g)
-    a = torch.randint(1, VOCAB, (b, la), generator=g)
-    q[1, 3:] = 0
-    a[0, 4:] = 0
-    a[2, 7:] = 0
-    return q, a
-
-
 def _pad(ids, extra):
     return torch.cat([ids, torch.zeros(ids.size(0), extra, dtype=ids.dtype)], dim=1)
 
@@ -54,26 +44,26 @@ def test_paper_offsets_and_siamese_flags():
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_scores_ignore_padding(name):
+def test_scores_ignore_padding(name, padded_pairs):
     model = _build(name).eval()
-    q, a = _batch()
+    q, a = padded_pairs(VOCAB)
     with torch.no_grad():
         reference = model(q, a)
         assert reference.shape == (4,) and torch.isfinite(reference).all()
         torch.testing.assert_close(model(_pad(q, 4), _pad(a, 7)), reference, rtol=1e-5, atol=1e-5)
 
 
-def test_siamese_pooled_vectors_ignore_padding():
+def test_siamese_pooled_vectors_ignore_padding(padded_pairs):
     model = _build("ggsa").eval()
-    _, a = _batch()
+    _, a = padded_pairs(VOCAB)
     with torch.no_grad():
         torch.testing.assert_close(model.encode_answer(_pad(a, 11)), model.encode_answer(a), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_gradient_reaches_every_parameter(name):
+def test_gradient_reaches_every_parameter(name, padded_pairs):
     model = _build(name).train()
-    q, a = _batch()
+    q, a = padded_pairs(VOCAB)
     model(q, a).pow(2).sum().backward()
     silent = [n for n, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0]
     assert not silent

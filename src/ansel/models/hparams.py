@@ -98,6 +98,16 @@ class GGSAConfig(GroupSAConfig):
     gate: bool = True
 
 
+@dataclass
+class CTRNConfig:
+    embedding_dim: int = 300
+    hidden: int = 300              # m: projection and gate width
+    kernel: int = 3                # window of Conv Z / F / O
+    dropout: float = 0.0           # on word embeddings
+    freeze_embeddings: bool = False
+    scorer: str = "mlp"            # mlp (pointwise, the paper) | cosine (pairwise hinge)
+
+
 ARCHS: dict[str, type] = {
     "random": RandomConfig,
     "qa_lstm": QALSTMConfig,
@@ -112,4 +122,5 @@ ARCHS: dict[str, type] = {
     "group_sa": GroupSAConfig,
     "ggsa": GGSAConfig,
     "iggsa": GGSAConfig,
+    "ctrn": CTRNConfig,
 }

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 Builder = Callable[[Any, int, "np.ndarray | None"], "Ranker"]
 # The modules whose import registers the builders (build_model imports them on first use).
-MODEL_MODULES = ("apnet", "compositions", "ggsa", "qa_baselines", "random_baseline")
+MODEL_MODULES = ("apnet", "compositions", "ctrn", "ggsa", "qa_baselines", "random_baseline")
 _BUILDERS: dict[str, Builder] = {}
 
 
