@@ -16,6 +16,13 @@ def test_notes_say_when_nothing_deviates():
     assert "AP-CNN: train.epochs 25 → 3" in note and "QA-CNN" not in note
 
 
+def test_rows_with_the_same_deviations_are_listed_together():
+    cfg, short = {"train": {"epochs": 25}}, {"train": {"epochs": 3}}
+    note = deviation_notes([("A", cfg, short), ("B", cfg, short), ("C", cfg, {"train": {"epochs": 5}})])[0]
+    assert note.endswith(": A, B: train.epochs 25 → 3; C: train.epochs 25 → 5")
+    assert deviation_notes([("A", cfg, short), ("B", cfg, short)])[0].endswith(": every row: train.epochs 25 → 3")
+
+
 def test_embeddings_note_groups_rows_by_vectors():
     note = embeddings_note([("A", {"embeddings": "word2vec", "hparams": {"embedding_dim": 300}}),
                             ("B", {"embeddings": "glove840b", "hparams": {"embedding_dim": 300}}),

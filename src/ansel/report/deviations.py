@@ -34,13 +34,18 @@ def differences(paper: dict, used: dict) -> list[str]:
 
 
 def deviation_notes(rows: list[tuple[str, dict, dict]]) -> list[str]:
-    """Notes for rows given as (label, paper run config, used run config)."""
-    changed = [(label, differences(paper, used)) for label, paper, used in rows]
-    changed = [(label, diff) for label, diff in changed if diff]
-    if not changed:
+    """Notes for rows given as (label, paper run config, used run config); rows that changed the
+    same settings are listed together ("every row" when all did)."""
+    by_diff: dict[tuple[str, ...], list[str]] = {}
+    for label, paper, used in rows:
+        diff = tuple(differences(paper, used))
+        if diff:
+            by_diff.setdefault(diff, []).append(label)
+    if not by_diff:
         return ["Runs use the paper's settings (params.yaml) unchanged."]
     return ["Deviations from the paper's settings (params.yaml → this preset): "
-            + "; ".join(f"{label}: {', '.join(diff)}" for label, diff in changed)]
+            + "; ".join(f"{'every row' if len(labels) == len(rows) else ', '.join(labels)}: {', '.join(diff)}"
+                        for diff, labels in by_diff.items())]
 
 
 def embeddings_note(rows: list[tuple[str, dict]]) -> str:
@@ -52,7 +57,8 @@ def embeddings_note(rows: list[tuple[str, dict]]) -> str:
         if kind == "word2vec":
             name += " (gensim, trained on the dataset's training split)"
         by_kind.setdefault(name, []).append(label)
-    return "Word embeddings: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in by_kind.items())
+    return "Word embeddings: " + "; ".join(f"{k}: {'every row' if len(v) == len(rows) else ', '.join(v)}"
+                                           for k, v in by_kind.items())
 
 
 def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[str]:
