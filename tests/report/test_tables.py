@@ -100,7 +100,7 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch):
     nested = json.loads((tmp_path / "results/tables/smoke/synthetic.json").read_text())
     assert set(nested) == {row["label"] for row in table["rows"]}
     notes = (tmp_path / "results/tables/smoke/synthetic.md").read_text()
-    assert "QA-CNN (synthetic_en): max_len_a 40 → 120" in notes  # the runs used wikiqa's lengths
+    assert "every row: max_len_a 40 → 120, max_len_q 20 → 40" in notes  # the runs used wikiqa's lengths
     cell = nested["QA-CNN"]["synthetic_en test MAP"]  # qa_cnn's two seeds are inputs 0 and 1
     assert cell == pytest.approx({"mean": 0.05, "std": np.std([0.0, 0.1], ddof=1), "n": 2, "published": None})
 
