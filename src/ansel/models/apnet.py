@@ -16,7 +16,7 @@ from torch import nn
 from ansel.models.base import Ranker, padding_mask
 from ansel.models.encoders import BiLSTMEncoder, CNNEncoder
 from ansel.models.layers import word_embedding
-from ansel.models.hparams import APBiLSTMConfig, APCNNConfig
+from ansel.models.hparams import APCNNConfig, QALSTMConfig
 from ansel.models.registry import register
 
 
@@ -91,6 +91,6 @@ def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings: np.ndarray | Non
 
 
 @register("ap_bilstm")
-def build_ap_bilstm(cfg: APBiLSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> AttentivePoolingRanker:
+def build_ap_bilstm(cfg: QALSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> AttentivePoolingRanker:
     emb = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
     return AttentivePoolingRanker(emb, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), cfg.dropout)

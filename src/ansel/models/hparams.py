@@ -33,20 +33,8 @@ class QACNNConfig:
 
 
 @dataclass
-class APCNNConfig:
-    embedding_dim: int = 100
-    filters: int = 400
+class APCNNConfig(QACNNConfig):
     kernel: int = 3
-    dropout: float = 0.0
-    freeze_embeddings: bool = False
-
-
-@dataclass
-class APBiLSTMConfig:
-    embedding_dim: int = 100
-    hidden: int = 141
-    dropout: float = 0.0
-    freeze_embeddings: bool = False
 
 
 @dataclass
@@ -114,7 +102,7 @@ ARCHS: dict[str, type] = {
     "qa_bilstm": QALSTMConfig,
     "qa_cnn": QACNNConfig,
     "ap_cnn": APCNNConfig,
-    "ap_bilstm": APBiLSTMConfig,
+    "ap_bilstm": QALSTMConfig,     # AP-biLSTM has QA-biLSTM's hyperparameters
     "qa_lstm_attn": QALSTMAttentionConfig,
     "multihop_lstm": MultihopLSTMConfig,
     "global_sa": GlobalSAConfig,
