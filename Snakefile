@@ -1,6 +1,7 @@
 # ansel: one DAG from raw data to every paper table and figure (see README.md).
 import json
 import os
+from pathlib import Path
 
 from snakemake.utils import min_version, validate
 

@@ -100,6 +100,17 @@ def test_figure_runs_per_kind():
         T.figure_runs(cfg, {**maps, "kind": "pie"})
 
 
+def test_a_model_may_have_its_own_number_of_seeds():
+    cfg = config(models={"g": {**GGSA, "seeds": 5}, "ref": GGSA})
+    assert T.seeds(cfg) == T.seeds(cfg, "ref") == [1, 2]
+    assert T.seeds(cfg, "g") == T.seeds(cfg, "g@lr=5e-05") == [1, 2, 3, 4, 5]  # derived runs: their base's
+    table = {"rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
+             "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}]}
+    assert T.table_runs(cfg, table) == ([f"results/runs/ds/g/seed{s}" for s in range(1, 6)]
+                                        + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"])
+    assert T.seed_count(cfg, ["g", "ref", "g"]) == "2-5" and T.seed_count(cfg, ["g"]) == "5"
+
+
 def test_dataset_stats_tables_read_statistics_not_runs():
     table = {"id": "t", "kind": "dataset_stats", "columns": ["questions"],
              "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}]}

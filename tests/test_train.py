@@ -62,6 +62,17 @@ def test_outputs_and_dev_selection(processed, tmp_path):
     assert dev["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
 
 
+def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, monkeypatch):
+    steps = []
+    step = torch.optim.RMSprop.step
+    monkeypatch.setattr(torch.optim.RMSprop, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
+    _train(cfg(epochs=2, optimizer="rmsprop", max_batches=3), processed, tmp_path / "cut")
+    assert len(steps) == 2 * 3  # 120 training questions' positives would take 8+ batches of 16
+    steps.clear()
+    _train(cfg(epochs=1, optimizer="rmsprop", max_batches=None), processed, tmp_path / "all")
+    assert len(steps) > 3
+
+
 def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monkeypatch, capsys):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     _train(cfg(), processed, straight)

@@ -86,14 +86,15 @@ def cmd_table(a) -> None:
     from ansel.config import load
     from ansel.report.deviations import table_setting_notes
     from ansel.report.tables import aggregate, grid_notes, published_lookup, render
-    from ansel.targets import spec_table, table_kind
+    from ansel.targets import seed_count, spec_table, table_kind
 
     config = a.config
     table = spec_table(config, a.paper, a.table)
     stats = table_kind(table) == "dataset_stats"
     datasets = {r["dataset"] for r in table["rows"]} if stats else {c["dataset"] for c in table["columns"]}
     aliases = {d: config["dataset_alias"][d] for d in datasets if d in config.get("dataset_alias", {})}
-    notes = [f"preset {config.get('preset', 'full')}" + ("" if stats else f"; {config['seeds']} seeds")]
+    models = [r["model"] for r in table["rows"] if r.get("model")]
+    notes = [f"preset {config.get('preset', 'full')}" + ("" if stats else f"; {seed_count(config, models)} seeds")]
     if aliases:
         notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
                      + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))

@@ -26,8 +26,17 @@ FIGURE_RUN_FILES = {
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 
 
-def seeds(config: dict) -> list[int]:
-    return list(range(1, int(config["seeds"]) + 1))
+def seeds(config: dict, model: str | None = None) -> list[int]:
+    """The seeds of a model's runs: its own ``seeds`` count where its config sets one (a preset
+    may give cheap rows more seeds than the rest), else the config's."""
+    own = config.get("models", {}).get((model or "").partition("@")[0], {}).get("seeds")
+    return list(range(1, int(own or config["seeds"]) + 1))
+
+
+def seed_count(config: dict, models) -> str:
+    """How many seeds the models' runs average: "5", or "2-5" where models differ."""
+    counts = sorted({len(seeds(config, m)) for m in models})
+    return "-".join(map(str, counts[::len(counts) - 1 or 1]))
 
 
 def run_dir(dataset: str, model: str, seed: int) -> str:
@@ -85,7 +94,7 @@ def grid_points(config: dict, model: str) -> list[tuple[float, str]]:
 
 def table_runs(config: dict, table: dict) -> list[str]:
     dirs = {run_dir(ds, m, s) for row, _, ds in table_cells(config, table)
-            for _, m in grid_points(config, row["model"]) for s in seeds(config)}
+            for _, m in grid_points(config, row["model"]) for s in seeds(config, m)}
     return sorted(dirs)
 
 
@@ -103,9 +112,10 @@ def published_file(table: dict) -> str:
 
 def figure_seed(config: dict, figure: dict) -> int:
     """The one seed a single-run figure shows: the spec's ``seed``, else the first."""
-    seed = figure.get("seed", seeds(config)[0])
-    if seed not in seeds(config):
-        raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of the preset's seeds {seeds(config)}")
+    known = seeds(config, figure["model"])
+    seed = figure.get("seed", known[0])
+    if seed not in known:
+        raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of the preset's seeds {known}")
     return seed
 
 
@@ -142,7 +152,7 @@ def figure_runs(config: dict, figure: dict) -> list[str]:
         models = [m for _, m in sweep_models(config, figure)] + [figure["reference_model"]]
     else:
         models = figure["models"]
-    return sorted({run_dir(ds, m, s) for m in models for s in seeds(config)})
+    return sorted({run_dir(ds, m, s) for m in models for s in seeds(config, m)})
 
 
 def figure_inputs(config: dict, figure: dict) -> list[str]:

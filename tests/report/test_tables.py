@@ -131,6 +131,10 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(0.6)
     assert grid_notes(config, TABLE) == [
         "lr chosen per row on syn dev MAP (mean over seeds) from the grid {0.0001, 5e-05, 1e-05}: M 5e-05"]
+    two = {**TABLE, "rows": [{"label": "M", "model": "m"}, {"label": "N", "model": "m"}]}
+    assert grid_notes(config, two)[0].endswith("{0.0001, 5e-05, 1e-05}: every row 5e-05")
+    one = {**config, "models": {"m": {"arch": "qa_lstm", "train": {**train, "lr_grid": [1e-4]}}}}
+    assert grid_notes(one, two) == ["lr 0.0001 for every row (a one-point grid: nothing chosen on dev)"]
     # a model without a grid is its own single point, and gets no note
     plain = {**config, "models": {"m": {"arch": "qa_lstm", "train": {"lr": 1e-4, "select_metric": "MAP"}}}}
     assert grid_choice(plain, "m", "syn")[:2] == (1e-4, "m") and grid_notes(plain, TABLE) == []

@@ -1,5 +1,10 @@
 # Seeds aggregated into each paper's tables (published value beside ours) and figures.
 
+# The renderers are inputs: Snakemake's `code` trigger covers a rule's own command only, so an
+# edit of how a table or figure is built (its notes, its aggregation) would otherwise leave the
+# rendered files stale.
+REPORT_CODE = sorted(str(p) for p in Path("src/ansel/report").glob("*.py"))
+
 
 def report_cfg():
     """The slice of the config a table or figure depends on (so only it triggers re-rendering)."""
@@ -23,11 +28,12 @@ def table_cfg(w):
 
 
 def figure_cfg(w):
-    """report_cfg plus the model configs a sweep derives its runs from (and the preset's sweep values)."""
+    """report_cfg plus the configs of the models a figure reads (their seeds; a sweep derives its
+    runs from its base model) and the preset's sweep values."""
     spec = T.spec_figure(w.paper, w.figure)
     if spec["kind"] != "sweep":
-        return json.dumps(report_cfg())
-    return json.dumps({**report_cfg(), **models_cfg([spec["base_model"]]),
+        return json.dumps({**report_cfg(), **models_cfg(spec.get("models") or [spec["model"]])})
+    return json.dumps({**report_cfg(), **models_cfg([spec["base_model"], spec["reference_model"]]),
                        "papers": {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}})
 
 
@@ -51,6 +57,7 @@ rule table:
         lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
         spec="workflow/papers/{paper}.yaml",
         published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
+        code=REPORT_CODE,
     output:
         report("results/tables/{paper}/{table}.csv", category="{paper}", labels={"table": "{table}"}),
         "results/tables/{paper}/{table}.md",
@@ -73,6 +80,7 @@ rule figure:
     input:
         lambda w: T.figure_inputs(C, T.spec_figure(w.paper, w.figure)),
         spec="workflow/papers/{paper}.yaml",
+        code=REPORT_CODE,
     output:
         report("figures/{paper}/{figure}.png", category="{paper}", labels={"figure": "{figure}"}),
         "figures/{paper}/{figure}.pdf",

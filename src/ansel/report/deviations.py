@@ -71,7 +71,7 @@ def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[
     rows, used_by_label = [], []
     for label, model, dataset, resolved in sorted(cells, key=lambda c: (c[2], c[0])):
         _, shown, _ = grid_choice(config, model, resolved)  # the lr-grid point the table shows
-        path = Path(run_dir(resolved, shown, seeds(config)[0])) / "config.json"
+        path = Path(run_dir(resolved, shown, seeds(config, shown)[0])) / "config.json"
         used = json.loads(path.read_text())
         name = f"{label} ({dataset})" if several else label
         paper = run_config(papers_config, dataset, model, used["seed"])

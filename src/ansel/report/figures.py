@@ -24,7 +24,7 @@ from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
 from ansel.report.plotting import save  # noqa: E402
 from ansel.report.tables import published_lookup, run_metric  # noqa: E402
-from ansel.targets import figure_seed, processed_dir, run_dir, seeds, sweep_models, sweep_values  # noqa: E402
+from ansel.targets import figure_seed, processed_dir, run_dir, seed_count, seeds, sweep_models, sweep_values  # noqa: E402
 
 FigureFn = Callable[[dict, dict, Path], None]
 _KINDS: dict[str, FigureFn] = {}
@@ -51,7 +51,7 @@ def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
     ds = dataset_name(config, spec["dataset"])
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for model in spec["models"]:
-        logs = pd.concat([pd.read_csv(Path(run_dir(ds, model, s)) / "log.csv") for s in seeds(config)])
+        logs = pd.concat([pd.read_csv(Path(run_dir(ds, model, s)) / "log.csv") for s in seeds(config, model)])
         if logs.empty or f"dev_{metric}" not in logs:
             continue
         stats = logs.groupby("epoch")[f"dev_{metric}"].agg(["mean", "std"]).fillna(0.0)
@@ -61,7 +61,7 @@ def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
         ax.axhline(spec["reference"]["value"], ls="--", color="grey", label=spec["reference"]["label"])
     ax.set_xlabel("epoch")
     ax.set_ylabel(f"dev {metric}")
-    ax.set_title(spec.get("title", f"{ds}: dev {metric} per epoch ({len(seeds(config))} seeds)"))
+    ax.set_title(spec.get("title", f"{ds}: dev {metric} per epoch ({seed_count(config, spec['models'])} seeds)"))
     ax.legend()
     save(fig, prefix)
 
@@ -98,7 +98,7 @@ def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     curves = {}
     for model in spec["models"]:
         per_seed = pd.concat([accuracy_by_length(split_run(Path(run_dir(ds, model, s)) / "run.trec", split),
-                                                 qrels, lengths, thresholds) for s in seeds(config)])
+                                                 qrels, lengths, thresholds) for s in seeds(config, model)])
         curves[spec.get("labels", {}).get(model, model)] = (
             per_seed.groupby("max_length", as_index=False)
             .agg(questions=("questions", "first"), p_at_1=("p_at_1", "mean"), p_at_1_std=("p_at_1", "std"))
@@ -110,7 +110,7 @@ def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
 def accuracy_by_length_figure(config: dict, spec: dict, prefix: Path) -> None:
     ds = dataset_name(config, spec["dataset"])
     plot_accuracy_by_length(length_curves(config, spec), prefix, spec.get(
-        "title", f"{ds} {spec['split']}: P@1 by answer length ({len(seeds(config))} seeds)"))
+        "title", f"{ds} {spec['split']}: P@1 by answer length ({seed_count(config, spec['models'])} seeds)"))
 
 
 @figure_kind("attention_maps")
@@ -169,7 +169,7 @@ def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
     for split in spec["splits"]:
         for value, model in points:
             v = pd.Series([run_metric(Path(run_dir(ds, model, s)) / "metrics.json", split, metric)
-                           for s in seeds(config)]) * scale
+                           for s in seeds(config, model)]) * scale
             rows.append({"split": split, "value": value, "model": model, "mean": v.mean(),
                          "std": v.std(ddof=1) if len(v) > 1 else 0.0, "n": len(v)})
     return pd.DataFrame(rows)
@@ -206,6 +206,6 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_xlabel(x)
     ax.set_ylabel(f"{metric}{' (%)' if scale == 100.0 else ''}")
     ds = dataset_name(config, spec["dataset"])
-    ax.set_title(spec.get("title", f"{ds}: {spec['base_model']} by {x} ({len(seeds(config))} seeds)"), fontsize=9)
+    ax.set_title(spec.get("title", f"{ds}: {spec['base_model']} by {x} ({seed_count(config, curves.model)} seeds)"), fontsize=9)
     ax.legend(fontsize=7)
     save(fig, prefix)

@@ -50,22 +50,32 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, str, flo
     train = model_config(config, model)["train"]
     split, metric = train.get("dev_split", "dev"), train["select_metric"]
     scored = [(float(np.mean([run_metric(Path(run_dir(dataset, m, s)) / "metrics.json", split, metric)
-                              for s in seeds(config)])), lr, m) for lr, m in points]
+                              for s in seeds(config, m)])), lr, m) for lr, m in points]
     dev, lr, m = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
     return lr, m, dev
 
 
 def grid_notes(config: dict, table: dict) -> list[str]:
-    """One note per (dataset, grid): the lr each row's cells show."""
-    chosen: dict[tuple, dict[str, None]] = {}  # dict as an ordered set of "row lr"
+    """One note per (dataset, grid): the lr each row's cells show ("every row" when all agree);
+    one note for all one-point grids, where nothing is chosen."""
+    chosen: dict[tuple, dict[str, str]] = {}  # key -> {row label: lr}, in row order
     for row, _, ds in table_cells(config, table):
         train = model_config(config, row["model"])["train"] if row["model"] in config.get("models", {}) else {}
         if "lr_grid" in train:
-            key = (ds, train.get("dev_split", "dev"), train["select_metric"], tuple(train["lr_grid"]))
-            chosen.setdefault(key, {})[f"{row['label']} {grid_choice(config, row['model'], ds)[0]:g}"] = None
-    return [f"lr chosen per row on {ds} {split} {metric} (mean over seeds) from the grid "
-            f"{{{', '.join(f'{lr:g}' for lr in grid)}}}: " + "; ".join(rows)
-            for (ds, split, metric, grid), rows in chosen.items()]
+            grid = tuple(train["lr_grid"])
+            key = (None, None, None, grid) if len(grid) == 1 else (ds, train.get("dev_split", "dev"),
+                                                                  train["select_metric"], grid)
+            chosen.setdefault(key, {})[row["label"]] = f"{grid_choice(config, row['model'], ds)[0]:g}"
+    notes = []
+    for (ds, split, metric, grid), rows in chosen.items():
+        if len(grid) == 1:
+            notes.append(f"lr {grid[0]:g} for every row (a one-point grid: nothing chosen on dev)")
+            continue
+        shown = (f"every row {next(iter(rows.values()))}" if len(rows) > 1 and len(set(rows.values())) == 1
+                 else "; ".join(f"{label} {lr}" for label, lr in rows.items()))
+        notes.append(f"lr chosen per row on {ds} {split} {metric} (mean over seeds) from the grid "
+                     f"{{{', '.join(f'{lr:g}' for lr in grid)}}}: {shown}")
+    return notes
 
 
 def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
@@ -83,7 +93,7 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
                 _, _, resolved = run_cells[key]
                 _, model, _ = grid_choice(config, row["model"], resolved)
                 values = [run_metric(Path(run_dir(resolved, model, s)) / "metrics.json",
-                                     col["split"], col["metric"]) for s in seeds(config)]
+                                     col["split"], col["metric"]) for s in seeds(config, model)]
             # ranking metrics (0-1) may be printed as percentages; other metrics (seconds) never are
             percent = col["metric"] in METRICS and not math.isnan(pub) and pub > 1.0
             scale = 100.0 if percent else 1.0
