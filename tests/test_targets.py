@@ -109,6 +109,7 @@ def test_a_model_may_have_its_own_number_of_seeds():
     assert T.table_runs(cfg, table) == ([f"results/runs/ds/g/seed{s}" for s in range(1, 6)]
                                         + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"])
     assert T.seed_count(cfg, ["g", "ref", "g"]) == "2-5" and T.seed_count(cfg, ["g"]) == "5"
+    assert T.seed_count(cfg, []) == "2"  # no model rows: the config's count
 
 
 def test_dataset_stats_tables_read_statistics_not_runs():

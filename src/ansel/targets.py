@@ -35,8 +35,8 @@ def seeds(config: dict, model: str | None = None) -> list[int]:
 
 def seed_count(config: dict, models) -> str:
     """How many seeds the models' runs average: "5", or "2-5" where models differ."""
-    counts = sorted({len(seeds(config, m)) for m in models})
-    return "-".join(map(str, counts[::len(counts) - 1 or 1]))
+    counts = sorted({len(seeds(config, m)) for m in models}) or [len(seeds(config))]
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
 
 
 def run_dir(dataset: str, model: str, seed: int) -> str:
@@ -115,7 +115,7 @@ def figure_seed(config: dict, figure: dict) -> int:
     known = seeds(config, figure["model"])
     seed = figure.get("seed", known[0])
     if seed not in known:
-        raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of the preset's seeds {known}")
+        raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of {figure['model']}'s seeds {known}")
     return seed
 
 

@@ -112,8 +112,9 @@ def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path:
         lr = learning_rate(t, epoch)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        # max_batches: a preset's shorter epoch (a fresh random subset of the positives each epoch)
-        order = rng.permutation(len(pos_q))[:t["batch_size"] * t["max_batches"] if t.get("max_batches") else None]
+        order = rng.permutation(len(pos_q))
+        if t.get("max_batches"):  # a preset's shorter epoch: a fresh random subset each epoch
+            order = order[:t["batch_size"] * t["max_batches"]]
         model.train()
         total, n_batches, started = 0.0, 0, time.perf_counter()
         bar = tqdm(range(0, len(order), t["batch_size"]), desc=f"{cfg['model']} seed{seed} epoch {epoch}",
