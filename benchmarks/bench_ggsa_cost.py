@@ -9,7 +9,10 @@ as the paper's local baseline), not with an L x L band mask. Prints
      block's floor: the same block with its attention replaced by "context = v" (projections,
      gate, FFN, LayerNorms), i.e. the part that no attention variant can shrink; the lowest
      block ratio any attention could reach is GGSA's floor / the baseline's block;
-  2. time vs L in {100, 200, 400, 800} with the growth exponent (slope of log-time vs log-L;
+     The attention steps are cheap, so they get 5x the repeats of the blocks;
+  2. multiply-adds per word of each block, counted from the shapes: the block ratio that time
+     proportional to arithmetic would give (at L=200 the projections, gate and FFN dominate);
+  3. time vs L in {100, 200, 400, 800} with the growth exponent (slope of log-time vs log-L;
      GGSA ~1, global attention ~2).
 
     python benchmarks/bench_ggsa_cost.py [--quick] [--threads 2]
@@ -79,6 +82,14 @@ def attention_step(attention, batch: int, length: int):
     return lambda: attention(q, k, v, mask).sum().backward()
 
 
+def multiply_adds(name: str, length: int) -> dict[str, int]:
+    """Multiply-adds per word, fwd: projections (q, k, v, out), FFN (D -> 4D -> D), the gate's
+    D x D linear, and attention (scores + weighted sum over the keys a word sees)."""
+    seen = {"ggsa": GROUP, "global": length, "local": GROUP}[name]
+    return {"projections": 4 * DIM * DIM, "ffn": 2 * DIM * 4 * DIM,
+            "gate": DIM * DIM if name == "ggsa" else 0, "attention": 2 * seen * DIM}
+
+
 def exponent(lengths, times) -> float:
     xs, ys = [math.log(n) for n in lengths], [math.log(t) for t in times]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -89,22 +100,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="B=16 at L=200, B=4 for the length sweep")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     batch, sweep_batch = (16, 4) if args.quick else (128, 16)
-    print(f"torch {torch.__version__}, {args.threads} threads, fastest of {args.repeats} fwd+bwd (interleaved), "
+    print(f"torch {torch.__version__}, {args.threads} threads, fastest of {args.repeats} fwd+bwd "
+          f"({5 * args.repeats} for attention steps alone), interleaved, "
           f"D={DIM}, heads={HEADS}, group/window={GROUP}")
 
     print(f"\n1. B={batch}, L=200: seconds per batch")
     variants = attentions()
-    steps = {}
+    blocks, attention = {}, {}
     for name, (att, opts) in variants.items():
-        steps[name, "block"] = block_step(att, opts, batch, 200)
-        steps[name, "floor"] = block_step(NoAttention(), opts, batch, 200)
-        steps[name, "attention"] = attention_step(att, batch, 200)
-    times = seconds(steps, args.repeats)
+        blocks[name, "block"] = block_step(att, opts, batch, 200)
+        blocks[name, "floor"] = block_step(NoAttention(), opts, batch, 200)
+        attention[name, "attention"] = attention_step(att, batch, 200)
+    times = seconds(blocks, args.repeats) | seconds(attention, 5 * args.repeats)
     print(f"{'':10s}{'block':>10s}{'floor':>10s}{'attention':>12s}")
     for name in variants:
         print(f"{name:10s}" + "".join(f"{times[name, part]:{w}.3f}" for part, w in
@@ -114,8 +126,19 @@ def main() -> None:
               f"(lowest reachable: floor {times['ggsa', 'floor'] / times[other, 'block']:.2f}x), "
               f"attention {times['ggsa', 'attention'] / times[other, 'attention']:.2f}x  (target <= {target}x)")
 
+    print("\n2. multiply-adds per word at L=200 (thousands)")
+    counts = {name: multiply_adds(name, 200) for name in variants}
+    parts = list(counts["ggsa"])
+    print(f"{'':10s}" + "".join(f"{part:>13s}" for part in parts) + f"{'block':>8s}")
+    for name, count in counts.items():
+        print(f"{name:10s}" + "".join(f"{count[part] / 1e3:13.0f}" for part in parts)
+              + f"{sum(count.values()) / 1e3:8.0f}")
+    for other in ("global", "local"):
+        print(f"GGSA / {other:6s}: block {sum(counts['ggsa'].values()) / sum(counts[other].values()):.2f}x "
+              f"by arithmetic, attention {counts['ggsa']['attention'] / counts[other]['attention']:.2f}x")
+
     lengths = (100, 200, 400, 800)
-    print(f"\n2. B={sweep_batch}: seconds per batch vs L, growth exponent (log-log slope)")
+    print(f"\n3. B={sweep_batch}: seconds per batch vs L, growth exponent (log-log slope)")
     print(f"{'':18s}" + "".join(f"{n:>9d}" for n in lengths) + f"{'exponent':>10s}")
     steps = {}
     for name in ("ggsa", "global"):
