@@ -15,7 +15,7 @@ as the paper's local baseline), not with an L x L band mask. Prints
   3. time vs L in {100, 200, 400, 800} with the growth exponent (slope of log-time vs log-L;
      GGSA ~1, global attention ~2).
 
-Freed memory stays in the process during the run (see ``keep_freed_memory``); pass
+Freed memory stays in the process during the run (``ansel.memory.keep_freed_memory``); pass
 --system-allocator to time with glibc's defaults instead.
 
     python benchmarks/bench_ggsa_cost.py [--quick] [--threads 2] [--system-allocator]
@@ -23,7 +23,6 @@ Freed memory stays in the process during the run (see ``keep_freed_memory``); pa
 from __future__ import annotations
 
 import argparse
-import ctypes
 import math
 import statistics
 import time
@@ -31,6 +30,7 @@ from typing import Callable
 
 import torch
 
+from ansel.memory import keep_freed_memory
 from ansel.models.ggsa import head_offsets
 from ansel.models.self_attention import GlobalAttention, GroupAttention, LocalAttention, SelfAttentionEncoder
 
@@ -51,23 +51,6 @@ def attentions() -> dict[str, tuple[torch.nn.Module, dict]]:
         "global": (GlobalAttention(), {"gate": False, "final_norm": True}),
         "local": (LocalAttention(GROUP), {"gate": False, "final_norm": False}),
     }
-
-
-def keep_freed_memory() -> bool:
-    """Keep freed memory in the process, as PyTorch's GPU caching allocator (and jemalloc or
-    tcmalloc on CPU) do. Under glibc's defaults every buffer over 32 MB is mmap-ed and returned to
-    the kernel when freed, so each step pays page faults on fresh pages: about a quarter of the
-    CPU time was system time, and it varied from step to step. On this machine that spread the
-    GGSA / global attention ratio of paired steps over quartiles 0.46-0.65; with this setting,
-    0.45-0.51 (25 pairs each). Local attention is hit hardest: its unfolded products are
-    ~300 MB at B=128, and its attention step took 1.10 s with glibc's defaults against 0.31 s
-    with this setting (B=128, L=200). Returns False where mallopt is unavailable (not glibc)."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    m_trim_threshold, m_mmap_max = -1, -4  # glibc's malloc.h
-    return bool(mallopt(m_mmap_max, 0)) and bool(mallopt(m_trim_threshold, 2**31 - 1))
 
 
 def seconds(steps: dict[str, Callable[[], None]], repeats: int) -> dict[str, float]:

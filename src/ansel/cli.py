@@ -65,8 +65,10 @@ def cmd_embeddings(a) -> None:
 
 def cmd_train(a) -> None:
     from ansel.evaluate import evaluate_run
+    from ansel.memory import keep_freed_memory
     from ansel.train import train_run
 
+    keep_freed_memory()
     torch.set_num_threads(a.threads)
     run = Path(a.run_dir)
     train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
@@ -76,7 +78,9 @@ def cmd_train(a) -> None:
 
 def cmd_evaluate(a) -> None:
     from ansel.evaluate import evaluate_run
+    from ansel.memory import keep_freed_memory
 
+    keep_freed_memory()
     torch.set_num_threads(a.threads)
     evaluate_run(Path(a.run_dir), Path(a.processed))
 
