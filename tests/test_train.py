@@ -62,6 +62,18 @@ def test_outputs_and_dev_selection(processed, tmp_path):
     assert dev["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
 
 
+def test_final_evaluation_reuses_the_dev_best_scores_and_equals_a_fresh_one(processed, tmp_path):
+    from ansel.evaluate import evaluate_run
+
+    trained = _train(cfg(), processed, tmp_path)
+    assert set(trained["scored"]) == {"dev"}
+    reused = evaluate_run(tmp_path, processed, trained["data"], trained["scored"])
+    trec = (tmp_path / "run.trec").read_text()
+    assert evaluate_run(tmp_path, processed) == reused  # scores model.pt on dev and test again
+    assert (tmp_path / "run.trec").read_text() == trec
+    assert reused["dev"]["MAP"] == pd.read_csv(tmp_path / "log.csv").dev_MAP.max()
+
+
 def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, monkeypatch):
     steps = []
     step = torch.optim.RMSprop.step

@@ -71,9 +71,9 @@ def cmd_train(a) -> None:
     keep_freed_memory()
     torch.set_num_threads(a.threads)
     run = Path(a.run_dir)
-    train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
-              Path(a.embeddings) if a.embeddings else None, run, progress=not a.no_progress)
-    evaluate_run(run, Path(a.processed))
+    trained = train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
+                        Path(a.embeddings) if a.embeddings else None, run, progress=not a.no_progress)
+    evaluate_run(run, Path(a.processed), trained["data"], trained["scored"])
 
 
 def cmd_evaluate(a) -> None:

@@ -24,19 +24,30 @@ def evaluate_split(model, data: RunData, split: str, no_positive: str = "drop",
     return scored, ranking_metrics(scored, no_positive)
 
 
-def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
-    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run."""
+def evaluate_run(run_dir: Path, processed_dir: Path, data: RunData | None = None,
+                 scored: dict[str, pd.DataFrame] | None = None) -> dict:
+    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run.
+
+    ``data`` and ``scored`` (split -> that model's scores) come from ``train_run`` when it ran in
+    this process; a split found in ``scored`` is not scored again.
+    """
     from ansel.data.vocab import Vocab
     from ansel.train import load_model
 
     cfg = json.loads((run_dir / "config.json").read_text())
     vocab = Vocab.load(processed_dir / "vocab.json")
-    data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
-    model = load_model(cfg, len(vocab), run_dir / "model.pt")
+    if data is None:
+        data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
+    scored = dict(scored or {})
+    missing = [split for split in cfg["eval"]["splits"] if split not in scored]
+    if missing:
+        model = load_model(cfg, len(vocab), run_dir / "model.pt")
+        scored |= {split: score_split(model, data, split) for split in missing}
+    no_positive = cfg["eval"].get("no_positive", "drop")
     metrics, scored_all = {}, []
     for split in cfg["eval"]["splits"]:
-        scored, metrics[split] = evaluate_split(model, data, split, cfg["eval"].get("no_positive", "drop"))
-        scored_all.append(scored.assign(qid=split + ":" + scored.qid.astype(str)))
+        metrics[split] = ranking_metrics(scored[split], no_positive)
+        scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
     log = pd.read_csv(run_dir / "log.csv")
     if "seconds_per_batch" in log:  # training cost (GGSA Table 3), mean over epochs
         metrics["train"] = {"seconds_per_batch": float(log.seconds_per_batch.mean()), "epochs": int(len(log))}

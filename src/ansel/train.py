@@ -72,7 +72,12 @@ def _batches(ids: np.ndarray, rows: np.ndarray, device) -> torch.Tensor:
 
 def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path: Path | None,
               run_dir: Path, progress: bool = True) -> dict:
-    """Train, keep the dev-best weights, write model.pt, log.csv and config.json into run_dir."""
+    """Train, keep the dev-best weights, write model.pt, log.csv and config.json into run_dir.
+
+    Returns the best dev value, the number of epochs, the loaded ``data`` and ``scored``: the
+    dev-best epoch's dev scores when that epoch ran in this process (not before a resume), which
+    ``evaluate_run`` reuses instead of scoring the same weights on dev again.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     t, seed = cfg["train"], cfg["seed"]
     device = _device(t.get("device", "auto"))
@@ -93,7 +98,7 @@ def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path:
     no_positive = cfg["eval"].get("no_positive", "drop")
 
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
-    start, best, best_state, log = 1, -math.inf, None, []
+    start, best, best_state, best_scored, log = 1, -math.inf, None, None, []
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=True)
         if st["fingerprint"] != key:
@@ -133,7 +138,7 @@ def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path:
             total += loss.detach().item()
             n_batches += 1
         seconds = time.perf_counter() - started
-        _, dev = evaluate_split(model, data, dev_split, no_positive)
+        scored, dev = evaluate_split(model, data, dev_split, no_positive)
         row = {"epoch": epoch, "lr": lr, "loss": total / max(1, n_batches),
                "seconds": round(seconds, 3), "seconds_per_batch": round(seconds / max(1, n_batches), 5),
                **{f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")}}
@@ -141,6 +146,7 @@ def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path:
         if dev[select] > best:
             best = dev[select]
             best_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+            best_scored = scored
         _save_atomic({"fingerprint": key, "epoch": epoch, "model": model.state_dict(),
                       "optimizer": optimizer.state_dict(), "best": best, "best_model": best_state,
                       "log": log}, state_path)
@@ -152,7 +158,8 @@ def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path:
     (run_dir / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     live.end()
     state_path.unlink(missing_ok=True)
-    return {"best_dev": best, "epochs": len(log)}
+    return {"best_dev": best, "epochs": len(log), "data": data,
+            "scored": {dev_split: best_scored} if best_scored is not None else {}}
 
 
 def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu"):
