@@ -32,7 +32,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path, data: RunData | None = None
     this process; a split found in ``scored`` is not scored again.
     """
     from ansel.data.vocab import Vocab
-    from ansel.train import load_model
+    from ansel.train import load_model, resolve_device
 
     cfg = json.loads((run_dir / "config.json").read_text())
     vocab = Vocab.load(processed_dir / "vocab.json")
@@ -41,7 +41,8 @@ def evaluate_run(run_dir: Path, processed_dir: Path, data: RunData | None = None
     scored = dict(scored or {})
     missing = [split for split in cfg["eval"]["splits"] if split not in scored]
     if missing:
-        model = load_model(cfg, len(vocab), run_dir / "model.pt")
+        # on the training's device, where the reused dev scores were computed
+        model = load_model(cfg, len(vocab), run_dir / "model.pt", resolve_device(cfg["train"].get("device", "auto")))
         scored |= {split: score_split(model, data, split) for split in missing}
     no_positive = cfg["eval"].get("no_positive", "drop")
     metrics, scored_all = {}, []

@@ -56,7 +56,8 @@ def pair_loss(s_pos: torch.Tensor, s_neg: torch.Tensor, t: dict) -> torch.Tensor
     raise ValueError(f"train.loss: unknown {t['loss']!r} (hinge, pointwise)")
 
 
-def _device(name: str) -> torch.device:
+def resolve_device(name: str) -> torch.device:
+    """``train.device``: ``auto`` is CUDA when available, else the CPU."""
     return torch.device("cuda" if name == "auto" and torch.cuda.is_available() else ("cpu" if name == "auto" else name))
 
 
@@ -80,7 +81,7 @@ def train_run(cfg: dict, processed_dir: Path, vocab_path: Path, embeddings_path:
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     t, seed = cfg["train"], cfg["seed"]
-    device = _device(t.get("device", "auto"))
+    device = resolve_device(t.get("device", "auto"))
     vocab = Vocab.load(vocab_path)
     data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
     emb = np.load(embeddings_path) if embeddings_path else None
