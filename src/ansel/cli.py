@@ -1,6 +1,8 @@
 """`ansel <verb>`: what each Snakemake rule calls; usable by hand too.
 
 Rules pass resolved configs as JSON (``--config``) so a job needs no access to params.yaml.
+Each command imports what it needs: torch alone takes ~2 s, and the data, table and figure
+jobs never touch it.
 """
 from __future__ import annotations
 
@@ -9,8 +11,6 @@ import json
 import os
 import sys
 from pathlib import Path
-
-import torch
 
 
 def _json(text: str) -> dict:
@@ -64,6 +64,8 @@ def cmd_embeddings(a) -> None:
 
 
 def cmd_train(a) -> None:
+    import torch
+
     from ansel.evaluate import evaluate_run
     from ansel.memory import keep_freed_memory
     from ansel.train import train_run
@@ -77,6 +79,8 @@ def cmd_train(a) -> None:
 
 
 def cmd_evaluate(a) -> None:
+    import torch
+
     from ansel.evaluate import evaluate_run
     from ansel.memory import keep_freed_memory
 
