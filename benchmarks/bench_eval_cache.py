@@ -5,7 +5,8 @@ InsuranceQA-size synthetic pool: 1,800 questions x 500 candidates drawn from ~24
 3-word windows). The cached path always scores the whole pool, since its advantage comes from
 how often answers repeat across questions. ``--quick`` times the per-pair path on a random
 subsample of pairs and reports its rate (per-pair cost does not depend on the pool), so the
-two rates can be compared without an hour-long per-pair run.
+two rates can be compared without an hour-long per-pair run. Freed memory stays in the
+process, as in ``ansel evaluate`` (``ansel.memory``).
 
     PYTHONPATH=src python benchmarks/bench_eval_cache.py --quick
 """
@@ -17,6 +18,7 @@ import time
 import numpy as np
 import torch
 
+from ansel.memory import keep_freed_memory
 from ansel.models import qa_baselines  # noqa: F401  (registers qa_cnn)
 from ansel.models.registry import build_model
 from ansel.scoring import score_pairs, score_siamese_cached
@@ -45,6 +47,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
+    keep_freed_memory()
     torch.manual_seed(args.seed)
     vocab = 20000
     model = build_model("qa_cnn", {"embedding_dim": 100, "filters": args.filters, "kernel": 3}, vocab).eval()
