@@ -63,15 +63,21 @@ def cmd_embeddings(a) -> None:
     out.with_suffix(".json").write_text(json.dumps({"method": a.method, "dim": a.dim, "coverage": coverage}) + "\n")
 
 
-def cmd_train(a) -> None:
+def _start_torch(threads: int) -> None:
+    """Settings of every command that runs a model, before it allocates."""
     import torch
 
-    from ansel.evaluate import evaluate_run
     from ansel.memory import keep_freed_memory
-    from ansel.train import train_run
 
     keep_freed_memory()
-    torch.set_num_threads(a.threads)
+    torch.set_num_threads(threads)
+
+
+def cmd_train(a) -> None:
+    from ansel.evaluate import evaluate_run
+    from ansel.train import train_run
+
+    _start_torch(a.threads)
     run = Path(a.run_dir)
     trained = train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
                         Path(a.embeddings) if a.embeddings else None, run, progress=not a.no_progress)
@@ -79,13 +85,9 @@ def cmd_train(a) -> None:
 
 
 def cmd_evaluate(a) -> None:
-    import torch
-
     from ansel.evaluate import evaluate_run
-    from ansel.memory import keep_freed_memory
 
-    keep_freed_memory()
-    torch.set_num_threads(a.threads)
+    _start_torch(a.threads)
     evaluate_run(Path(a.run_dir), Path(a.processed))
 
 

@@ -12,8 +12,8 @@ def keep_freed_memory() -> bool:
     freed, so each training step pays page faults on fresh pages. Measured on 2 cores: local
     self-attention's unfolded windows (~300 MB at B=128, L=200) made its fwd+bwd attention step
     1.10 s against 0.31 s with this setting; a WikiQA local-SA epoch of 3 batches took 15 s against
-    11.5 s, with the same numbers. The setting spread the GGSA / global attention ratio of paired
-    steps over quartiles 0.46-0.65 against 0.45-0.51 with it (25 pairs each).
+    11.5 s, with the same numbers. glibc's defaults also spread the GGSA / global attention ratio
+    of paired steps over quartiles 0.46-0.65, against 0.45-0.51 with this setting (25 pairs each).
     Returns False where mallopt is unavailable or refuses (not glibc).
     """
     try:
