@@ -14,6 +14,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 from ansel.models.layers import masked_mean
 
@@ -109,17 +110,61 @@ def group_index(length: int, group_size: int, offset: int) -> torch.Tensor:
     return (torch.arange(length) + group_shift(group_size, offset)) // group_size
 
 
+class _GroupedProducts(torch.autograd.Function):
+    """softmax(q k^T * scale + bias) v within groups, from and back to [B, heads, L, d].
+
+    ``gather`` [B * heads * padded] gives the row of the flattened (batch, head, position) axis
+    that each group slot holds, ``pad`` [heads * padded] the slots past the sequence, which
+    hold zeros, ``scatter`` [B * heads * L] each row's slot. Every row sits in exactly one slot
+    and the padding slots are constants, so the gradient of each selection is exactly the
+    other selection. Autograd's gradient of a selection is an index_add, about twice the cost
+    of a selection, and the selections are a third of the step: hence a hand-written backward.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, bias, gather, pad, scatter, scale):
+        shape, group = q.shape, (-1, bias.size(-1), q.size(-1))
+        q, k, v = (_select_rows(t, gather, pad).view(group) for t in (q, k, v))
+        # Explicit products, not the fused kernel: for groups of ~10 the fused kernel's blocking
+        # overhead outweighs its savings (measured in benchmarks/bench_ggsa_cost.py).
+        weights = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale).softmax(-1)
+        ctx.save_for_backward(q, k, v, weights, gather, pad, scatter)
+        ctx.scale = scale
+        return _select_rows(torch.bmm(weights, v), scatter).view(shape)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        q, k, v, weights, gather, pad, scatter = ctx.saved_tensors
+        shape = grad.shape
+        grad = _select_rows(grad, gather, pad).view(v.shape)  # padding slots are no outputs: 0
+        scores = torch.bmm(grad, v.transpose(1, 2)).mul_(weights)  # softmax backward, then the scale
+        scores = torch.addcmul(scores, weights, scores.sum(-1, keepdim=True), value=-1).mul_(ctx.scale)
+        grads = (torch.bmm(scores, k), torch.bmm(scores.transpose(1, 2), q), torch.bmm(weights.transpose(1, 2), grad))
+        return (*(_select_rows(g, scatter).view(shape) for g in grads), None, None, None, None, None)
+
+
+def _select_rows(t: torch.Tensor, rows: torch.Tensor, pad: torch.Tensor | None = None) -> torch.Tensor:
+    """The ``rows`` of t viewed as [rows, d]; with ``pad``, the selection viewed as
+    [B, heads * padded, d] gets zeros in those slots. Selecting whole rows of a 2-D view is
+    ~25% faster on CPU than selecting along the middle axis of [B, rows, d]."""
+    out = t.reshape(-1, t.size(-1)).index_select(0, rows)
+    if pad is not None:
+        out.view(t.size(0), -1, t.size(-1)).index_fill_(1, pad, 0)
+    return out
+
+
 class GroupAttention(nn.Module):
     """Attention within non-overlapping groups of ``group_size`` words, per head: O(L * l * D).
 
     ``offsets[h]`` shifts head h's group boundaries. Each head's sequence is rolled right by
     its shift and padded to whole groups in one row selection over the flattened
-    (head, position) axis, cut into groups by a reshape to [B * heads * groups, l, d], attended
-    with two batched matrix products, and rolled back by a second selection. Every intermediate
-    grows linearly with L (the gathered q, k, v [B, heads, padded, d], the scores
+    (batch, head, position) axis, cut into groups by a reshape to [B * heads * groups, l, d],
+    attended with two batched matrix products, and rolled back by a second selection. Every
+    intermediate grows linearly with L (the gathered q, k, v [B, heads, padded, d], the scores
     [B, heads, groups, l, l]); the mask is an additive bias per group [.., 1, l], broadcast,
-    never filled into the scores. Room for the largest shift is left at the end, so a word's
-    group never depends on how much padding follows it.
+    never filled into the scores. Padding slots hold zeros; room for the largest shift is left
+    at the end, so a word's group never depends on how much padding follows it.
     """
 
     def __init__(self, group_size: int, offsets: Sequence[int]):
@@ -139,22 +184,19 @@ class GroupAttention(nn.Module):
         shifts = self.shifts[:, None]
         head = torch.arange(heads, device=q.device)[:, None]
 
-        # Slot j of head h holds position (j - shift_h) mod padded. Slots past the sequence read
-        # position 0 instead of a padding row: they are masked as keys and dropped as queries,
-        # so their values never matter and no padded copy of q, k, v is needed.
+        # Slot j of head h holds position (j - shift_h) mod padded, or zeros past the sequence.
         source = (torch.arange(padded, device=q.device)[None, :] - shifts) % padded   # [heads, padded]
         real = source < length
-        rows = (head * length + source.where(real, 0)).flatten()
-        q, k, v = (t.reshape(b, heads * length, d).index_select(1, rows).view(-1, l, d) for t in (q, k, v))
-        keys = (mask[:, source.where(real, 0)] & real).view(-1, 1, l)
+        source = source.where(real, 0)
+        gather = head * length + source
+        keys = (mask[:, source] & real).view(-1, 1, l)
         bias = torch.zeros(keys.shape, dtype=q.dtype, device=q.device).masked_fill_(~keys, torch.finfo(q.dtype).min)
-        # Explicit products, not the fused kernel: for groups of ~10 the fused kernel's blocking
-        # overhead outweighs its savings (measured in benchmarks/bench_ggsa_cost.py).
-        weights = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(d)).softmax(-1)
-        out = torch.bmm(weights, v).view(b, heads * padded, d)
-
         slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded      # [heads, length]
-        return out.index_select(1, (head * padded + slot).flatten()).view(b, heads, length, d)
+        scatter = head * padded + slot
+        batch = torch.arange(b, device=q.device)[:, None, None]
+        return _GroupedProducts.apply(q, k, v, bias, (batch * (heads * length) + gather).flatten(),
+                                      (~real).flatten().nonzero().flatten(),
+                                      (batch * (heads * padded) + scatter).flatten(), 1 / math.sqrt(d))
 
 
 class GlobalInformationGate(nn.Module):
