@@ -25,7 +25,7 @@ test: setup                 ## the test suite (real-data tests read $$ANSEL_DATA
 
 bench: setup                ## speed figures (printed; ratios against a baseline measured in the same run)
 	python benchmarks/bench_eval_cache.py --quick 2000
-	python benchmarks/bench_ggsa_cost.py --quick
+	python benchmarks/bench_ggsa_cost.py
 	python benchmarks/bench_bm25.py
 
 pull: setup                 ## outputs from the DVC remote, checked against dvc.lock, then up to date for Snakemake

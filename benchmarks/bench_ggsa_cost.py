@@ -4,7 +4,8 @@ Forward + backward of one self-attention block (the paper's settings: D=300, 6 h
 groups of 10, FFN 4D) on x [B, L, D]; GGSA = gate + offset group attention without the final
 LayerNorm; global = the Transformer block; local = windows of 10 built with unfold ("img2col",
 as the paper's local baseline), not with an L x L band mask. Prints
-  1. seconds per batch and ratios at L=200 (targets: GGSA <= 0.5x global, <= 0.25x local),
+  1. seconds per batch (fastest run) and ratios (median of the rounds' ratios) at L=200
+     (targets: GGSA <= 0.5x global, <= 0.25x local),
      for the whole block and for the attention step alone (q, k, v -> context), and each
      block's floor: the same block with its attention replaced by "context = v" (projections,
      gate, FFN, LayerNorms), i.e. the part that no attention variant can shrink; the lowest
@@ -53,19 +54,25 @@ def attentions() -> dict[str, tuple[torch.nn.Module, dict]]:
     }
 
 
-def seconds(steps: dict[str, Callable[[], None]], repeats: int) -> dict[str, float]:
-    """Fastest of ``repeats`` runs per step, the steps interleaved: on a machine shared with
-    other jobs the minimum is the least disturbed estimate, and interleaving spreads any
-    lasting slowdown over all contenders instead of one."""
+def seconds(steps: dict[str, Callable[[], None]], repeats: int) -> dict[str, list[float]]:
+    """``repeats`` timed runs per step, the steps interleaved round by round: on a machine shared
+    with other jobs the fastest run is the least disturbed estimate of a cost, and a ratio is
+    taken within each round, so that a slowdown lasting minutes weighs on both sides of it."""
     for step in steps.values():
         step()  # warm-up: allocator, kernel selection
-    best = dict.fromkeys(steps, math.inf)
+    runs = {name: [] for name in steps}
     for _ in range(repeats):
         for name, step in steps.items():
             start = time.perf_counter()
             step()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+            runs[name].append(time.perf_counter() - start)
+    return runs
+
+
+def ratio(runs: dict, a, b) -> tuple[float, float, float]:
+    """Quartiles of a's time over b's, round by round."""
+    q1, median, q3 = statistics.quantiles([x / y for x, y in zip(runs[a], runs[b])], n=4)
+    return q1, median, q3
 
 
 def block_step(attention, options, batch: int, length: int):
@@ -114,6 +121,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--system-allocator", action="store_true", help="glibc's defaults: freed memory returned")
     args = parser.parse_args()
+    if args.repeats < 2:
+        parser.error("--repeats must be at least 2: ratios are taken over rounds")
     kept = not args.system_allocator and keep_freed_memory()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -130,15 +139,17 @@ def main() -> None:
         blocks[name, "block"] = block_step(att, opts, batch, 200)
         blocks[name, "floor"] = block_step(NoAttention(), opts, batch, 200)
         attention[name, "attention"] = attention_step(att, batch, 200)
-    times = seconds(blocks, args.repeats) | seconds(attention, 5 * args.repeats)
-    print(f"{'':10s}{'block':>10s}{'floor':>10s}{'attention':>12s}")
+    runs = seconds(blocks, args.repeats) | seconds(attention, 5 * args.repeats)
+    print(f"{'':10s}{'block':>10s}{'floor':>10s}{'attention':>12s}   (fastest run)")
     for name in variants:
-        print(f"{name:10s}" + "".join(f"{times[name, part]:{w}.3f}" for part, w in
+        print(f"{name:10s}" + "".join(f"{min(runs[name, part]):{w}.3f}" for part, w in
                                       (("block", 10), ("floor", 10), ("attention", 12))))
+    print("GGSA / baseline, median [quartiles] of the ratio within each round:")
     for other, target in (("global", 0.5), ("local", 0.25)):
-        print(f"GGSA / {other:6s}: block {times['ggsa', 'block'] / times[other, 'block']:.2f}x "
-              f"(lowest reachable: floor {times['ggsa', 'floor'] / times[other, 'block']:.2f}x), "
-              f"attention {times['ggsa', 'attention'] / times[other, 'attention']:.3f}x  (target <= {target}x)")
+        block, floor = (ratio(runs, ("ggsa", part), (other, "block"))[1] for part in ("block", "floor"))
+        q1, median, q3 = ratio(runs, ("ggsa", "attention"), (other, "attention"))
+        print(f"  {other:6s}: block {block:.2f}x (lowest reachable: floor {floor:.2f}x), "
+              f"attention {median:.3f}x [{q1:.3f}, {q3:.3f}]  (target <= {target}x)")
 
     print("\n2. multiply-adds per word at L=200 (thousands)")
     counts = {name: multiply_adds(name, 200) for name in variants}
@@ -160,7 +171,7 @@ def main() -> None:
         for n in lengths:
             steps[name, "block", n] = block_step(att, opts, sweep_batch, n)
             steps[name, "attention", n] = attention_step(att, sweep_batch, n)
-    times = seconds(steps, args.repeats)
+    times = {key: min(runs) for key, runs in seconds(steps, args.repeats).items()}
     for name in ("ggsa", "global"):
         for part in ("block", "attention"):
             row = [times[name, part, n] for n in lengths]
