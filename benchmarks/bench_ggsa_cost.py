@@ -9,8 +9,8 @@ as the paper's local baseline), not with an L x L band mask. Prints
      for the whole block and for the attention step alone (q, k, v -> context), and each
      block's floor: the same block with its attention replaced by "context = v" (projections,
      gate, FFN, LayerNorms), i.e. the part that no attention variant can shrink; the lowest
-     block ratio any attention could reach is GGSA's floor / the baseline's block;
-     The attention steps are cheap, so they get 5x the repeats of the blocks;
+     block ratio any attention could reach is GGSA's floor / the baseline's block. The
+     attention steps are cheap, so they get 5x the repeats of the blocks;
   2. multiply-adds per word of each block, counted from the shapes: the block ratio that time
      proportional to arithmetic would give (at L=200 the projections, gate and FFN dominate);
   3. time vs L in {100, 200, 400, 800} with the growth exponent (slope of log-time vs log-L;
@@ -71,8 +71,7 @@ def seconds(steps: dict[str, Callable[[], None]], repeats: int) -> dict[str, lis
 
 def ratio(runs: dict, a, b) -> tuple[float, float, float]:
     """Quartiles of a's time over b's, round by round."""
-    q1, median, q3 = statistics.quantiles([x / y for x, y in zip(runs[a], runs[b])], n=4)
-    return q1, median, q3
+    return tuple(statistics.quantiles([x / y for x, y in zip(runs[a], runs[b])], n=4))
 
 
 def block_step(attention, options, batch: int, length: int):
@@ -124,11 +123,12 @@ def main() -> None:
     if args.repeats < 2:
         parser.error("--repeats must be at least 2: ratios are taken over rounds")
     kept = not args.system_allocator and keep_freed_memory()
+    attention_repeats = 5 * args.repeats
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     batch, sweep_batch = (16, 4) if args.quick else (128, 16)
     print(f"torch {torch.__version__}, {args.threads} threads, fastest of {args.repeats} fwd+bwd "
-          f"({5 * args.repeats} for attention steps alone), interleaved, "
+          f"({attention_repeats} for attention steps alone), interleaved, "
           f"{'freed memory kept' if kept else 'system allocator'}, "
           f"D={DIM}, heads={HEADS}, group/window={GROUP}")
 
@@ -139,7 +139,7 @@ def main() -> None:
         blocks[name, "block"] = block_step(att, opts, batch, 200)
         blocks[name, "floor"] = block_step(NoAttention(), opts, batch, 200)
         attention[name, "attention"] = attention_step(att, batch, 200)
-    runs = seconds(blocks, args.repeats) | seconds(attention, 5 * args.repeats)
+    runs = seconds(blocks, args.repeats) | seconds(attention, attention_repeats)
     print(f"{'':10s}{'block':>10s}{'floor':>10s}{'attention':>12s}   (fastest run)")
     for name in variants:
         print(f"{name:10s}" + "".join(f"{min(runs[name, part]):{w}.3f}" for part, w in
