@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ansel.data.negatives import bm25_negatives
+from ansel.data.mining import bm25_negatives
 
 
 def synthetic(n_answers: int, n_questions: int, vocab: int = 50_000, seed: int = 0):

@@ -19,9 +19,8 @@ import numpy as np
 import torch
 
 from ansel.memory import keep_freed_memory
-from ansel.models import qa_baselines  # noqa: F401  (registers qa_cnn)
 from ansel.models.registry import build_model
-from ansel.scoring import score_pairs, score_siamese_cached
+from ansel.evaluation.scoring import score_pairs, score_siamese_cached
 
 
 def synthetic_pool(questions: int, candidates: int, answers: int, q_len: int, a_len: int, vocab: int, seed: int):

@@ -32,8 +32,8 @@ from typing import Callable
 import torch
 
 from ansel.memory import keep_freed_memory
-from ansel.models.ggsa import head_offsets
-from ansel.models.self_attention import GlobalAttention, GroupAttention, LocalAttention, SelfAttentionEncoder
+from ansel.models.self_attention import (GlobalAttention, GroupAttention, LocalAttention, SelfAttentionEncoder,
+                                         head_offsets)
 
 DIM, HEADS, GROUP = 300, 6, 10
 

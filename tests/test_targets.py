@@ -3,6 +3,8 @@ import pytest
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
 
+TRAIN = {"epochs": 1, "batch_size": 4, "optimizer": "adam", "lr": 1e-3, "loss": "hinge", "margin": 0.1,
+         "select_metric": "MAP"}
 GGSA = {"arch": "ggsa", "hparams": {"embedding_dim": 60, "heads": 6, "group_size": 10}}
 
 
@@ -12,20 +14,30 @@ def sweep_spec(**over):
 
 
 def config(**over):
-    return {"seeds": 2, "datasets": {"ds": {}, "syn": {}}, "dataset_alias": {}, "scale": {},
+    return {"seeds": 2, "datasets": {"ds": {}, "syn": {}}, "dataset_alias": {}, "scale": {}, "train": TRAIN,
             "models": {"g": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}}, **over}
 
 
+def named(points):
+    return [(value, variant.name) for value, variant in points]
+
+
+def dirs(runs):
+    return [r.dir for r in runs]
+
+
 def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value():
-    assert T.sweep_models(config(), sweep_spec()) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
+    assert named(T.sweep_models(config(), sweep_spec())) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
+    assert T.sweep_models(config(), sweep_spec())[0][1] == T.Variant("g", ("group_size", 4))
     # heads is not in the base's hparams: its dataclass default (6) is the base value
-    assert T.sweep_models(config(), sweep_spec(x="heads", values=[1, 6])) == [(1, "g@heads=1"), (6, "g")]
+    assert named(T.sweep_models(config(), sweep_spec(x="heads", values=[1, 6]))) == [(1, "g@heads=1"), (6, "g")]
 
 
 def test_sweep_runs_include_the_reference_model_for_every_seed():
     runs = T.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
-    assert runs == sorted(f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"]
-                          for s in (1, 2))
+    assert dirs(runs) == sorted(f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"]
+                                for s in (1, 2))
+    assert T.Run("syn", T.Variant("g", ("group_size", 20)), 1) in runs
 
 
 def test_sweep_rejects_non_numeric_values():
@@ -34,21 +46,20 @@ def test_sweep_rejects_non_numeric_values():
 
 
 def test_derived_model_config_overrides_the_hparam_after_scale():
-    m = model_config(config(scale={"hparams": {"group_size": 7, "embedding_dim": 30}}), "g@group_size=20")
+    m = model_config(config(scale={"hparams": {"group_size": 7, "embedding_dim": 30}}), "g", ("group_size", 20))
     assert m["hparams"] == {"embedding_dim": 30, "heads": 6, "group_size": 20}
     assert model_config(config(), "g")["hparams"]["group_size"] == 10
 
 
-@pytest.mark.parametrize("name,message", [
-    ("g@window=3", "hyperparameter of its arch"),
-    ("g@group_size", "hyperparameter of its arch"),
-    ("g@group_size=ten", "not a JSON number"),
-    ("g@group_size=1.5", "group_size"),          # the arch's typed hparams reject a float
-    ("nope@group_size=4", "models.nope"),
+@pytest.mark.parametrize("model,point,message", [
+    ("g", ("window", 3), r"models\.g@window=3: window is neither a hyperparameter"),
+    ("g", ("group_size", "ten"), r"models\.g@group_size=\"ten\"\.hparams\.group_size: 'ten' is not of type"),
+    ("g", ("group_size", 1.5), r"models\.g@group_size=1\.5\.hparams\.group_size"),  # typed hparams reject a float
+    ("nope", ("group_size", 4), "models.nope"),
 ])
-def test_bad_derived_names_are_named_errors(name, message):
-    with pytest.raises(Exception, match=message):
-        model_config(config(), name)
+def test_bad_points_are_named_errors(model, point, message):
+    with pytest.raises(ConfigError, match=message):
+        model_config(config(), model, point)
 
 
 GRID = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5], "select_metric": "P@1"}
@@ -56,43 +67,43 @@ GRID = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5], "select_metric": "P@1"}
 
 def test_lr_grid_points_are_runs_and_the_models_own_lr_is_the_model_itself():
     cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}})
-    assert T.grid_points(cfg, "g") == [(1e-4, "g"), (5e-5, "g@lr=5e-05")]
-    assert T.grid_points(cfg, "plain") == [(0.1, "plain")]
-    assert T.grid_points(cfg, "g@group_size=4") == [(1e-4, "g@group_size=4")]  # a sweep point: the base's lr
+    assert named(T.grid_points(cfg, "g")) == [(1e-4, "g"), (5e-5, "g@lr=5e-05")]
+    assert named(T.grid_points(cfg, "plain")) == [(0.1, "plain")]
     table = {"rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
              "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}]}
-    assert T.table_runs(cfg, table) == [f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)]
+    assert dirs(T.table_runs(cfg, table)) == [f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)]
 
 
 def test_grid_point_config_sets_lr_after_scale_and_leaves_the_grid_out_of_the_run():
     from ansel.config import run_config
 
     cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}},
-                 train={"epochs": 9}, scale={"train": {"lr": 0.5, "lr_grid": [1e-4], "epochs": 1}},
-                 datasets={"ds": {"max_len_q": 5, "max_len_a": 9}})
-    assert model_config(cfg, "g@lr=5e-05")["train"] == {**GRID, "lr": 5e-5, "lr_grid": [1e-4], "epochs": 1}
-    run = run_config(cfg, "ds", "g@lr=5e-05", 1)["train"]
-    assert run == {"lr": 5e-5, "select_metric": "P@1", "epochs": 1}
+                 train={**TRAIN, "epochs": 9}, scale={"train": {"lr": 0.5, "lr_grid": [1e-4], "epochs": 1}},
+                 datasets={"ds": {"max_len_q": 5, "max_len_a": 9, "splits": ["train", "dev"]}})
+    assert model_config(cfg, "g", ("lr", 5e-5))["train"] == {**TRAIN, **GRID, "lr": 5e-5, "lr_grid": [1e-4], "epochs": 1}
+    run = run_config(cfg, "ds", "g", 1, ("lr", 5e-5))
+    assert run["train"] == {**TRAIN, "lr": 5e-5, "select_metric": "P@1", "epochs": 1}
+    assert run["model"] == "g@lr=5e-05"
     # the preset's grid only where the model has one
     assert "lr_grid" not in model_config(cfg, "plain")["train"]
-    assert T.grid_points(cfg, "g") == [(1e-4, "g@lr=0.0001")]  # the preset's lr 0.5 is the model's own
+    assert named(T.grid_points(cfg, "g")) == [(1e-4, "g@lr=0.0001")]  # the preset's lr 0.5 is the model's own
 
 
 def test_a_preset_can_sweep_fewer_points():
     spec = {**sweep_spec(), "paper": "p"}
     cfg = config(papers={"p": {"sweeps": {"fig": [10, 20]}}})
-    assert T.sweep_models(cfg, spec) == [(10, "g"), (20, "g@group_size=20")]
-    assert T.sweep_models(cfg, {**spec, "id": "other"}) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
+    assert named(T.sweep_models(cfg, spec)) == [(10, "g"), (20, "g@group_size=20")]
+    assert named(T.sweep_models(cfg, {**spec, "id": "other"})) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
 
 
 def test_figure_runs_per_kind():
     cfg = config(seeds=3)
     curves = {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
-    assert T.figure_runs(cfg, curves) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
+    assert dirs(T.figure_runs(cfg, curves)) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
     assert "data/processed/ds" in T.figure_inputs(cfg, curves)
     maps = {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"}
-    assert T.figure_runs(cfg, maps) == ["results/runs/ds/a/seed1"]  # no seed: the first
-    assert T.figure_runs(cfg, {**maps, "seed": 3}) == ["results/runs/ds/a/seed3"]
+    assert dirs(T.figure_runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
+    assert dirs(T.figure_runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
     assert "results/runs/ds/a/seed3/model.pt" in T.figure_inputs(cfg, {**maps, "seed": 3})
     with pytest.raises(ConfigError, match="seed 0 is not one of"):
         T.figure_runs(cfg, {**maps, "seed": 0})
@@ -102,12 +113,12 @@ def test_figure_runs_per_kind():
 
 def test_a_model_may_have_its_own_number_of_seeds():
     cfg = config(models={"g": {**GGSA, "seeds": 5}, "ref": GGSA})
-    assert T.seeds(cfg) == T.seeds(cfg, "ref") == [1, 2]
-    assert T.seeds(cfg, "g") == T.seeds(cfg, "g@lr=5e-05") == [1, 2, 3, 4, 5]  # derived runs: their base's
+    assert T.seeds(cfg) == T.seeds(cfg, T.Variant("ref")) == [1, 2]
+    assert T.seeds(cfg, T.Variant("g")) == T.seeds(cfg, T.Variant("g", ("lr", 5e-5))) == [1, 2, 3, 4, 5]  # derived: the base's
     table = {"rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
              "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}]}
-    assert T.table_runs(cfg, table) == ([f"results/runs/ds/g/seed{s}" for s in range(1, 6)]
-                                        + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"])
+    assert dirs(T.table_runs(cfg, table)) == ([f"results/runs/ds/g/seed{s}" for s in range(1, 6)]
+                                              + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"])
     assert T.seed_count(cfg, ["g", "ref", "g"]) == "2-5" and T.seed_count(cfg, ["g"]) == "5"
     assert T.seed_count(cfg, []) == "2"  # no model rows: the config's count
 
@@ -141,9 +152,9 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
             for path in T.figure_inputs(cfg, fig):
                 assert "/synthetic_" in path or path.startswith("workflow/"), (paper, fig["id"], path)
     # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
-    runs = {p.split("/")[3] for p in T.paper_inputs(cfg) if "/ggsa_" in p}
-    assert not any("@lr=" in r for r in runs)
-    assert {r for r in runs if "@" in r} == {"ggsa_ggsa_max_insuranceqa@group_size=4", "ggsa_ggsa_max_insuranceqa@heads=3"}
+    variants = {r.variant for r in T.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
+    assert {v.point for v in variants if v.point} == {("group_size", 4), ("heads", 3)}
+    assert {v.model for v in variants if v.point} == {"ggsa_ggsa_max_insuranceqa"}
 
 
 def test_cpu_preset_builds_real_wikiqa_and_trecqa_only():

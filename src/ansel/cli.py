@@ -63,58 +63,39 @@ def cmd_embeddings(a) -> None:
     out.with_suffix(".json").write_text(json.dumps({"method": a.method, "dim": a.dim, "coverage": coverage}) + "\n")
 
 
-def _start_torch(threads: int) -> None:
-    """Settings of every command that runs a model, before it allocates."""
-    import torch
-
-    from ansel.memory import keep_freed_memory
-
-    keep_freed_memory()
-    torch.set_num_threads(threads)
-
-
 def cmd_train(a) -> None:
-    from ansel.evaluate import evaluate_run
-    from ansel.train import train_run
+    import numpy as np
 
-    _start_torch(a.threads)
-    run = Path(a.run_dir)
-    trained = train_run(a.config, Path(a.processed), Path(a.processed) / "vocab.json",
-                        Path(a.embeddings) if a.embeddings else None, run, progress=not a.no_progress)
-    evaluate_run(run, Path(a.processed), trained["data"], trained["scored"])
+    from ansel.data.batches import RunData
+    from ansel.data.vocab import Vocab
+    from ansel.device import start_torch
+    from ansel.evaluation.config import EvalConfig
+    from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, save_dev_scores
+    from ansel.settings import parse
+    from ansel.training.config import TrainConfig
+    from ansel.training.trainer import train_run
+
+    start_torch(a.threads)
+    cfg, processed, run = a.config, Path(a.processed), Path(a.run_dir)
+    t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
+    data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
+    trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
+                        dev_evaluator(data, t.dev_split, ev.no_positive), progress=not a.no_progress)
+    save_dev_scores(trained.dev_scores, t.dev_split, run / DEV_SCORES)
 
 
 def cmd_evaluate(a) -> None:
-    from ansel.evaluate import evaluate_run
+    from ansel.device import start_torch
+    from ansel.evaluation.evaluate import evaluate_run
 
-    _start_torch(a.threads)
+    start_torch(a.threads)
     evaluate_run(Path(a.run_dir), Path(a.processed))
 
 
 def cmd_table(a) -> None:
-    from ansel.report import dataset_stats as S
-    from ansel.config import load
-    from ansel.report.deviations import table_setting_notes
-    from ansel.report.tables import aggregate, grid_notes, published_lookup, render
-    from ansel.targets import seed_count, spec_table, table_kind
+    from ansel.report.build import build_table
 
-    config = a.config
-    table = spec_table(config, a.paper, a.table)
-    stats = table_kind(table) == "dataset_stats"
-    datasets = {r["dataset"] for r in table["rows"]} if stats else {c["dataset"] for c in table["columns"]}
-    aliases = {d: config["dataset_alias"][d] for d in datasets if d in config.get("dataset_alias", {})}
-    models = [r["model"] for r in table["rows"] if r.get("model")]
-    notes = [f"preset {config.get('preset', 'full')}" + ("" if stats else f"; {seed_count(config, models)} seeds")]
-    if aliases:
-        notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
-                     + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))
-    if stats:
-        cells = S.aggregate_stats(config, a.paper, table, S.published_stats(Path(a.published)))
-        render(cells, table, notes + [S.sources_note(a.paper, table)], Path(a.out_prefix), S.LEGEND)
-        return
-    cells = aggregate(config, a.paper, table, published_lookup(Path(a.published), a.paper, a.table))
-    notes += grid_notes(config, table) + table_setting_notes(config, table, load(preset="full"))
-    render(cells, table, notes, Path(a.out_prefix))
+    build_table(a.config, a.paper, a.table, Path(a.published), Path(a.out_prefix))
 
 
 def cmd_stats(a) -> None:

@@ -2,7 +2,12 @@
 
 Snakemake loads params.yaml as its configfile and validates it; the Snakefile and the CLI
 both call ``apply_preset`` and ``run_config`` so a run sees exactly the same resolved values
-whether launched by Snakemake, by DVC or by hand.
+whether launched by Snakemake, by DVC or by hand. ``validate`` checks every setting that the
+config alone decides (typed hyperparameters, training and evaluation settings, splits) while
+Snakemake builds the DAG, naming the key path.
+
+The project root is the working checkout (``root``), not wherever the package was installed:
+presets, paper specs and schemas are read from the checkout the command runs in.
 """
 from __future__ import annotations
 
@@ -10,18 +15,38 @@ import copy
 import functools
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-PRESETS_DIR = ROOT / "presets"
-PAPERS_DIR = ROOT / "workflow" / "papers"
+from ansel.evaluation.config import EvalConfig
+from ansel.settings import ConfigError, parse
+from ansel.training.config import TrainConfig
+
+__all__ = ["ConfigError", "apply_preset", "load", "model_config", "run_config", "validate", "root"]
 
 
-class ConfigError(ValueError):
-    pass
+def root() -> Path:
+    """The working checkout: ``ANSEL_ROOT``, else the nearest directory from the working directory
+    up that holds params.yaml and workflow/papers/ (Snakemake runs in the Snakefile's directory)."""
+    if os.environ.get("ANSEL_ROOT"):
+        return Path(os.environ["ANSEL_ROOT"]).resolve()
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "params.yaml").is_file() and (d / "workflow" / "papers").is_dir():
+            return d
+    raise ConfigError(f"{here}: not inside an ansel checkout (no params.yaml and workflow/papers/ here or "
+                      "above); run from the repository or set ANSEL_ROOT")
+
+
+def presets_dir() -> Path:
+    return root() / "presets"
+
+
+def papers_dir() -> Path:
+    return root() / "workflow" / "papers"
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -34,24 +59,42 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
-def apply_preset(config: dict, overrides: dict | None = None, presets_dir: Path = PRESETS_DIR) -> dict:
+def apply_preset(config: dict, overrides: dict | None = None, presets: Path | None = None) -> dict:
     """Merge ``presets/<preset>.yaml`` over the config, then the command line's ``overrides``
     over both (``--config seeds=1`` must win over the preset's ``seeds``); ``preset: full``
     means the papers' settings."""
     name = config.get("preset", "full")
     if name == "full":
         return deep_merge(config, overrides or {})
-    path = presets_dir / f"{name}.yaml"
+    presets = presets or presets_dir()
+    path = presets / f"{name}.yaml"
     if not path.exists():
-        known = sorted(p.stem for p in presets_dir.glob("*.yaml"))
+        known = sorted(p.stem for p in presets.glob("*.yaml"))
         raise ConfigError(f"preset {name!r}: no file {path}; known presets: full, {', '.join(known)}")
     return deep_merge(deep_merge(config, yaml.safe_load(path.read_text()) or {}), overrides or {})
 
 
-def load(params_path: str | Path = ROOT / "params.yaml", **overrides: Any) -> dict:
-    """params.yaml + overrides (like ``snakemake --config``) + preset, for use outside Snakemake."""
-    config = yaml.safe_load(Path(params_path).read_text())
+def load(params_path: str | Path | None = None, **overrides: Any) -> dict:
+    """params.yaml (the checkout's by default) + overrides (like ``snakemake --config``) + preset,
+    for use outside Snakemake."""
+    config = yaml.safe_load(Path(params_path or root() / "params.yaml").read_text())
     return apply_preset(deep_merge(config, overrides), overrides)
+
+
+def export_mirror(config: dict) -> None:
+    """``data.mirror`` reaches the download jobs through the environment, not their params: where
+    files come from must not rerun the DAG (they are verified by checksum either way)."""
+    if config.get("data", {}).get("mirror"):
+        os.environ["ANSEL_DATA_MIRROR"] = os.path.abspath(config["data"]["mirror"])
+
+
+# What preprocessing reads of a dataset block (ansel preprocess): its rule's params, so that an
+# edit of the rest (`eval`, truncation lengths, word2vec) reruns no preprocessing.
+PREPROCESS_KEYS = ("source", "read", "splits", "vocab")
+
+
+def preprocess_config(dataset: dict) -> dict:
+    return {k: dataset[k] for k in PREPROCESS_KEYS if k in dataset}
 
 
 def dataset_name(config: dict, dataset: str) -> str:
@@ -62,69 +105,88 @@ def dataset_name(config: dict, dataset: str) -> str:
     return name
 
 
-# Training settings a derived model may set: `<model>@lr=5e-05` is one point of its `train.lr_grid`.
+# Training settings a sweep point may set: a point of a model's `train.lr_grid` is ("lr", 5e-05).
 TRAIN_SWEEPS = ("lr",)
 
 
-def model_config(config: dict, model: str) -> dict:
-    """A model's resolved config; ``<model>@<key>=<value>`` derives one with that hyperparameter
-    (a figure's sweep, ``ggsa@group_size=20``) or training setting (a point of its lr grid,
-    ``ggsa@lr=5e-05``) changed, the value written as JSON.
+def variant_name(model: str, point: tuple[str, Any] | None = None) -> str:
+    """How a model config with one value changed is named on disk: ``<model>@<key>=<JSON value>``."""
+    return model if point is None else f"{model}@{point[0]}={json.dumps(point[1])}"
+
+
+def model_config(config: dict, model: str, point: tuple[str, Any] | None = None) -> dict:
+    """A model's resolved config; ``point`` = (key, value) changes one hyperparameter (a figure's
+    sweep, ("group_size", 20)) or training setting (a point of its lr grid, ("lr", 5e-05)).
 
     ``train`` is resolved too: params.yaml's ``train`` <- the model's <- the preset's
-    ``scale.train`` (its ``lr_grid`` only where the model has a grid) <- the derived value.
+    ``scale.train`` (its ``lr_grid`` only where the model has a grid) <- the point's value.
+    Hyperparameters and training settings are checked (types and ranges), naming the key.
     """
-    base, derived, override = model.partition("@")
-    if base not in config["models"]:
-        raise ConfigError(f"models.{base}: not configured (named by a paper spec)")
-    m = copy.deepcopy(config["models"][base])
+    if model not in config["models"]:
+        raise ConfigError(f"models.{model}: not configured (named by a paper spec)")
+    where = f"models.{variant_name(model, point)}"
+    m = copy.deepcopy(config["models"][model])
     # A preset's `scale` shrinks every model the same way; hparams only where the arch has them.
     scale = config.get("scale", {})
-    from ansel.models.registry import parse_hparams  # torch-free (ansel.models.hparams)
+    from ansel.models.registry import hparams_fields, parse_hparams  # torch-free
 
-    known = set(parse_hparams(m["arch"], {}, f"models.{model}").__dataclass_fields__)
+    known = hparams_fields(m["arch"], f"{where}.arch")
     m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
     train = deep_merge(config.get("train", {}), m.get("train", {}))
     scale_train = {k: v for k, v in scale.get("train", {}).items() if k != "lr_grid" or "lr_grid" in train}
     m["train"] = deep_merge(train, scale_train)
-    if derived:  # after `scale`: the swept value is the point of the derived run
-        key, value = _override(model, override, known)
+    if point is not None:  # after `scale`: the swept value is the point of the derived run
+        key, value = point
+        if key not in known | set(TRAIN_SWEEPS):
+            raise ConfigError(f"{where}: {key} is neither a hyperparameter of {m['arch']!r} "
+                              f"({', '.join(sorted(known))}) nor a training setting ({', '.join(TRAIN_SWEEPS)})")
         (m["hparams"] if key in known else m["train"])[key] = value
-    parse_hparams(m["arch"], m["hparams"], f"models.{model}.hparams")
+    parse_hparams(m["arch"], m["hparams"], f"{where}.hparams")
     return m
 
 
-def _override(model: str, override: str, known: set[str]) -> tuple[str, Any]:
-    key, sep, raw = override.partition("=")
-    if not sep or key not in known | set(TRAIN_SWEEPS):
-        raise ConfigError(f"model {model!r}: expected <model>@<key>=<value> with a hyperparameter of "
-                          f"its arch ({', '.join(sorted(known))}) or a training setting ({', '.join(TRAIN_SWEEPS)})")
-    try:
-        return key, json.loads(raw)
-    except json.JSONDecodeError:
-        raise ConfigError(f"model {model!r}: value {raw!r} of {key} is not a JSON number or boolean") from None
-
-
-def run_config(config: dict, dataset: str, model: str, seed: int) -> dict:
-    """Everything one (dataset, model, seed) run depends on: also its identity for reruns and resume.
-    A run trains at one lr: the grid it belongs to is the tables' business, not part of its identity."""
-    m = model_config(config, model)
+def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[str, Any] | None = None) -> dict:
+    """Everything one (dataset, model, seed, point) run depends on: also its identity for reruns and
+    resume. A run trains at one lr: the grid it belongs to is the tables' business, not part of it."""
+    m = model_config(config, model, point)
     ds = config["datasets"][dataset]
     train = {k: v for k, v in m["train"].items() if k != "lr_grid"}
+    where = f"models.{variant_name(model, point)}.train"
+    dev_split = parse(TrainConfig, train, where).dev_split
+    if "splits" in ds and dev_split not in ds["splits"]:
+        raise ConfigError(f"{where}.dev_split: {dev_split!r} is not a split of datasets.{dataset} "
+                          f"({', '.join(ds['splits'])})")
     return {
-        "dataset": dataset, "model": model, "seed": int(seed),
+        "dataset": dataset, "model": variant_name(model, point), "seed": int(seed),
         "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),
         "max_len_q": ds["max_len_q"], "max_len_a": ds["max_len_a"],
         "eval": ds.get("eval", {}), "train": train,
     }
 
 
+def validate(config: dict) -> None:
+    """Every setting the resolved config alone decides, checked before anything runs: each dataset's
+    evaluation block and splits, each model's hyperparameters and training settings."""
+    for name, ds in config["datasets"].items():
+        where = f"datasets.{name}.eval"
+        ev = parse(EvalConfig, ds.get("eval", {}), where)
+        unknown = [s for s in ev.splits if s not in ds["splits"]]
+        if unknown:
+            raise ConfigError(f"{where}.splits: {', '.join(map(repr, unknown))} not among the dataset's "
+                              f"splits ({', '.join(ds['splits'])})")
+    for model in config["models"]:
+        parse(TrainConfig, model_config(config, model)["train"], f"models.{model}.train")
+    for dataset in config.get("dataset_alias", {}).values():
+        dataset_name(config, dataset)
+
+
 def fingerprint(cfg: dict) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def load_paper(paper: str, papers_dir: Path = PAPERS_DIR) -> dict:
-    path = papers_dir / f"{paper}.yaml"
+def load_paper(paper: str) -> dict:
+    """A paper spec (workflow/papers/<paper>.yaml), validated against workflow/schemas/paper.schema.yaml."""
+    path = papers_dir() / f"{paper}.yaml"
     if not path.exists():
         raise ConfigError(f"papers.{paper}: no spec {path}")
     return copy.deepcopy(_parse_spec(path, path.stat().st_mtime_ns))
@@ -134,4 +196,12 @@ def load_paper(paper: str, papers_dir: Path = PAPERS_DIR) -> dict:
 def _parse_spec(path: Path, mtime_ns: int) -> dict:
     # Building the DAG asks for each spec ~200 times; parsing once makes every Snakemake start
     # (two per SLURM job) several seconds shorter.
-    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    spec = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    import jsonschema
+
+    schema = yaml.safe_load((path.parents[1] / "schemas" / "paper.schema.yaml").read_text())
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(spec))
+    if error is not None:
+        at = ".".join(str(p) for p in error.absolute_path)
+        raise ConfigError(f"{path}: {at + ': ' if at else ''}{error.message}")
+    return spec

@@ -1,14 +1,16 @@
-"""What the papers ask for, as run directories and output files (DESIGN.md, principle 5).
+"""What the papers ask for, as runs and output files (DESIGN.md, principles 5 and 10).
 
 The Snakefile, the CLI and the tests derive every target from the paper specs through these
-functions, so adding a row to a spec adds its runs.
+functions, so adding a row to a spec adds its runs. A run is a record (``Run``); its directory
+is how it is written to disk, never parsed back.
 """
 from __future__ import annotations
 
 import json
-import os
+from dataclasses import dataclass
+from typing import Any
 
-from ansel.config import ConfigError, dataset_name, load_paper, model_config
+from ansel.config import ConfigError, dataset_name, load_paper, model_config, run_config, variant_name
 
 PUBLISHED = {  # where each table kind's published values live
     "metrics": "workflow/papers/published_results.csv",
@@ -26,16 +28,50 @@ FIGURE_RUN_FILES = {
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 
 
-def seeds(config: dict, model: str | None = None) -> list[int]:
+@dataclass(frozen=True)
+class Variant:
+    """A model config of params.yaml, with at most one value changed: ``point`` = (key, value), a
+    figure's sweep point or a point of the model's lr grid."""
+    model: str
+    point: tuple[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return variant_name(self.model, self.point)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run: (dataset, model variant, seed); runs sort by directory."""
+    dataset: str
+    variant: Variant
+    seed: int
+
+    @property
+    def dir(self) -> str:
+        return run_dir(self.dataset, self.variant.name, self.seed)
+
+    def config(self, config: dict) -> dict:
+        return run_config(config, self.dataset, self.variant.model, self.seed, self.variant.point)
+
+    def __lt__(self, other: "Run") -> bool:
+        return self.dir < other.dir
+
+
+def seeds(config: dict, variant: Variant | None = None) -> list[int]:
     """The seeds of a model's runs: its own ``seeds`` count where its config sets one (a preset
     may give cheap rows more seeds than the rest), else the config's."""
-    own = config.get("models", {}).get((model or "").partition("@")[0], {}).get("seeds")
+    own = config.get("models", {}).get(variant.model if variant else None, {}).get("seeds")
     return list(range(1, int(own or config["seeds"]) + 1))
+
+
+def runs(config: dict, dataset: str, variant: Variant) -> list[Run]:
+    return [Run(dataset, variant, s) for s in seeds(config, variant)]
 
 
 def seed_count(config: dict, models) -> str:
     """How many seeds the models' runs average: "5", or "2-5" where models differ."""
-    counts = sorted({len(seeds(config, m)) for m in models}) or [len(seeds(config))]
+    counts = sorted({len(seeds(config, Variant(m))) for m in models}) or [len(seeds(config))]
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
 
 
@@ -79,23 +115,22 @@ def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
             for row in table["rows"] if row.get("model") for col in table["columns"]]
 
 
-def grid_points(config: dict, model: str) -> list[tuple[float, str]]:
-    """(lr, run model) per point of the model's ``train.lr_grid`` -- the tables show the point
-    best on dev -- the point at the model's own ``lr`` being the model itself; without a grid,
-    [(lr, model)]. A derived model (a figure's sweep point) runs at its base's own lr; a config
-    that does not carry the model (a report's slice without it) knows no grid: [(None, model)]."""
-    if model.partition("@")[0] not in config.get("models", {}):
-        return [(None, model)]
+def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
+    """(lr, variant) per point of the model's ``train.lr_grid`` -- the tables show the point best
+    on dev -- the point at the model's own ``lr`` being the model itself; without a grid,
+    [(lr, model)]. A config that does not carry the model (a report's slice without it) knows no
+    grid: [(None, model)]."""
+    if model not in config.get("models", {}):
+        return [(None, Variant(model))]
     train = model_config(config, model)["train"]
-    if "@" in model or "lr_grid" not in train:
-        return [(train.get("lr"), model)]
-    return [(lr, model if lr == train.get("lr") else f"{model}@lr={json.dumps(lr)}") for lr in train["lr_grid"]]
+    if "lr_grid" not in train:
+        return [(train.get("lr"), Variant(model))]
+    return [(lr, Variant(model) if lr == train.get("lr") else Variant(model, ("lr", lr))) for lr in train["lr_grid"]]
 
 
-def table_runs(config: dict, table: dict) -> list[str]:
-    dirs = {run_dir(ds, m, s) for row, _, ds in table_cells(config, table)
-            for _, m in grid_points(config, row["model"]) for s in seeds(config, m)}
-    return sorted(dirs)
+def table_runs(config: dict, table: dict) -> list[Run]:
+    return sorted({r for row, _, ds in table_cells(config, table)
+                   for _, v in grid_points(config, row["model"]) for r in runs(config, ds, v)})
 
 
 def table_inputs(config: dict, table: dict) -> list[str]:
@@ -103,7 +138,7 @@ def table_inputs(config: dict, table: dict) -> list[str]:
     the paper's settings), or (dataset_stats) its datasets' statistics."""
     if table_kind(table) == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
-    return [f"{d}/{name}" for d in table_runs(config, table) for name in ("config.json", "metrics.json")]
+    return [f"{r.dir}/{name}" for r in table_runs(config, table) for name in ("config.json", "metrics.json")]
 
 
 def published_file(table: dict) -> str:
@@ -112,7 +147,7 @@ def published_file(table: dict) -> str:
 
 def figure_seed(config: dict, figure: dict) -> int:
     """The one seed a single-run figure shows: the spec's ``seed``, else the first."""
-    known = seeds(config, figure["model"])
+    known = seeds(config, Variant(figure["model"]))
     seed = figure.get("seed", known[0])
     if seed not in known:
         raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of {figure['model']}'s seeds {known}")
@@ -125,38 +160,39 @@ def sweep_values(config: dict, figure: dict) -> list:
     return sweeps.get(figure["id"], figure["values"])
 
 
-def sweep_models(config: dict, figure: dict) -> list[tuple[object, str]]:
-    """(value, model) per swept value: ``<base_model>@<x>=<value>``, or base_model itself at its own value."""
+def sweep_models(config: dict, figure: dict) -> list[tuple[object, Variant]]:
+    """(value, variant) per swept value: the base model with ``x`` at the value, or the base
+    model itself at its own value."""
     base, x = figure["base_model"], figure["x"]
     m = model_config(config, base)
-    from ansel.models.registry import parse_hparams  # lazy, as in config.model_config
+    from ansel.models.registry import parse_hparams  # torch-free, as in config.model_config
 
     base_value = getattr(parse_hparams(m["arch"], m["hparams"]), x, None)
     points = []
     for value in sweep_values(config, figure):
         if not isinstance(value, (int, float)):  # bool is an int: JSON writes it true/false
             raise ConfigError(f"figure {figure['id']}: sweep value {value!r} of {x} is not a number or boolean")
-        points.append((value, base if value == base_value else f"{base}@{x}={json.dumps(value)}"))
+        points.append((value, Variant(base) if value == base_value else Variant(base, (x, value))))
     return points
 
 
-def figure_runs(config: dict, figure: dict) -> list[str]:
-    """The run directories a figure reads, by kind."""
+def figure_runs(config: dict, figure: dict) -> list[Run]:
+    """The runs a figure reads, by kind."""
     kind = figure["kind"]
     if kind not in FIGURE_RUN_FILES:
         raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
     ds = dataset_name(config, figure["dataset"])
     if kind == "attention_maps":
-        return [run_dir(ds, figure["model"], figure_seed(config, figure))]
+        return [Run(ds, Variant(figure["model"]), figure_seed(config, figure))]
     if kind == "sweep":
-        models = [m for _, m in sweep_models(config, figure)] + [figure["reference_model"]]
+        variants = [v for _, v in sweep_models(config, figure)] + [Variant(figure["reference_model"])]
     else:
-        models = figure["models"]
-    return sorted({run_dir(ds, m, s) for m in models for s in seeds(config, m)})
+        variants = [Variant(m) for m in figure["models"]]
+    return sorted({r for v in variants for r in runs(config, ds, v)})
 
 
 def figure_inputs(config: dict, figure: dict) -> list[str]:
-    files = [f"{d}/{name}" for d in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
+    files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
     if figure["kind"] in FIGURES_READING_DATA:
         files.append(processed_dir(dataset_name(config, figure["dataset"])))
     if "reference_published" in figure:
@@ -173,9 +209,10 @@ def paper_items(config: dict, paper: str) -> tuple[list[dict], list[dict]]:
     return tables, figures
 
 
-def paper_outputs(config: dict) -> list[str]:
+def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
+    """The tables' and figures' files of the papers (default: every paper the preset asks for)."""
     out = []
-    for paper in config["papers"]:
+    for paper in papers or config["papers"]:
         tables, figures = paper_items(config, paper)
         out += [f"results/tables/{paper}/{t['id']}.{ext}" for t in tables for ext in TABLE_EXTENSIONS]
         out += [f"figures/{paper}/{f['id']}.{ext}" for f in figures for ext in FIGURE_EXTENSIONS]
@@ -192,6 +229,11 @@ def paper_inputs(config: dict) -> list[str]:
     return sorted(files)
 
 
-def paper_runs(inputs: list[str]) -> list[str]:
-    """The run directories among ``paper_inputs``."""
-    return sorted({os.path.dirname(f) for f in inputs if f.startswith("results/runs/")})
+def paper_runs(config: dict) -> list[Run]:
+    """Every run the preset's tables and figures read."""
+    found: set[Run] = set()
+    for paper in config["papers"]:
+        tables, figures = paper_items(config, paper)
+        found.update(r for t in tables if table_kind(t) == "metrics" for r in table_runs(config, t))
+        found.update(r for fig in figures for r in figure_runs(config, fig))
+    return sorted(found)

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from ansel.models.self_attention import (GlobalAttention, GlobalInformationGate, GroupAttention, LocalAttention,
-                                         PositionalEmbedding, SelfAttentionEncoder, group_index,
+                                         PositionalEmbedding, SelfAttentionEncoder, group_index, head_offsets,
                                          sinusoidal_positions)
 
 B, L, DIM, HEADS = 3, 11, 12, 3
@@ -94,15 +94,27 @@ def test_group_attention_attends_exactly_within_each_heads_groups():
 @pytest.mark.parametrize("offsets", [[0, 0], [0, 1, 2, 5]])
 def test_group_attention_backward_matches_finite_differences(offsets):
     # the backward is written by hand (each gather's gradient is the inverse gather); float64
-    # finite differences check it with padding, offsets and a length that is no multiple of l
+    # finite differences check every output with padding (groups with no real word among them),
+    # offsets and a length that is no multiple of l
     g = torch.Generator().manual_seed(0)
-    lengths, length = torch.tensor([9, 4]), 9
-    q, k, v = (torch.randn(2, len(offsets), length, 3, generator=g, dtype=torch.float64).requires_grad_()
+    lengths, length = torch.tensor([9, 4, 1]), 9
+    q, k, v = (torch.randn(3, len(offsets), length, 3, generator=g, dtype=torch.float64).requires_grad_()
                for _ in range(3))
     mask = _mask(lengths, length)
     attention = GroupAttention(3, offsets)
-    real = mask[:, None, :, None].double()  # a padded query's output is dropped downstream
-    assert torch.autograd.gradcheck(lambda *qkv: attention(*qkv, mask) * real, (q, k, v))
+    assert torch.autograd.gradcheck(lambda *qkv: attention(*qkv, mask), (q, k, v))
+
+
+def test_group_attention_gives_padded_words_zeros():
+    q, k, v = torch.randn(3, 3, 3, L, 4).unbind(0)
+    mask = _mask(torch.tensor([11, 5, 0]))
+    out = GroupAttention(4, [0, 2, 1])(q, k, v, mask)
+    assert out.transpose(1, 2)[~mask].eq(0).all() and out.transpose(1, 2)[mask].ne(0).all()
+
+
+def test_head_offsets_of_the_paper():
+    assert head_offsets(6, 10, True) == [0, 0, 0, 5, 5, 5]
+    assert head_offsets(6, 10, False) == [0] * 6
 
 
 def test_local_attention_window_is_centred():

@@ -7,7 +7,7 @@ import torch
 
 from ansel.data.canonical import Dataset
 from ansel.data.vocab import Vocab
-from ansel.metrics import write_trec_run
+from ansel.evaluation.metrics import write_trec_run
 from ansel.models import build_model
 from ansel.report.figures import length_curves, render_figure, sweep_curves
 
@@ -33,7 +33,8 @@ def write_run(path, hits: set[int]) -> None:
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch):
+def workdir(tmp_path, monkeypatch, repo_root):
+    monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
     monkeypatch.chdir(tmp_path)
     ds = fake_dataset()
     ds.save(tmp_path / "data/processed/syn")

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from ansel.report.tables import aggregate, published_lookup, render
+from ansel.targets import Variant
 
 TABLE = {"id": "t1", "caption": "Demo", "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
          "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
@@ -77,23 +78,23 @@ def test_missing_metric_in_a_run_is_named(runs):
         aggregate(config, "p", table, {})
 
 
-def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch):
+def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, repo_root):
     from ansel.cli import main
     from ansel.config import load, run_config
-    from ansel.targets import spec_table, table_inputs
+    from ansel.targets import spec_table, table_runs
 
-    monkeypatch.chdir(tmp_path)
-    config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {}, "synthetic_zh": {}}, "dataset_alias": {}}
-    table = spec_table(config, "smoke", "synthetic")
     papers = load(preset="full")
-    metrics = [p for p in table_inputs(config, table) if p.endswith("metrics.json")]
-    for i, path in enumerate(metrics):  # every metric of every split: 0.1 * (i % 7)
-        (tmp_path / path).parent.mkdir(parents=True)
-        (tmp_path / path).write_text(json.dumps({"test": {m: 0.1 * (i % 7) for m in
-                                                          ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]}}))
-        dataset, model, seed = path.split("/")[2:5]
-        run = run_config(papers, "wikiqa", model, int(seed[4:]))  # the paper's settings on another dataset
-        (tmp_path / path).with_name("config.json").write_text(json.dumps({**run, "dataset": dataset}))
+    monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
+    monkeypatch.chdir(tmp_path)
+    config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {}, "synthetic_zh": {}}, "dataset_alias": {},
+              "paper_settings": papers}
+    table = spec_table(config, "smoke", "synthetic")
+    for i, run in enumerate(table_runs(config, table)):  # every metric of every split: 0.1 * (i % 7)
+        path = tmp_path / run.dir / "metrics.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"test": {m: 0.1 * (i % 7) for m in ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]}}))
+        used = run_config(papers, "wikiqa", run.variant.model, run.seed)  # the paper's settings on another dataset
+        path.with_name("config.json").write_text(json.dumps({**used, "dataset": run.dataset}))
     main(["table", "--config", json.dumps(config), "--paper", "smoke", "--table", "synthetic",
           "--published", _empty_published(tmp_path),
           "--out-prefix", "results/tables/smoke/synthetic"])
@@ -126,7 +127,8 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     train = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5, 1e-5], "select_metric": "MAP"}
     config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}, "scale": {},
               "models": {"m": {"arch": "qa_lstm", "train": train}}}
-    assert grid_choice(config, "m", "syn") == (5e-5, "m@lr=5e-05", pytest.approx(0.57))
+    lr, variant, dev = grid_choice(config, "m", "syn")
+    assert (lr, variant.name, dev) == (5e-5, "m@lr=5e-05", pytest.approx(0.57))
     cells = aggregate(config, "p", TABLE, {}).set_index(["row", "metric"])
     assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(0.6)
     assert grid_notes(config, TABLE) == [
@@ -137,7 +139,7 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     assert grid_notes(one, two) == ["lr 0.0001 for every row (a one-point grid: nothing chosen on dev)"]
     # a model without a grid is its own single point, and gets no note
     plain = {**config, "models": {"m": {"arch": "qa_lstm", "train": {"lr": 1e-4, "select_metric": "MAP"}}}}
-    assert grid_choice(plain, "m", "syn")[:2] == (1e-4, "m") and grid_notes(plain, TABLE) == []
+    assert grid_choice(plain, "m", "syn")[:2] == (1e-4, Variant("m")) and grid_notes(plain, TABLE) == []
 
 
 def test_seconds_are_never_scaled_as_percentages(tmp_path, monkeypatch):

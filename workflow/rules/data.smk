@@ -1,14 +1,6 @@
 # Raw files (checksummed) -> canonical tables + vocabulary -> word embeddings.
 
 
-def source_fetch(source):
-    """The fetch options of a source; datasets sharing a source must agree on them."""
-    options = {json.dumps(d.get("fetch", {}), sort_keys=True) for d in C["datasets"].values() if d["source"] == source}
-    if len(options) != 1:
-        raise ValueError(f"datasets with source {source!r} have different `fetch` options: {sorted(options)}")
-    return options.pop()
-
-
 rule download:
     output:
         "data/raw/{source}/manifest.json",
@@ -30,7 +22,8 @@ rule preprocess:
     output:
         directory("data/processed/{dataset}"),
     params:
-        cfg=lambda w: json.dumps(C["datasets"][w.dataset]),
+        # what preprocessing reads of the dataset block: an edit of its `eval` reruns no preprocessing
+        cfg=lambda w: json.dumps(A.preprocess_config(C["datasets"][w.dataset])),
         raw=lambda w, input: os.path.dirname(input[0]),
     log:
         "logs/preprocess/{dataset}.log",
@@ -43,23 +36,13 @@ rule preprocess:
         "--raw {params.raw} --out {output} > {log} 2>&1"
 
 
-def pretrained_file(w):
-    """A pretrained vectors file (embeddings.pretrained) is an input; word2vec needs none."""
-    pretrained = C.get("embeddings", {}).get("pretrained", {})
-    if w.method == "word2vec":
-        return []
-    if w.method not in pretrained:
-        raise ValueError(f"embeddings.pretrained.{w.method}: not configured (named by a model's `embeddings`)")
-    return pretrained[w.method]
-
-
 rule embeddings:
     input:
         processed="data/processed/{dataset}",
         pretrained=pretrained_file,
     output:
-        "data/embeddings/{dataset}/{method}-{dim}.npy",
-        "data/embeddings/{dataset}/{method}-{dim}.json",
+        vectors="data/embeddings/{dataset}/{method}-{dim}.npy",
+        coverage="data/embeddings/{dataset}/{method}-{dim}.json",
     params:
         cfg=lambda w: json.dumps(
             {
@@ -75,4 +58,4 @@ rule embeddings:
         runtime=res("embeddings", "runtime"),
     shell:
         "ansel embeddings --config {params.cfg:q} --processed {input.processed} --method {wildcards.method} "
-        "--dim {wildcards.dim} --out {output[0]} > {log} 2>&1"
+        "--dim {wildcards.dim} --out {output.vectors} > {log} 2>&1"

@@ -1,42 +1,5 @@
 # Seeds aggregated into each paper's tables (published value beside ours) and figures.
 
-# The renderers are inputs: Snakemake's `code` trigger covers a rule's own command only, so an
-# edit of how a table or figure is built (its notes, its aggregation) would otherwise leave the
-# rendered files stale.
-REPORT_CODE = sorted(str(p) for p in Path("src/ansel/report").glob("*.py"))
-
-
-def report_cfg():
-    """The slice of the config a table or figure depends on (so only it triggers re-rendering)."""
-    return {
-        "preset": C["preset"],
-        "seeds": C["seeds"],
-        "dataset_alias": C.get("dataset_alias", {}),
-        "datasets": {d: {} for d in C["datasets"]},
-    }
-
-
-def models_cfg(models):
-    """What model_config needs to resolve these models (hparams, train, the preset's scale)."""
-    return {"models": {m: C["models"][m] for m in models}, "train": C["train"], "scale": C.get("scale", {})}
-
-
-def table_cfg(w):
-    """report_cfg plus the row models' configs: a row with an lr grid shows its point best on dev."""
-    rows = T.spec_table(C, w.paper, w.table)["rows"]
-    return json.dumps({**report_cfg(), **models_cfg(sorted({r["model"] for r in rows if r.get("model")}))})
-
-
-def figure_cfg(w):
-    """report_cfg plus the configs of the models a figure reads (their seeds; a sweep derives its
-    runs from its base model) and the preset's sweep values."""
-    spec = T.spec_figure(w.paper, w.figure)
-    if spec["kind"] != "sweep":
-        return json.dumps({**report_cfg(), **models_cfg(spec.get("models") or [spec["model"]])})
-    return json.dumps({**report_cfg(), **models_cfg([spec["base_model"], spec["reference_model"]]),
-                       "papers": {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}})
-
-
 rule dataset_stats:
     """Statistics of a processed dataset (ansel.data.stats), read by tables of kind dataset_stats."""
     input:
@@ -57,7 +20,7 @@ rule table:
         lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
         spec="workflow/papers/{paper}.yaml",
         published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
-        code=REPORT_CODE,
+        code=package_code("report"),
     output:
         report("results/tables/{paper}/{table}.csv", category="{paper}", labels={"table": "{table}"}),
         "results/tables/{paper}/{table}.md",
@@ -80,7 +43,7 @@ rule figure:
     input:
         lambda w: T.figure_inputs(C, T.spec_figure(w.paper, w.figure)),
         spec="workflow/papers/{paper}.yaml",
-        code=REPORT_CODE,
+        code=package_code("report"),
     output:
         report("figures/{paper}/{figure}.png", category="{paper}", labels={"figure": "{figure}"}),
         "figures/{paper}/{figure}.pdf",

@@ -1,28 +1,21 @@
-# One run = (dataset, model config, seed): a directory of weights, curves, metrics and a TREC run.
-
-
-def run_cfg(w):
-    return run_config(C, w.dataset, w.model, int(w.seed))
-
-
-def embeddings_input(w):
-    return run_embeddings(w.dataset, w.model) or []
+# One run = (dataset, model variant, seed): training writes the dev-selected weights, the curves,
+# the resolved config and the selected epoch's dev scores; the evaluate rule scores the rest.
 
 
 rule train:
-    """Train with dev selection, then score every eval split with the selected weights."""
+    """Train with dev selection (test is never looked at)."""
     input:
         processed="data/processed/{dataset}",
-        embeddings=embeddings_input,
+        embeddings=lambda w: run_embeddings(run_of(w)) or [],
     output:
         model="results/runs/{dataset}/{model}/seed{seed}/model.pt",
         log="results/runs/{dataset}/{model}/seed{seed}/log.csv",
         config="results/runs/{dataset}/{model}/seed{seed}/config.json",
-        metrics="results/runs/{dataset}/{model}/seed{seed}/metrics.json",
-        run="results/runs/{dataset}/{model}/seed{seed}/run.trec",
+        dev_scores="results/runs/{dataset}/{model}/seed{seed}/dev_scores.pt",
     params:
-        cfg=lambda w: json.dumps(run_cfg(w)),
+        cfg=lambda w: json.dumps(RUN_CONFIGS[run_of(w).dir]),
         embeddings=lambda w, input: f"--embeddings {input.embeddings}" if input.embeddings else "",
+        run_dir=lambda w: run_of(w).dir,
     log:
         "logs/train/{dataset}/{model}/seed{seed}.log",
     threads: res("train", "threads")
@@ -32,5 +25,4 @@ rule train:
         gpu=res("train", "gpu"),
     shell:
         "ansel train --config {params.cfg:q} --processed {input.processed} {params.embeddings} "
-        "--run-dir results/runs/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed} "
-        "--threads {threads} > {log} 2>&1"
+        "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ansel.data import negatives as neg
+from ansel.data import mining
 from ansel.data.canonical import Dataset
 from ansel.data.tokenize import get_tokenizer
 
@@ -151,7 +151,7 @@ def add_negatives(ds: Dataset, method: str, splits: list[str] = ("train",), seed
             qids, pos = _positives(c, aid_pos)
             qtok = ds.questions.set_index("qid").tokens.loc[qids].tolist()
             local = {int(g): i for i, g in enumerate(allowed)}
-            picks = neg.bm25_negatives(qtok, ds.answers.tokens.iloc[allowed].tolist(),
+            picks = mining.bm25_negatives(qtok, ds.answers.tokens.iloc[allowed].tolist(),
                                        [{local[p] for p in ps if p in local} for ps in pos],
                                        k=k, n=n, seed=seed, n_threads=n_threads)
             aids = ds.answers.aid.to_numpy()
@@ -175,7 +175,7 @@ def _other_category_rows(ds: Dataset, c: pd.DataFrame, seed: int) -> list[tuple[
     acat = all_pos.drop_duplicates("aid").set_index("aid").qid.map(qcat)
     answer_ids, answer_cats = acat.index.tolist(), acat.tolist()
     positives = c[c.label == 1]
-    picks = neg.other_category_negatives(positives.qid.map(qcat).tolist(), answer_cats, seed)
+    picks = mining.other_category_negatives(positives.qid.map(qcat).tolist(), answer_cats, seed)
     return [(q, answer_ids[i]) for q, i in zip(positives.qid, picks)]
 
 
@@ -188,7 +188,7 @@ def add_pools(ds: Dataset, size: int = 100, splits: list[str] = ("dev", "test"),
         c = ds.splits[s]
         qids = list(pd.unique(c.qid))
         have = c.groupby("qid").aid.agg(lambda s: {aid_pos[a] for a in s})
-        picks = neg.random_pools([have[q] for q in qids], len(ds.answers), size, seed, _answer_pool(ds, s, pool))
+        picks = mining.random_pools([have[q] for q in qids], len(ds.answers), size, seed, _answer_pool(ds, s, pool))
         aids = ds.answers.aid.to_numpy()
         rows = [(q, aids[i]) for q, idx in zip(qids, picks) for i in idx]
         out[s] = pd.concat([c, pd.DataFrame(rows, columns=["qid", "aid"]).assign(label=0)], ignore_index=True)

@@ -2,10 +2,13 @@
 
 A source is a class with ``fetch(raw_dir, mirror, options)`` (write verified raw files into
 raw_dir) and ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
-Readers register themselves with ``@source("name")``; ``ansel.data.readers`` imports them all.
+Readers register themselves with ``@source("name")``; every module of ``ansel.data.readers`` is
+discovered and imported on first use, so a new reader is its module and nothing else.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,8 +35,9 @@ def source(name: str):
 
 
 def get_source(name: str) -> Source:
-    import ansel.data.readers  # noqa: F401  (registers every reader)
-
+    readers = importlib.import_module("ansel.data.readers")
+    for module in pkgutil.iter_modules(readers.__path__):  # registers every reader
+        importlib.import_module(f"{readers.__name__}.{module.name}")
     if name not in _SOURCES:
         raise KeyError(f"unknown dataset source {name!r}; known: {', '.join(sorted(_SOURCES))}")
     return _SOURCES[name]()

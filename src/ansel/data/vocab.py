@@ -12,6 +12,7 @@ import numpy as np
 from ansel.data.canonical import Dataset
 
 PAD_TOKEN, UNK_TOKEN = "<pad>", "<unk>"
+PAD = 0  # the id of <pad>: padded positions of an id matrix
 
 
 class Vocab:

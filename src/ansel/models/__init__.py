@@ -1,7 +1,8 @@
 """Models are compositions: embedding -> encoder -> composition -> scorer (DESIGN.md, principle 4).
 
-Importing this package is cheap (no torch): ``build_model`` imports the model modules, which
-register their builders in ``registry``, on first use.
+Importing this package is cheap (no torch): the architectures (``archs/``) are found and their
+hyperparameters checked without torch; ``build_model`` imports the building blocks it needs.
+Loading and saving weights: ``ansel.models.io``.
 """
 from ansel.models.registry import build_model, registered
 

@@ -1,39 +1,41 @@
-"""Compositions (encoder states -> vectors), scorers (vectors -> score) and the rankers that
-join them to an embedding and an encoder (DESIGN.md principle 4).
+"""Compositions: encoder states of both texts -> the vectors a scorer compares (DESIGN.md principle 4).
 
-A composition maps question states (hq [B, Lq, H], mq) and answer states (ha [B, La, H], ma)
-to vectors [B, K, H] for each side, K = 1 except for multihop attention (one pair per hop).
-The score is the scorer summed over the K pairs (multihop: sum of per-hop cosines).
-
-Also registers the LSTM baselines of the GGSA paper: ``qa_lstm_attn`` (Tan et al. 2016)
-and ``multihop_lstm`` (Tran & Niederée 2018, sequential attention).
+A composition maps question states (hq [B, Lq, H], mq [B, Lq]) and answer states
+(ha [B, La, H], ma [B, La]) to a tuple of vectors for the scorer: one per side (vq, va), or
+one joint vector (v,) for compositions that read both texts at once (interaction matrices).
+A ``Pooling`` pools each side on its own, which makes its ranker siamese.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ansel.models.base import Ranker, SiameseRanker, padding_mask
 from ansel.models.encoders import BiLSTMEncoder
-from ansel.models.layers import masked_max, masked_mean, word_embedding
-from ansel.models.hparams import MultihopLSTMConfig, QALSTMAttentionConfig
-from ansel.models.registry import register
-
-COMPOSITIONS = ("max", "attention", "multihop")
-SCORERS = ("cosine", "mlp")
+from ansel.models.hparams import COMPOSITIONS
+from ansel.models.layers import masked_max, masked_mean, masked_softmax
 
 
-def _masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return logits.masked_fill(~mask, torch.finfo(logits.dtype).min).softmax(-1)
+class Pooling(nn.Module):
+    """A composition in which neither side sees the other: ``pool`` [B, L, H] -> [B, H] per side."""
 
-
-class MaxPooling(nn.Module):
-    """Column-wise max over real positions, each side on its own."""
+    def pool(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:  # pragma: no cover
+        raise NotImplementedError
 
     def forward(self, hq, mq, ha, ma):
-        return masked_max(hq, mq).unsqueeze(1), masked_max(ha, ma).unsqueeze(1)
+        return self.pool(hq, mq), self.pool(ha, ma)
+
+
+class MaxPooling(Pooling):
+    """Column-wise max over real positions, then tanh if asked (dos Santos et al. 2016, §2.3)."""
+
+    def __init__(self, tanh: bool = False):
+        super().__init__()
+        self.tanh = tanh
+
+    def pool(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        v = masked_max(h, mask)
+        return torch.tanh(v) if self.tanh else v
 
 
 class QuestionAttentionPooling(nn.Module):
@@ -50,8 +52,8 @@ class QuestionAttentionPooling(nn.Module):
     def forward(self, hq, mq, ha, ma):
         oq = masked_max(hq, mq)
         m = torch.tanh(self.answer_proj(ha) + self.question_proj(oq).unsqueeze(1))
-        s = _masked_softmax(self.weight(m).squeeze(-1), ma)
-        return oq.unsqueeze(1), masked_max(ha * s.unsqueeze(-1), ma).unsqueeze(1)
+        s = masked_softmax(self.weight(m).squeeze(-1), ma)
+        return oq, masked_max(ha * s.unsqueeze(-1), ma)
 
 
 class MultihopSequentialAttention(nn.Module):
@@ -62,7 +64,8 @@ class MultihopSequentialAttention(nn.Module):
     and over the answer with sequential attention: a BiLSTM reads h_a(t) * o_q^k, so each
     weight sees its neighbours' match with the question,
         o_a^k = sum_t softmax_t(w_a^T BiLSTM(h_a * o_q^k)(t)) h_a(t).
-    Written from the paper's description; the score sums the per-hop similarities.
+    Written from the paper's description. Returns one pair per hop, [B, hops, H] per side, for a
+    scorer that sums the per-hop similarities (``scorers.SumOverHops``).
     """
 
     def __init__(self, dim: int, hops: int):
@@ -82,9 +85,9 @@ class MultihopSequentialAttention(nn.Module):
         vq, va = [], []
         for _ in range(self.hops):  # hops are sequential by definition (each reads the memory)
             logits = self.question_weight(torch.tanh(projected * torch.tanh(self.memory_proj(memory)).unsqueeze(1)))
-            oq = (_masked_softmax(logits.squeeze(-1), mq).unsqueeze(-1) * hq).sum(1)
+            oq = (masked_softmax(logits.squeeze(-1), mq).unsqueeze(-1) * hq).sum(1)
             context, _ = self.sequential(ha * oq.unsqueeze(1), ma)
-            weights = _masked_softmax(self.answer_weight(context).squeeze(-1), ma)
+            weights = masked_softmax(self.answer_weight(context).squeeze(-1), ma)
             vq.append(oq)
             va.append((weights.unsqueeze(-1) * ha).sum(1))
             memory = memory + oq
@@ -92,6 +95,7 @@ class MultihopSequentialAttention(nn.Module):
 
 
 def make_composition(name: str, dim: int, hops: int) -> nn.Module:
+    """The composition a config names (``hparams.COMPOSITIONS``) over encoder states of width ``dim``."""
     if name == "max":
         return MaxPooling()
     if name == "attention":
@@ -101,111 +105,81 @@ def make_composition(name: str, dim: int, hops: int) -> nn.Module:
     raise ValueError(f"unknown composition {name!r}; known: {', '.join(COMPOSITIONS)}")
 
 
-class CosineScorer(nn.Module):
-    """Cosine of the last dim (pairwise hinge loss, margin 0.1)."""
+class AttentivePooling(nn.Module):
+    """Attentive pooling (dos Santos et al. 2016), for AP-CNN and AP-biLSTM.
 
-    def forward(self, vq: torch.Tensor, va: torch.Tensor) -> torch.Tensor:
-        return F.cosine_similarity(vq, va, dim=-1, eps=1e-8)
-
-
-class MLPScorer(nn.Module):
-    """Two-layer MLP on [v_q, v_a] -> softmax over (irrelevant, relevant) (pointwise loss).
-
-    Returns the positive-class log-odds logit_1 - logit_0: sigmoid(score) is the softmax's p_1,
-    so binary cross-entropy with logits on the score is the paper's two-class cross-entropy,
-    and ranking by the score ranks by p_1.
+    Learns U [H, H], forms the soft alignment G = tanh(Q U Aᵀ) [B, M, L], max-pools G along each
+    axis (g_q [B, M], g_a [B, L]), turns the maxima into attention vectors with a softmax
+    (σq, σa) and pools r_q = Σ_m σq_m Q_m, r_a = Σ_l σa_l A_l.
     """
 
-    def __init__(self, dim: int, hidden: int):
+    def __init__(self, dim: int):
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(2 * dim, hidden), nn.Tanh(), nn.Linear(hidden, 2))
+        self.U = nn.Parameter(torch.empty(dim, dim))
+        nn.init.xavier_uniform_(self.U)  # the paper does not say how U is initialised
 
-    def forward(self, vq: torch.Tensor, va: torch.Tensor) -> torch.Tensor:
-        logits = self.mlp(torch.cat([vq, va], dim=-1))
-        return logits[..., 1] - logits[..., 0]
+    def attention(self, hq, mq, ha, ma) -> tuple[torch.Tensor, torch.Tensor]:
+        """(σq [B, M], σa [B, L]), zero on padding."""
+        G = torch.tanh(hq @ self.U @ ha.transpose(1, 2))                     # [B, M, L]
+        pair_mask = mq.unsqueeze(2) & ma.unsqueeze(1)
+        # tanh is bounded by 1, so the dtype's minimum can never win a max over real cells.
+        G = G.masked_fill(~pair_mask, torch.finfo(G.dtype).min)
+        return masked_softmax(G.max(dim=2).values, mq), masked_softmax(G.max(dim=1).values, ma)
 
-
-def make_scorer(name: str, dim: int) -> nn.Module:
-    if name == "cosine":
-        return CosineScorer()
-    if name == "mlp":
-        return MLPScorer(dim, dim)
-    raise ValueError(f"unknown scorer {name!r}; known: {', '.join(SCORERS)}")
-
-
-class SiameseMaxPoolRanker(SiameseRanker):
-    """embed -> shared encoder -> max-pooling -> scorer; each side encoded on its own."""
-
-    def __init__(self, embed: nn.Module, encoder: nn.Module, scorer: nn.Module):
-        super().__init__()
-        self.embed = embed
-        self.encoder = encoder
-        self.scorer = scorer
-
-    def _encode(self, ids: torch.Tensor) -> torch.Tensor:
-        h, mask = self.encoder(self.embed(ids), padding_mask(ids))
-        return masked_max(h, mask)
-
-    encode_question = _encode
-    encode_answer = _encode
-
-    def similarity(self, qv: torch.Tensor, av: torch.Tensor) -> torch.Tensor:
-        return self.scorer(qv, av)
+    def forward(self, hq, mq, ha, ma):
+        sigma_q, sigma_a = self.attention(hq, mq, ha, ma)
+        return (sigma_q.unsqueeze(-1) * hq).sum(1), (sigma_a.unsqueeze(-1) * ha).sum(1)
 
 
-class ComposedRanker(Ranker):
-    """embed -> shared encoder -> question-aware composition -> scorer summed over hops.
+def fo_pool(z: torch.Tensor, f: torch.Tensor, o: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """QRNN fo-pooling over time, c_t = f_t c_{t-1} + (1 - f_t) z_t, h_t = o_t c_t; [B, L, m] -> h.
 
-    With ``interaction`` (iGGSA) the answer encoder also receives the question vector
-    c_q = mean of the question's encoder states (GGSA eq. 5).
+    Padded steps carry the state unchanged (f = 1, no input). Only the recurrence loops over time;
+    the sequences are split into steps once (``unbind``), since indexing [:, t] inside the loop
+    would make backward write a full-size gradient per step.
+    """
+    keep = mask.unsqueeze(-1)
+    f = torch.where(keep, f, torch.ones_like(f))
+    inputs = torch.where(keep, (1 - f) * z, torch.zeros_like(z))
+    c = z.new_zeros(z.size(0), z.size(2))
+    cells = []
+    for f_t, x_t in zip(f.unbind(1), inputs.unbind(1)):
+        c = f_t * c + x_t
+        cells.append(c)
+    return o * torch.stack(cells, dim=1)
+
+
+class CrossAppliedGates(nn.Module):
+    """CTRN's cells (Tay et al. 2018): QRNN fo-pooling of each side with gates cross-applied
+    from its partner, then the mean state over real words; states [B, L, 3m] are the gates'
+    pre-activations (Z | F | O, ``encoders.QRNNGateEncoder``).
+
+    The partner's gates are summarised by their mean over its real words and averaged with the
+    cell's own gate at each step, f_t = (F_s[t] + F̄_partner) / 2 (likewise o_t): the gates stay
+    in (0, 1) and no alignment of positions is needed. The cell state starts at zero.
     """
 
-    def __init__(self, embed: nn.Module, encoder: nn.Module, composition: nn.Module,
-                 scorer: nn.Module, interaction: bool = False):
-        super().__init__()
-        self.embed = embed
-        self.encoder = encoder
-        self.composition = composition
-        self.scorer = scorer
-        self.interaction = interaction
-
-    def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        hq, mq = self.encoder(self.embed(q), padding_mask(q))
-        if self.interaction:
-            ha, ma = self.encoder(self.embed(a), padding_mask(a), context=masked_mean(hq, mq))
-        else:
-            ha, ma = self.encoder(self.embed(a), padding_mask(a))
-        vq, va = self.composition(hq, mq, ha, ma)
-        return self.scorer(vq, va).sum(1)
+    def forward(self, hq, mq, ha, ma):
+        zq, fq, oq = _activate(hq)
+        za, fa, oa = _activate(ha)
+        fq_cross = (fq + masked_mean(fa, ma).unsqueeze(1)) / 2
+        oq_cross = (oq + masked_mean(oa, ma).unsqueeze(1)) / 2
+        fa_cross = (fa + masked_mean(fq, mq).unsqueeze(1)) / 2
+        oa_cross = (oa + masked_mean(oq, mq).unsqueeze(1)) / 2
+        # Both cells in one recurrence: pad the shorter side and stack along the batch.
+        length = max(hq.size(1), ha.size(1))
+        stacked = [torch.cat([_pad_to(x, length), _pad_to(y, length)])
+                   for x, y in ((zq, za), (fq_cross, fa_cross), (oq_cross, oa_cross))]
+        mask = torch.cat([_pad_to(mq, length), _pad_to(ma, length)])
+        h = masked_mean(fo_pool(*stacked, mask), mask)
+        return h[: hq.size(0)], h[hq.size(0):]
 
 
-def compose(embed: nn.Module, encoder: nn.Module, composition: str, scorer: str,
-            hops: int = 1, interaction: bool = False) -> Ranker:
-    """The ranker for an encoder: siamese when nothing couples question and answer."""
-    score = make_scorer(scorer, encoder.out_dim)
-    if composition == "max" and not interaction:
-        return SiameseMaxPoolRanker(embed, encoder, score)
-    return ComposedRanker(embed, encoder, make_composition(composition, encoder.out_dim, hops),
-                          score, interaction)
+def _activate(h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    z, f, o = h.chunk(3, dim=-1)
+    return torch.tanh(z), torch.sigmoid(f), torch.sigmoid(o)
 
 
-class EmbeddingDropout(nn.Sequential):
-    def __init__(self, embedding: nn.Embedding, dropout: float):
-        super().__init__(embedding, nn.Dropout(dropout))
-
-
-def _lstm_ranker(cfg: QALSTMAttentionConfig, vocab_size: int, embeddings, composition: str,
-                 hops: int = 1) -> Ranker:
-    embed = EmbeddingDropout(word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings),
-                             cfg.dropout)
-    return compose(embed, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), composition, cfg.scorer, hops)
-
-
-@register("qa_lstm_attn")
-def build_qa_lstm_attn(cfg: QALSTMAttentionConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
-    return _lstm_ranker(cfg, vocab_size, embeddings, "attention")
-
-
-@register("multihop_lstm")
-def build_multihop_lstm(cfg: MultihopLSTMConfig, vocab_size: int, embeddings: np.ndarray | None) -> Ranker:
-    return _lstm_ranker(cfg, vocab_size, embeddings, "multihop", cfg.hops)
+def _pad_to(t: torch.Tensor, length: int) -> torch.Tensor:
+    """Right-pad the sequence axis (dim 1) of [B, L, m] states or a [B, L] mask with zeros / False."""
+    return F.pad(t, (0, 0) * (t.dim() - 2) + (0, length - t.size(1)))

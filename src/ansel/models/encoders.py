@@ -1,11 +1,13 @@
 """Sequence encoders: x [B, L, D] + mask [B, L] -> h [B, L', H] + mask [B, L'].
 
 Every encoder exposes ``out_dim`` and returns the mask of its output positions, so a
-composition (pooling, attention) never looks at padding.
+composition (pooling, attention) never looks at padding. The self-attention encoders are in
+``self_attention.py``.
 """
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -49,3 +51,24 @@ class CNNEncoder(nn.Module):
         positions = torch.arange(h.size(1), device=h.device).unsqueeze(0)
         out_mask = (positions < lengths + self.kernel - 1) & (lengths > 0)
         return h, out_mask
+
+
+class QRNNGateEncoder(nn.Module):
+    """CTRN's encoder: a projection of the word vectors (Linear + ReLU, D -> m), then QRNN's
+    masked convolutions Conv Z / F / O (Bradbury et al. 2016); h [B, L, 3m] holds the three
+    gates' pre-activations, which ``compositions.CrossAppliedGates`` activates and applies.
+
+    The convolutions are causal (left padding only): step t sees words t-k+1..t, so trailing
+    padding never reaches a real step.
+    """
+
+    def __init__(self, in_dim: int, hidden: int, kernel: int):
+        super().__init__()
+        self.projection = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU())
+        self.kernel = kernel
+        self.conv = nn.Conv1d(hidden, 3 * hidden, kernel)
+        self.out_dim = 3 * hidden
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.conv(F.pad(self.projection(x).transpose(1, 2), (self.kernel - 1, 0))).transpose(1, 2)
+        return h, mask

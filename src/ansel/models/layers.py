@@ -1,5 +1,7 @@
-"""Building blocks shared by architectures: embeddings, masked pooling."""
+"""Building blocks shared by architectures: embeddings, masked pooling, masked softmax."""
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -22,6 +24,13 @@ def word_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None,
     return emb
 
 
+def dropped_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None, freeze: bool,
+                      dropout: float) -> nn.Sequential:
+    """Token ids -> word vectors -> dropout: the input layer of the recurrent and convolutional rankers."""
+    embedding = word_embedding(vocab_size, dim, pretrained, freeze)
+    return nn.Sequential(OrderedDict(embedding=embedding, dropout=nn.Dropout(dropout)))
+
+
 def masked_max(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Max over time of h [B, L, H], ignoring padded steps (mask [B, L] True on tokens)."""
     filled = h.masked_fill(~mask.unsqueeze(-1), torch.finfo(h.dtype).min)
@@ -33,3 +42,14 @@ def masked_max(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def masked_mean(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     m = mask.unsqueeze(-1).to(h.dtype)
     return (h * m).sum(1) / m.sum(1).clamp_min(1.0)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last axis that gives padded positions (mask False) exactly zero weight.
+
+    Filled with the dtype's minimum, a padded score underflows to a weight of exactly 0 beside
+    any real one, so the final product with the mask changes no row with a real position; it
+    gives a row without one (an empty text) zero weights instead of a uniform spread over padding.
+    """
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1) * mask.to(scores.dtype)

@@ -1,18 +1,22 @@
-"""Names used in params.yaml and paper specs -> model builders with typed hyperparameters.
+"""Names used in params.yaml and paper specs -> typed hyperparameters and a model builder.
 
-Each architecture's hyperparameters are a dataclass in ``ansel.models.hparams`` (torch-free, so
-configs are checked without importing torch); an unknown or mistyped key in a model's config
-stops the run with a message naming the key. Model modules register a builder per architecture.
+Every module of ``ansel.models.archs`` registers its architectures with ``@register(name, hparams)``
+and is found by listing the package: a new architecture is a new module there. Those modules
+import no torch (their builders import the building blocks when called), so configs are checked
+while Snakemake builds the DAG without torch's seconds of start-up: an unknown, mistyped or
+out-of-range key stops the run with a message that starts with the key's path
+(``ansel.settings.parse``, ranges in ``ansel.models.hparams``).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
-import types
-import typing
-from typing import TYPE_CHECKING, Any, Callable
+import pkgutil
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from ansel.models.hparams import ARCHS
+from ansel.models import archs
+from ansel.settings import ConfigError, parse
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,73 +24,60 @@ if TYPE_CHECKING:
     from ansel.models.base import Ranker
 
 Builder = Callable[[Any, int, "np.ndarray | None"], "Ranker"]
-# The modules whose import registers the builders (build_model imports them on first use).
-MODEL_MODULES = ("apnet", "compositions", "ctrn", "ggsa", "qa_baselines", "random_baseline")
-_BUILDERS: dict[str, Builder] = {}
 
 
-class ModelConfigError(ValueError):
-    pass
+class ModelConfigError(ConfigError):
+    """A model's config the pipeline refuses; the message starts with the key path."""
 
 
-def register(name: str):
-    """Decorator: ``@register("qa_lstm")`` on ``build(cfg, vocab_size, embeddings)``."""
+class Arch(NamedTuple):
+    hparams: type
+    build: Builder
 
-    def wrap(builder: Builder) -> Builder:
-        if name not in ARCHS:
-            raise ValueError(f"model architecture {name!r} has no hyperparameters in ansel.models.hparams.ARCHS")
-        if name in _BUILDERS:
+
+_ARCHS: dict[str, Arch] = {}
+
+
+def register(name: str, hparams: type):
+    """Decorator: ``@register("qa_lstm", QALSTMConfig)`` on ``build(cfg, vocab_size, embeddings)``."""
+
+    def wrap(build: Builder) -> Builder:
+        if name in _ARCHS:
             raise ValueError(f"model architecture {name!r} registered twice")
-        _BUILDERS[name] = builder
-        return builder
+        _ARCHS[name] = Arch(hparams, build)
+        return build
 
     return wrap
 
 
+@functools.cache
+def _discovered() -> dict[str, Arch]:
+    for module in pkgutil.iter_modules(archs.__path__):
+        importlib.import_module(f"{archs.__name__}.{module.name}")
+    return _ARCHS
+
+
 def registered() -> list[str]:
-    return sorted(ARCHS)
+    return sorted(_discovered())
 
 
-def builders() -> dict[str, Builder]:
-    """Every architecture's builder (imports the model modules, and with them torch)."""
-    for module in MODEL_MODULES:
-        importlib.import_module(f"ansel.models.{module}")
-    return dict(_BUILDERS)
+def _hparams_class(arch: str, where: str) -> type:
+    if arch not in _discovered():
+        raise ModelConfigError(f"{where}: unknown arch {arch!r}; known: {', '.join(registered())}")
+    return _ARCHS[arch].hparams
+
+
+def hparams_fields(arch: str, where: str = "model") -> set[str]:
+    """The names of the architecture's hyperparameters."""
+    return {f.name for f in dataclasses.fields(_hparams_class(arch, where))}
 
 
 def parse_hparams(arch: str, values: dict[str, Any], where: str = "model"):
-    """Build the architecture's hyperparameter dataclass from a config dict, checking keys and types."""
-    if arch not in ARCHS:
-        raise ModelConfigError(f"{where}: unknown arch {arch!r}; known: {', '.join(registered())}")
-    cls = ARCHS[arch]
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
-    for key, value in values.items():
-        if key not in fields:
-            raise ModelConfigError(f"{where}.{key}: not a hyperparameter of {arch!r}; known: {', '.join(fields)}")
-        if not _fits(value, hints[key]):
-            raise ModelConfigError(f"{where}.{key}: {value!r} is not of type {hints[key]}")
-    return cls(**values)
+    """The architecture's hyperparameter dataclass from a config dict, checking keys, types and ranges."""
+    return parse(_hparams_class(arch, where), values, where, ModelConfigError)
 
 
 def build_model(arch: str, hparams: dict[str, Any], vocab_size: int,
                 embeddings: "np.ndarray | None" = None, where: str = "model") -> "Ranker":
     cfg = parse_hparams(arch, hparams, where)
-    return builders()[arch](cfg, vocab_size, embeddings)
-
-
-def _fits(value: Any, hint: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_fits(value, h) for h in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if origin in (list, tuple):
-        return isinstance(value, (list, tuple))
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is typing.Any:
-        return True
-    return isinstance(value, origin or hint)
+    return _ARCHS[arch].build(cfg, vocab_size, embeddings)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-from ansel.models.layers import masked_mean
+from ansel.models.layers import masked_mean, masked_softmax
 
 
 def sinusoidal_positions(length: int, dim: int, device=None) -> torch.Tensor:
@@ -52,8 +52,9 @@ class GlobalAttention(nn.Module):
     """Every word attends to every real word: O(L^2 D).
 
     torch's fused kernel (several times faster on CPU than matmul + softmax at L=200) is the
-    standard path of the library, as a Transformer implementation would use it; it returns
-    zeros, not NaNs, for a padded query whose keys are all padding (the output mask drops it).
+    standard path of the library, as a Transformer implementation would use it. A padded query
+    attends to the real words like any other (the output mask drops it); a text without real
+    words gets zeros, not NaNs.
     """
 
     def forward(self, q, k, v, mask):
@@ -67,7 +68,7 @@ class LocalAttention(nn.Module):
     window per position ([B, heads, L, window, d]), so the cost is O(L * window * D) in
     arithmetic but the unfolded copies grow memory traffic by a factor of ``window``. Each
     query has its own key window, so no matrix-matrix product or fused attention kernel
-    applies; a query whose window holds only padding gets finite values.
+    applies; a query whose window holds only padding gets zeros.
     """
 
     def __init__(self, window: int):
@@ -91,8 +92,14 @@ class LocalAttention(nn.Module):
         # multiply-and-sum over the unfolded windows: ~25% faster on CPU than the same products
         # as einsum / batched matrix-vector products (B=16, L=200, window 10, one thread).
         scores = (q.unsqueeze(-2) * kw).sum(-1) / math.sqrt(q.size(-1))
-        scores = scores.masked_fill(~key_mask, torch.finfo(scores.dtype).min)
-        return (scores.softmax(-1).unsqueeze(-1) * vw).sum(-2)
+        return (masked_softmax(scores, key_mask).unsqueeze(-1) * vw).sum(-2)
+
+
+def head_offsets(heads: int, group_size: int, offset: bool) -> list[int]:
+    """Where each head's groups start. Paper: offset 0 for 3 heads and 5 for the other 3
+    (6 heads, groups of 10); without ``offset`` every head starts at 0."""
+    shifted = heads // 2 if offset else 0
+    return [0] * (heads - shifted) + [group_size // 2] * shifted
 
 
 def group_shift(group_size: int, offset: int) -> int:
@@ -111,7 +118,11 @@ def group_index(length: int, group_size: int, offset: int) -> torch.Tensor:
 
 
 class _GroupedProducts(torch.autograd.Function):
-    """softmax(q k^T * scale + bias) v within groups, from and back to [B, heads, L, d].
+    """softmax(q k^T * scale + bias) v within groups, from and back to [B, heads, L, d], with
+    zeros for padded words: ``queries`` [groups, l, 1] (1 on real words, 0 on padding) zeroes
+    their weights. Otherwise a padded word in a group of padding would get uniform weights from
+    scores that are only the bias (q k^T rounded away), which the softmax backward does not
+    differentiate correctly; with them zeroed, the backward is exact for every output.
 
     ``gather`` [B * heads * padded] gives the row of the flattened (batch, head, position) axis
     that each group slot holds, ``pad`` [heads * padded] the slots past the sequence, which
@@ -122,12 +133,12 @@ class _GroupedProducts(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, bias, gather, pad, scatter, scale):
+    def forward(ctx, q, k, v, bias, queries, gather, pad, scatter, scale):
         shape, group = q.shape, (-1, bias.size(-1), q.size(-1))
         q, k, v = (_select_rows(t, gather, pad).view(group) for t in (q, k, v))
         # Explicit products, not the fused kernel: for groups of ~10 the fused kernel's blocking
         # overhead outweighs its savings (measured in benchmarks/bench_ggsa_cost.py).
-        weights = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale).softmax(-1)
+        weights = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale).softmax(-1).mul_(queries)
         ctx.save_for_backward(q, k, v, weights, gather, pad, scatter)
         ctx.scale = scale
         return _select_rows(torch.bmm(weights, v), scatter).view(shape)
@@ -141,7 +152,7 @@ class _GroupedProducts(torch.autograd.Function):
         scores = torch.bmm(grad, v.transpose(1, 2)).mul_(weights)  # softmax backward, then the scale
         scores = torch.addcmul(scores, weights, scores.sum(-1, keepdim=True), value=-1).mul_(ctx.scale)
         grads = (torch.bmm(scores, k), torch.bmm(scores.transpose(1, 2), q), torch.bmm(weights.transpose(1, 2), grad))
-        return (*(_select_rows(g, scatter).view(shape) for g in grads), None, None, None, None, None)
+        return (*(_select_rows(g, scatter).view(shape) for g in grads), None, None, None, None, None, None)
 
 
 def _select_rows(t: torch.Tensor, rows: torch.Tensor, pad: torch.Tensor | None = None) -> torch.Tensor:
@@ -164,7 +175,8 @@ class GroupAttention(nn.Module):
     intermediate grows linearly with L (the gathered q, k, v [B, heads, padded, d], the scores
     [B, heads, groups, l, l]); the mask is an additive bias per group [.., 1, l], broadcast,
     never filled into the scores. Padding slots hold zeros; room for the largest shift is left
-    at the end, so a word's group never depends on how much padding follows it.
+    at the end, so a word's group never depends on how much padding follows it. Padded words
+    get zeros.
     """
 
     def __init__(self, group_size: int, offsets: Sequence[int]):
@@ -189,12 +201,13 @@ class GroupAttention(nn.Module):
         real = source < length
         source = source.where(real, 0)
         gather = head * length + source
-        keys = (mask[:, source] & real).view(-1, 1, l)
-        bias = torch.zeros(keys.shape, dtype=q.dtype, device=q.device).masked_fill_(~keys, torch.finfo(q.dtype).min)
+        words = (mask[:, source] & real).view(-1, 1, l)  # the real words of each group: its keys and queries
+        bias = torch.zeros(words.shape, dtype=q.dtype, device=q.device).masked_fill_(~words, torch.finfo(q.dtype).min)
         slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded      # [heads, length]
         scatter = head * padded + slot
         batch = torch.arange(b, device=q.device)[:, None, None]
-        return _GroupedProducts.apply(q, k, v, bias, (batch * (heads * length) + gather).flatten(),
+        return _GroupedProducts.apply(q, k, v, bias, words.transpose(1, 2).to(q.dtype),
+                                      (batch * (heads * length) + gather).flatten(),
                                       (~real).flatten().nonzero().flatten(),
                                       (batch * (heads * padded) + scatter).flatten(), 1 / math.sqrt(d))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ansel.config import model_config, run_config
 from ansel.report.tables import grid_choice
-from ansel.targets import run_dir, seeds, table_cells
+from ansel.targets import runs, table_cells
 
 IDENTITY = {"dataset", "model", "seed"}  # which run it is, not how it was trained
 
@@ -71,7 +71,7 @@ def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[
     rows, used_by_label = [], []
     for label, model, dataset, resolved in sorted(cells, key=lambda c: (c[2], c[0])):
         _, shown, _ = grid_choice(config, model, resolved)  # the lr-grid point the table shows
-        path = Path(run_dir(resolved, shown, seeds(config, shown)[0])) / "config.json"
+        path = Path(runs(config, resolved, shown)[0].dir) / "config.json"
         used = json.loads(path.read_text())
         name = f"{label} ({dataset})" if several else label
         paper = run_config(papers_config, dataset, model, used["seed"])

@@ -19,12 +19,13 @@ import sys  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ansel.config import PAPERS_DIR, dataset_name  # noqa: E402
+from ansel.config import dataset_name, papers_dir  # noqa: E402
 from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
 from ansel.report.plotting import save  # noqa: E402
 from ansel.report.tables import published_lookup, run_metric  # noqa: E402
-from ansel.targets import figure_seed, processed_dir, run_dir, seed_count, seeds, sweep_models, sweep_values  # noqa: E402
+from ansel.targets import (Run, Variant, figure_seed, processed_dir, runs, seed_count,  # noqa: E402
+                           sweep_models, sweep_values)
 
 FigureFn = Callable[[dict, dict, Path], None]
 _KINDS: dict[str, FigureFn] = {}
@@ -51,7 +52,7 @@ def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
     ds = dataset_name(config, spec["dataset"])
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for model in spec["models"]:
-        logs = pd.concat([pd.read_csv(Path(run_dir(ds, model, s)) / "log.csv") for s in seeds(config, model)])
+        logs = pd.concat([pd.read_csv(Path(r.dir) / "log.csv") for r in runs(config, ds, Variant(model))])
         if logs.empty or f"dev_{metric}" not in logs:
             continue
         stats = logs.groupby("epoch")[f"dev_{metric}"].agg(["mean", "std"]).fillna(0.0)
@@ -68,7 +69,7 @@ def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
 
 def split_run(path: Path, split: str) -> pd.DataFrame:
     """(qid, aid, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``."""
-    from ansel.metrics import read_trec_run  # lazy: ranx is slow to import
+    from ansel.evaluation.metrics import read_trec_run  # lazy: ranx is slow to import
 
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
@@ -97,8 +98,8 @@ def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     thresholds = range(step, math.ceil(longest / step) * step + 1, step)
     curves = {}
     for model in spec["models"]:
-        per_seed = pd.concat([accuracy_by_length(split_run(Path(run_dir(ds, model, s)) / "run.trec", split),
-                                                 qrels, lengths, thresholds) for s in seeds(config, model)])
+        per_seed = pd.concat([accuracy_by_length(split_run(Path(r.dir) / "run.trec", split), qrels, lengths, thresholds)
+                              for r in runs(config, ds, Variant(model))])
         curves[spec.get("labels", {}).get(model, model)] = (
             per_seed.groupby("max_length", as_index=False)
             .agg(questions=("questions", "first"), p_at_1=("p_at_1", "mean"), p_at_1_std=("p_at_1", "std"))
@@ -123,10 +124,10 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     from ansel.data.vocab import Vocab
     from ansel.models.registry import parse_hparams
     from ansel.report.attention_maps import long_correct_examples, plot_attention_map, window_to_tokens
-    from ansel.train import load_model
+    from ansel.models.io import load_model
 
     ds, split, seed = dataset_name(config, spec["dataset"]), spec["split"], figure_seed(config, spec)
-    run, processed = Path(run_dir(ds, spec["model"], seed)), Path(processed_dir(ds))
+    run, processed = Path(Run(ds, Variant(spec["model"]), seed).dir), Path(processed_dir(ds))
     data = Dataset.load(processed)
     lengths = dict(zip(data.answers.aid, data.answers.tokens.map(len)))
     example, min_tokens = spec.get("example", 1), spec.get("min_answer_tokens", 0)
@@ -146,7 +147,7 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     cfg = json.loads((run / "config.json").read_text())
     vocab = Vocab.load(processed / "vocab.json")
     model = load_model(cfg, len(vocab), run / "model.pt")
-    if not hasattr(model, "attention"):
+    if not hasattr(getattr(model, "composition", None), "attention"):
         raise TypeError(f"figure {spec['id']}: arch {cfg['arch']!r} has no attention(q, a) to draw")
     q_tokens = list(data.questions.set_index("qid").tokens[qid])[: cfg["max_len_q"]]
     a_tokens = list(data.answers.set_index("aid").tokens[aid])[: cfg["max_len_a"]]
@@ -164,13 +165,13 @@ def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
     """(split, value, model, mean, std, n) per swept value, and value None for the reference model:
     ``metric`` over seeds, times ``scale``; targets.sweep_models derives the runs."""
     ds, metric = dataset_name(config, spec["dataset"]), spec["metric"]
-    points = sweep_models(config, spec) + [(None, spec["reference_model"])]
+    points = sweep_models(config, spec) + [(None, Variant(spec["reference_model"]))]
     rows = []
     for split in spec["splits"]:
-        for value, model in points:
-            v = pd.Series([run_metric(Path(run_dir(ds, model, s)) / "metrics.json", split, metric)
-                           for s in seeds(config, model)]) * scale
-            rows.append({"split": split, "value": value, "model": model, "mean": v.mean(),
+        for value, variant in points:
+            v = pd.Series([run_metric(Path(r.dir) / "metrics.json", split, metric)
+                           for r in runs(config, ds, variant)]) * scale
+            rows.append({"split": split, "value": value, "model": variant.name, "mean": v.mean(),
                          "std": v.std(ddof=1) if len(v) > 1 else 0.0, "n": len(v)})
     return pd.DataFrame(rows)
 
@@ -184,7 +185,7 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     published = {}
     if "reference_published" in spec:
         ref = spec["reference_published"]
-        lookup = published_lookup(PAPERS_DIR / "published_results.csv", spec["paper"], ref["table"])
+        lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], ref["table"])
         published = {split: lookup[key] for split in spec["splits"]
                      if (key := (spec["dataset"], split, ref["label"], metric)) in lookup}
     scale = 100.0 if any(v > 1.0 for v in published.values()) else 1.0  # the papers print percentages
@@ -206,6 +207,6 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_xlabel(x)
     ax.set_ylabel(f"{metric}{' (%)' if scale == 100.0 else ''}")
     ds = dataset_name(config, spec["dataset"])
-    ax.set_title(spec.get("title", f"{ds}: {spec['base_model']} by {x} ({seed_count(config, curves.model)} seeds)"), fontsize=9)
+    ax.set_title(spec.get("title", f"{ds}: {spec['base_model']} by {x} ({seed_count(config, [spec['base_model'], spec['reference_model']])} seeds)"), fontsize=9)
     ax.legend(fontsize=7)
     save(fig, prefix)

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from ansel.config import model_config
-from ansel.metrics import METRICS
-from ansel.targets import grid_points, run_dir, seeds, table_cells
+from ansel.evaluation.metrics import METRICS
+from ansel.targets import Variant, grid_points, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
 CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
@@ -40,8 +40,8 @@ def run_metric(path: Path, split: str, metric: str) -> float:
     return metrics[split][metric]
 
 
-def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, str, float]:
-    """(lr, run model, dev mean) of the point of the model's lr grid whose mean over seeds of its
+def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant, float]:
+    """(lr, variant run, dev mean) of the point of the model's lr grid whose mean over seeds of its
     ``select_metric`` on its dev split is best (never a test split); ties go to the earlier point.
     A model without a grid is its one point (dev mean NaN: nothing to choose)."""
     points = grid_points(config, model)
@@ -49,10 +49,10 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, str, flo
         return (*points[0], math.nan)
     train = model_config(config, model)["train"]
     split, metric = train.get("dev_split", "dev"), train["select_metric"]
-    scored = [(float(np.mean([run_metric(Path(run_dir(dataset, m, s)) / "metrics.json", split, metric)
-                              for s in seeds(config, m)])), lr, m) for lr, m in points]
-    dev, lr, m = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
-    return lr, m, dev
+    scored = [(float(np.mean([run_metric(Path(r.dir) / "metrics.json", split, metric)
+                              for r in runs(config, dataset, v)])), lr, v) for lr, v in points]
+    dev, lr, v = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
+    return lr, v, dev
 
 
 def grid_notes(config: dict, table: dict) -> list[str]:
@@ -91,9 +91,9 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             resolved = col["dataset"]
             if key in run_cells:
                 _, _, resolved = run_cells[key]
-                _, model, _ = grid_choice(config, row["model"], resolved)
-                values = [run_metric(Path(run_dir(resolved, model, s)) / "metrics.json",
-                                     col["split"], col["metric"]) for s in seeds(config, model)]
+                _, variant, _ = grid_choice(config, row["model"], resolved)
+                values = [run_metric(Path(r.dir) / "metrics.json", col["split"], col["metric"])
+                          for r in runs(config, resolved, variant)]
             # ranking metrics (0-1) may be printed as percentages; other metrics (seconds) never are
             percent = col["metric"] in METRICS and not math.isnan(pub) and pub > 1.0
             scale = 100.0 if percent else 1.0

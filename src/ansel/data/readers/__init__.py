@@ -1,10 +1,1 @@
-"""Importing this package registers every dataset reader."""
-from ansel.data.readers import synthetic  # noqa: F401
-from ansel.data.readers import wikiqa  # noqa: F401
-from ansel.data.readers import trecqa  # noqa: F401
-from ansel.data.readers import insuranceqa  # noqa: F401
-from ansel.data.readers import yahooqa  # noqa: F401
-from ansel.data.readers import lawqa  # noqa: F401
-from ansel.data.readers import cmeddialog  # noqa: F401
-from ansel.data.readers import legalqa_siat  # noqa: F401
-from ansel.data.readers import quoraqp  # noqa: F401
+"""Dataset readers, one module per source (each registers itself with ``ansel.data.registry.source``)."""

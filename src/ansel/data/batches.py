@@ -1,0 +1,49 @@
+"""A processed dataset as id matrices, ready for training and scoring, and batches cut from them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ansel.data.canonical import Dataset
+from ansel.data.vocab import PAD, Vocab
+
+
+@dataclass
+class RunData:
+    dataset: Dataset
+    q_ids: np.ndarray          # [n_questions, max_len_q]
+    a_ids: np.ndarray          # [n_answers, max_len_a]
+    q_row: dict[str, int]
+    a_row: dict[str, int]
+    vocab_size: int
+
+    @classmethod
+    def load(cls, processed_dir: str | Path, vocab: Vocab, max_len_q: int, max_len_a: int) -> "RunData":
+        ds = Dataset.load(processed_dir)
+        return cls(
+            dataset=ds,
+            q_ids=vocab.encode_batch(ds.questions.tokens, max_len_q),
+            a_ids=vocab.encode_batch(ds.answers.tokens, max_len_a),
+            q_row={q: i for i, q in enumerate(ds.questions.qid)},
+            a_row={a: i for i, a in enumerate(ds.answers.aid)},
+            vocab_size=len(vocab),
+        )
+
+    def pairs(self, split: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """The split's candidate rows and their question/answer row indices."""
+        if split not in self.dataset.splits:
+            raise KeyError(f"dataset {self.dataset.name!r} has no split {split!r}; "
+                           f"it has {sorted(self.dataset.splits)}")
+        cands = self.dataset.splits[split]
+        qi = cands.qid.map(self.q_row).to_numpy(np.int64)
+        ai = cands.aid.map(self.a_row).to_numpy(np.int64)
+        return cands, qi, ai
+
+
+def trim_padding(ids):
+    """Drop trailing columns that are padding in every row of a batch (a torch tensor [B, L])."""
+    lengths = (ids != PAD).sum(1)
+    return ids[:, : max(int(lengths.max()), 1)]

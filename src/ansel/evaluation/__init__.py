@@ -1,0 +1,2 @@
+"""Evaluation: scoring (answer cache, batched pairs), metrics, evaluating a trained run, and the
+typed evaluation settings."""

@@ -1,0 +1,20 @@
+"""Typed evaluation settings: a dataset's ``eval`` block. Torch-free (checked at DAG build)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ansel.settings import check
+
+# The ranking metrics every run reports (ansel.evaluation.metrics computes them).
+METRICS = ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    splits: list[str]           # scored with the dev-selected weights; each must be a split of the dataset
+    no_positive: Literal["drop", "zero"] = "drop"  # questions without a positive: excluded, or scored 0
+
+    def __post_init__(self):
+        check(len(self.splits) > 0, "splits", "needs at least one split")
+        check(len(set(self.splits)) == len(self.splits), "splits", f"{self.splits} names a split twice")

@@ -1,0 +1,106 @@
+"""Score every candidate of a split, rank, and compute the metrics: the dev evaluator the trainer
+selects with, and the evaluation of a trained run (the ``evaluate`` rule).
+
+The trainer keeps the dev scores of the epoch it selected (``dev_scores.pt``, with a digest of
+the scoring code that produced them); evaluating the run reuses them while the scoring code is
+unchanged, so a change to the metrics re-ranks without re-scoring dev, and a change to the
+scoring re-scores every split, never retrains.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ansel.data.batches import RunData
+from ansel.evaluation import scoring
+from ansel.evaluation.config import EvalConfig
+from ansel.evaluation.metrics import ranking_metrics, write_trec_run
+from ansel.settings import parse
+from ansel.training.config import TrainConfig
+
+DEV_SCORES = "dev_scores.pt"
+
+
+def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.DataFrame:
+    cands, qi, ai = data.pairs(split)
+    out = cands[["qid", "aid", "label"]].copy()
+    out["score"] = scoring.score(model, data.q_ids, data.a_ids, qi, ai, batch_size)
+    return out
+
+
+def evaluate_split(model, data: RunData, split: str, no_positive: str = "drop",
+                   batch_size: int = 256) -> tuple[pd.DataFrame, dict[str, float]]:
+    scored = score_split(model, data, split, batch_size)
+    return scored, ranking_metrics(scored, no_positive)
+
+
+def dev_evaluator(data: RunData, split: str, no_positive: str):
+    """The trainer's dev evaluator: model -> (scores of the split's candidates, metrics)."""
+    return functools.partial(evaluate_split, data=data, split=split, no_positive=no_positive)
+
+
+@functools.cache
+def scoring_digest() -> str:
+    """Identifies the scoring code: stored dev scores are reused only while it is unchanged."""
+    return hashlib.sha256(Path(scoring.__file__).read_bytes()).hexdigest()[:16]
+
+
+def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path) -> None:
+    """The selected epoch's dev scores (candidate order of the split); None when no epoch ran."""
+    import torch
+
+    scores = None if scored is None else torch.from_numpy(scored.score.to_numpy().copy())
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"split": split, "scoring": scoring_digest(), "scores": scores}, tmp)
+    os.replace(tmp, path)
+
+
+def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
+    """{split: scores} from ``dev_scores.pt`` when they were made by this scoring code, on these candidates."""
+    import torch
+
+    if not path.exists():
+        return {}
+    saved = torch.load(path, weights_only=True)
+    if saved["scores"] is None or saved["scoring"] != scoring_digest():
+        return {}
+    cands = data.pairs(saved["split"])[0]
+    if len(cands) != len(saved["scores"]):
+        return {}
+    return {saved["split"]: cands[["qid", "aid", "label"]].assign(score=saved["scores"].numpy())}
+
+
+def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
+    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run."""
+    from ansel.data.vocab import Vocab
+    from ansel.device import resolve_device
+    from ansel.models.io import load_model
+
+    cfg = json.loads((run_dir / "config.json").read_text())
+    ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
+    vocab = Vocab.load(processed_dir / "vocab.json")
+    data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
+    scored = _reusable_scores(run_dir / DEV_SCORES, data)
+    missing = [split for split in ev.splits if split not in scored]
+    if missing:
+        # on the training's device, where the reused dev scores were computed
+        device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
+        model = load_model(cfg, len(vocab), run_dir / "model.pt", device)
+        scored |= {split: score_split(model, data, split) for split in missing}
+    metrics, scored_all = {}, []
+    for split in ev.splits:
+        metrics[split] = ranking_metrics(scored[split], ev.no_positive)
+        scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
+    log = pd.read_csv(run_dir / "log.csv")
+    if "seconds_per_batch" in log:  # training cost (GGSA Table 3), mean over epochs
+        metrics["train"] = {"seconds_per_batch": float(log.seconds_per_batch.mean()), "epochs": int(len(log))}
+    write_trec_run(pd.concat(scored_all), run_dir / "run.trec", f"{cfg['model']}-seed{cfg['seed']}")
+    tmp = run_dir / "metrics.json.tmp"
+    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    tmp.replace(run_dir / "metrics.json")
+    return metrics

@@ -1,0 +1,82 @@
+"""Ranking metrics of scored candidates: P@1, MAP, MRR, nDCG@3, nDCG@5.
+
+Tie-breaking (documented, deterministic): candidates are ranked by score descending, and
+equal scores by answer id *descending* — trec_eval's convention, so numbers match trec_eval
+on the written run file and never depend on file order.
+Questions without a positive candidate cannot be ranked meaningfully; the dataset's
+``no_positive`` protocol says what happens: ``drop`` excludes them from the mean (counted in
+``n_no_positive``), ``zero`` counts each as 0 in every metric. Either way it is explicit.
+
+Why not ranx here: ranx costs ~5 s to import and ~8 s of JIT compilation in every new process
+(measured on this 2-core machine), more than a smoke-sized training run, and every training
+job is a new process. These are a few vectorised lines instead; tests check them against
+ranx (tests/evaluation/test_metrics.py), which stays the reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ansel.evaluation.config import METRICS
+
+
+def rank(scored: pd.DataFrame) -> pd.DataFrame:
+    """Add a 1-based ``rank`` per qid under the tie-breaking rule above; rows sorted by (qid, rank)."""
+    out = scored.sort_values(["qid", "score", "aid"], ascending=[True, False, False], kind="mergesort")
+    out = out.reset_index(drop=True)
+    out["rank"] = out.groupby("qid", sort=False).cumcount() + 1
+    return out
+
+
+def per_question(scored: pd.DataFrame) -> pd.DataFrame:
+    """One row per question: its metrics and the number of positives (binary relevance)."""
+    r = rank(scored)
+    pos = r.label.to_numpy() > 0
+    ranks = r["rank"].to_numpy(dtype=np.float64)
+    hits = pos.astype(np.int64)
+    hits_so_far = pd.Series(hits).groupby(r.qid.to_numpy(), sort=False).cumsum().to_numpy()
+    g = r.assign(
+        hits=hits,
+        # precision at each positive's rank; summed per question and divided by #positives = AP
+        prec=np.where(pos, hits_so_far / ranks, 0.0),
+        rr=np.where(pos, 1.0 / ranks, 0.0),
+        top=pos & (ranks == 1),
+        gain=np.where(pos, 1.0 / np.log2(ranks + 1.0), 0.0),
+    )
+    q = g.groupby("qid", sort=False).agg(n_pos=("hits", "sum"), ap=("prec", "sum"), rr=("rr", "max"),
+                                        p1=("top", "max"))
+    out = pd.DataFrame({"n_pos": q.n_pos, "P@1": q.p1.astype(float), "MRR": q.rr,
+                        "MAP": q.ap / q.n_pos.clip(lower=1)})
+    for k in (3, 5):
+        dcg = g.gain.where(g["rank"] <= k, 0.0).groupby(g.qid, sort=False).sum()
+        ideal = q.n_pos.clip(upper=k).map(lambda n: float(np.sum(1.0 / np.log2(np.arange(2, n + 2)))))
+        out[f"nDCG@{k}"] = (dcg / ideal.where(ideal > 0, 1.0)).where(q.n_pos > 0, 0.0)
+    return out
+
+
+def ranking_metrics(scored: pd.DataFrame, no_positive: str = "drop") -> dict[str, float]:
+    """Mean metrics over questions. ``scored`` has qid, aid, label, score."""
+    if no_positive not in ("drop", "zero"):
+        raise ValueError(f"no_positive must be 'drop' or 'zero', not {no_positive!r}")
+    q = per_question(scored)
+    has_pos = q.n_pos > 0
+    if not has_pos.any():
+        raise ValueError("no question has a positive candidate; nothing to evaluate")
+    result: dict[str, float] = {"n_questions": int(len(q)), "n_no_positive": int((~has_pos).sum())}
+    kept = q if no_positive == "zero" else q[has_pos]
+    for m in METRICS:
+        result[m] = float(kept[m].mean())
+    return result
+
+
+def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:
+    ranked = rank(scored)
+    with open(path, "w") as f:
+        for r in ranked.itertuples(index=False):
+            f.write(f"{r.qid} Q0 {r.aid} {r.rank} {r.score:.8f} {run_name}\n")
+
+
+def read_trec_run(path) -> pd.DataFrame:
+    df = pd.read_csv(path, sep=" ", header=None, names=["qid", "q0", "aid", "rank", "score", "run"],
+                     dtype={"qid": str, "aid": str})
+    return df[["qid", "aid", "rank", "score"]]

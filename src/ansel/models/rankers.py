@@ -1,0 +1,82 @@
+"""The one assembly of a ranker: embed -> encoder -> composition -> scorer (DESIGN.md principle 4).
+
+``embed`` maps token ids [B, L] to vectors [B, L, D] (word embedding, dropout, positions), the
+encoder follows the contract of ``encoders.py``, the composition that of ``compositions.py``,
+and the scorer maps the composition's vectors to scores [B]. Question and answer share the
+embedding and the encoder. ``assemble`` picks the siamese form whenever nothing couples the
+two texts, so that evaluation can encode each distinct text once.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ansel.models.base import Ranker, SiameseRanker, padding_mask
+from ansel.models.compositions import Pooling
+from ansel.models.layers import masked_mean
+
+
+class PooledRanker(SiameseRanker):
+    """embed -> encoder -> pooling of each side on its own -> scorer."""
+
+    def __init__(self, embed: nn.Module, encoder: nn.Module, pooling: Pooling, scorer: nn.Module):
+        super().__init__()
+        self.embed = embed
+        self.encoder = encoder
+        self.pooling = pooling
+        self.scorer = scorer
+
+    def _encode(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.pooling.pool(*self.encoder(self.embed(ids), padding_mask(ids)))
+
+    encode_question = _encode
+    encode_answer = _encode
+
+    def similarity(self, qv: torch.Tensor, av: torch.Tensor) -> torch.Tensor:
+        return self.scorer(qv, av)
+
+
+class PairRanker(Ranker):
+    """embed -> encoder -> composition over both sides -> scorer.
+
+    With ``question_context`` (iGGSA) the answer encoder also reads the question vector
+    c_q = mean of the question's encoder states (GGSA eq. 5).
+    """
+
+    def __init__(self, embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
+                 question_context: bool = False):
+        super().__init__()
+        self.embed = embed
+        self.encoder = encoder
+        self.composition = composition
+        self.scorer = scorer
+        self.question_context = question_context
+
+    def states(self, q: torch.Tensor, a: torch.Tensor):
+        """Encoder states and masks of both sides: (hq, mq, ha, ma)."""
+        hq, mq = self.encoder(self.embed(q), padding_mask(q))
+        context = {"context": masked_mean(hq, mq)} if self.question_context else {}
+        ha, ma = self.encoder(self.embed(a), padding_mask(a), **context)
+        return hq, mq, ha, ma
+
+    def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        return self.scorer(*self.composition(*self.states(q, a)))
+
+    @torch.no_grad()
+    def attention(self, q: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The composition's attention weights over encoder positions (σq [B, M'], σa [B, L']),
+        for heat maps; compositions with such weights (attentive pooling) have ``attention``.
+
+        For a CNN encoder position j is the k-word window ending at token j (wide convolution,
+        M' = M + k - 1); ``ansel.report.attention_maps.window_to_tokens`` maps it to tokens.
+        """
+        return self.composition.attention(*self.states(q, a))
+
+
+def assemble(embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
+             question_context: bool = False) -> Ranker:
+    """The ranker: siamese when the composition pools each side on its own and the answer
+    encoder does not read the question."""
+    if isinstance(composition, Pooling) and not question_context:
+        return PooledRanker(embed, encoder, composition, scorer)
+    return PairRanker(embed, encoder, composition, scorer, question_context)

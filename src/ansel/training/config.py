@@ -1,0 +1,54 @@
+"""Typed training settings: a run's resolved ``train`` block (params.yaml's ``train`` <- the
+model's <- the preset's ``scale.train``). Torch-free: checked while Snakemake builds the DAG."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ansel.evaluation.config import METRICS
+from ansel.settings import check
+
+
+@dataclass(frozen=True)
+class NegativesConfig:
+    """How each pairwise example's negative answer is drawn (``ansel.training.sampler``)."""
+    strategy: Literal["pool", "random", "sampled_max"] = "pool"
+    n: int = 1                  # sampled_max: candidates scored per example
+
+    def __post_init__(self):
+        check(self.n >= 1, "n", f"{self.n} is not >= 1")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int
+    batch_size: int
+    optimizer: Literal["sgd", "adam", "rmsprop", "adagrad"]
+    lr: float
+    loss: Literal["hinge", "pointwise"]
+    select_metric: str          # the dev metric the kept checkpoint (and an lr-grid point) is chosen on
+    margin: float | None = None  # hinge only
+    lr_grid: list[float] | None = None  # the tables' business: one run per point (ansel.targets)
+    lr_schedule: Literal["constant", "inverse_epoch"] = "constant"
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    clip_norm: float | None = None
+    max_batches: int | None = None  # an epoch stops after this many batches (a preset's shorter epoch)
+    negatives: NegativesConfig = field(default_factory=NegativesConfig)
+    dev_split: str = "dev"
+    device: str = "auto"        # auto: CUDA when available, else the CPU
+
+    def __post_init__(self):
+        check(self.epochs >= 0, "epochs", f"{self.epochs} is not >= 0")
+        check(self.batch_size >= 1, "batch_size", f"{self.batch_size} is not >= 1")
+        check(self.lr > 0, "lr", f"{self.lr} is not > 0")
+        check(all(lr > 0 for lr in self.lr_grid or []), "lr_grid", f"{self.lr_grid}: every lr must be > 0")
+        check(self.momentum >= 0, "momentum", f"{self.momentum} is not >= 0")
+        check(self.weight_decay >= 0, "weight_decay", f"{self.weight_decay} is not >= 0")
+        check(self.clip_norm is None or self.clip_norm > 0, "clip_norm", f"{self.clip_norm} is not > 0")
+        check(self.max_batches is None or self.max_batches >= 1, "max_batches", f"{self.max_batches} is not >= 1")
+        check(self.select_metric in METRICS, "select_metric",
+              f"{self.select_metric!r} is not a metric; known: {', '.join(METRICS)}")
+        check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")
+        check(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), "device",
+              f"{self.device!r}: expected auto, cpu, cuda or cuda:N")

@@ -1,0 +1,50 @@
+"""Training negatives: the negative answer of each pairwise training example, drawn per batch
+from a seeded generator. ``pool`` draws from the label-0 candidates of the processed training
+table: the corpus's own negatives, or those mined offline at preprocessing (``ansel.data.mining``).
+
+Strategies (``train.negatives.strategy``):
+  pool         a labelled negative of the question's own candidate pool (random answer if none);
+  random       a uniformly random answer of the training answer set that is not a positive;
+  sampled_max  ``n`` random answers as above, scored by the current model; the highest-scoring
+               one is used (dos Santos et al. 2016, following Feng et al. 2015).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ansel.evaluation import scoring
+
+
+class NegativeSampler:
+    def __init__(self, qi: np.ndarray, ai: np.ndarray, labels: np.ndarray, strategy: str, n: int = 1):
+        if strategy not in ("pool", "random", "sampled_max"):
+            raise ValueError(f"train.negatives.strategy: unknown {strategy!r} (pool, random, sampled_max)")
+        self.strategy, self.n = strategy, n
+        self.answer_space = np.unique(ai)
+        pairs = pd.DataFrame({"q": qi, "a": ai})
+        positive = np.asarray(labels) > 0
+        self.positives: dict[int, set[int]] = {int(q): set(map(int, a)) for q, a in pairs[positive].groupby("q").a}
+        # groupby keeps each question's rows in input order, so draws match the pool as given
+        self.pool: dict[int, np.ndarray] = {int(q): a.to_numpy() for q, a in pairs[~positive].groupby("q").a}
+
+    def _random(self, q: int, k: int, rng: np.random.Generator) -> np.ndarray:
+        pos = self.positives.get(q, set())
+        out = rng.choice(self.answer_space, k)
+        for j in range(k):  # rejection sampling: positives are a tiny fraction of the space
+            while int(out[j]) in pos:
+                out[j] = rng.choice(self.answer_space)
+        return out
+
+    def sample(self, q_batch: np.ndarray, rng: np.random.Generator, model=None, q_ids=None,
+               a_ids=None) -> np.ndarray:
+        if self.strategy == "pool":
+            return np.array([rng.choice(self.pool[q]) if q in self.pool else self._random(q, 1, rng)[0]
+                             for q in map(int, q_batch)])
+        if self.strategy == "random":
+            return np.array([self._random(q, 1, rng)[0] for q in map(int, q_batch)])
+        cand = np.stack([self._random(q, self.n, rng) for q in map(int, q_batch)])  # [B, n]
+        with torch.no_grad():
+            s = scoring.score(model, q_ids, a_ids, np.repeat(q_batch, self.n), cand.reshape(-1))
+        return cand[np.arange(len(q_batch)), s.reshape(len(q_batch), self.n).argmax(1)]

@@ -1,0 +1,205 @@
+"""Training one run: pairwise (hinge) or pointwise loss, dev-based checkpoint selection, resume.
+
+``train_run`` is a short driver over the steps below; the dev evaluator is passed in, so the
+trainer knows nothing of metrics or scoring (``ansel.evaluation``), only of "a higher dev value
+is better".
+
+Reproducibility: every epoch reseeds torch and numpy from (seed, epoch), so an interrupted
+run resumed from its last state produces exactly the numbers of an uninterrupted one.
+``state.pt`` (saved atomically after each epoch, weights-only loadable) holds the model,
+optimizer, best weights, their dev scores and the log; it is removed once the run's outputs
+are written.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from ansel.config import fingerprint
+from ansel.data.batches import RunData, trim_padding
+from ansel.device import resolve_device
+from ansel.models import build_model
+from ansel.models.io import save_weights
+from ansel.settings import parse
+from ansel.training.config import TrainConfig
+from ansel.training.losses import pair_loss
+from ansel.training.sampler import NegativeSampler
+
+# model -> (its scores of every candidate of the dev split, in the split's order; {metric: value})
+DevEvaluator = Callable[[torch.nn.Module], "tuple[pd.DataFrame, dict[str, float]]"]
+
+OPTIMIZERS = {
+    "sgd": lambda p, t: torch.optim.SGD(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
+    "adam": lambda p, t: torch.optim.Adam(p, lr=t.lr, weight_decay=t.weight_decay),
+    "rmsprop": lambda p, t: torch.optim.RMSprop(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
+    "adagrad": lambda p, t: torch.optim.Adagrad(p, lr=t.lr, weight_decay=t.weight_decay),
+}
+
+
+def learning_rate(t: TrainConfig, epoch: int) -> float:
+    """``constant``, or ``inverse_epoch``: lr / epoch (the per-epoch decay of dos Santos et al.)."""
+    return t.lr / epoch if t.lr_schedule == "inverse_epoch" else t.lr
+
+
+@dataclass
+class Trained:
+    """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
+    config.json): the selected epoch's dev scores, which ``ansel train`` stores as dev_scores.pt."""
+    best_dev: float
+    epochs: int
+    dev_scores: pd.DataFrame | None  # None: nothing was trained (no epoch scored dev)
+
+
+@dataclass
+class _State:
+    """What survives an interruption (``state.pt``)."""
+    epoch: int = 0
+    best: float = -math.inf
+    best_model: dict | None = None
+    best_scores: torch.Tensor | None = None
+    log: list[dict] = field(default_factory=list)
+
+
+def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
+              evaluate_dev: DevEvaluator, progress: bool = True) -> Trained:
+    """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
+    write model.pt, log.csv and config.json into run_dir."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
+    device = resolve_device(t.device)
+    torch.manual_seed(cfg["seed"])
+    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}").to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = OPTIMIZERS[t.optimizer](params, t) if params else None
+    state_path, key = run_dir / "state.pt", fingerprint(cfg)
+    state = _resume(state_path, key, model, optimizer, device, t.epochs)
+    live = _live(run_dir, state.log)
+    step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
+    for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
+        row = step.run(epoch)
+        dev_scores, dev = evaluate_dev(model)
+        row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
+        _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
+        torch.save({"fingerprint": key, "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(), **vars(state)}, state_path.with_suffix(".tmp"))
+        os.replace(state_path.with_suffix(".tmp"), state_path)
+        _live_log(live, row)
+        print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
+              f"({row['seconds']:.1f}s)", flush=True)
+    save_weights(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
+    _write_log(state.log, run_dir / "log.csv")
+    (run_dir / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    live.end()
+    state_path.unlink(missing_ok=True)
+    scores = None
+    if state.best_scores is not None:
+        scores = data.pairs(t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
+    return Trained(state.best, len(state.log), scores)
+
+
+class _EpochTrainer:
+    """One epoch of pairwise steps over the shuffled training positives, seeded by (seed, epoch)."""
+
+    def __init__(self, cfg, t: TrainConfig, data: RunData, model, optimizer, params, device, progress: bool):
+        self.cfg, self.t, self.data, self.model, self.optimizer = cfg, t, data, model, optimizer
+        self.params, self.device, self.progress = params, device, progress
+        cands, qi, ai = data.pairs("train")
+        labels = cands.label.to_numpy()
+        self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
+        self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n)
+
+    def _ids(self, ids: np.ndarray, rows: np.ndarray) -> torch.Tensor:
+        return trim_padding(torch.from_numpy(ids[rows])).to(self.device)
+
+    def run(self, epoch: int) -> dict:
+        t, seed = self.t, self.cfg["seed"]
+        rng = np.random.default_rng([seed, epoch])
+        torch.manual_seed(seed * 100_003 + epoch)
+        lr = learning_rate(t, epoch)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        order = rng.permutation(len(self.pos_q))
+        if t.max_batches:  # a preset's shorter epoch: a fresh random subset each epoch
+            order = order[:t.batch_size * t.max_batches]
+        self.model.train()
+        total, n_batches, started = 0.0, 0, time.perf_counter()
+        bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seed} epoch {epoch}",
+                   disable=not self.progress, leave=False, mininterval=2)
+        for i in bar:
+            rows = order[i:i + t.batch_size]
+            neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, self.data.q_ids, self.data.a_ids)
+            q = self._ids(self.data.q_ids, self.pos_q[rows])
+            loss = pair_loss(self.model(q, self._ids(self.data.a_ids, self.pos_a[rows])),
+                             self.model(q, self._ids(self.data.a_ids, neg_a)), t)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if t.clip_norm:
+                torch.nn.utils.clip_grad_norm_(self.params, t.clip_norm)
+            self.optimizer.step()
+            total += loss.detach().item()
+            n_batches += 1
+        seconds = time.perf_counter() - started
+        return {"epoch": epoch, "lr": lr, "loss": total / max(1, n_batches),
+                "seconds": round(seconds, 3), "seconds_per_batch": round(seconds / max(1, n_batches), 5)}
+
+
+def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _State:
+    if not path.exists():
+        return _State()
+    st = torch.load(path, map_location=device, weights_only=True)
+    if st["fingerprint"] != key:
+        raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
+    model.load_state_dict(st["model"])
+    if optimizer is not None:
+        optimizer.load_state_dict(st["optimizer"])
+    print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
+    return _State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"])
+
+
+def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:
+    """Log the epoch; keep its weights and dev scores when its dev value is the best so far."""
+    state.epoch = epoch
+    state.log.append(row)
+    if value > state.best:
+        state.best = value
+        state.best_model = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        state.best_scores = torch.from_numpy(dev_scores.score.to_numpy().copy())
+
+
+def _write_log(rows: list[dict], path: Path) -> None:
+    fields = list(rows[0]) if rows else ["epoch"]
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _live(run_dir: Path, log: list[dict]):
+    """A dvclive logger; on resume its files are rebuilt from the saved log, so no step is lost or doubled."""
+    from dvclive import Live
+
+    live = Live(str(run_dir / "dvclive"), resume=False, save_dvc_exp=False, dvcyaml=None)
+    for row in log:
+        _live_log(live, row)
+    return live
+
+
+def _live_log(live, row: dict) -> None:
+    live.step = row["epoch"]
+    for k, v in row.items():
+        if k != "epoch":
+            live.log_metric(k.replace("@", "_at_"), v, plot=True)
+    live.make_summary()

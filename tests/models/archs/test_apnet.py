@@ -1,0 +1,73 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ansel.models.registry import ModelConfigError, build_model
+
+SMALL = {
+    "ap_cnn": {"embedding_dim": 8, "filters": 6, "kernel": 3},
+    "ap_bilstm": {"embedding_dim": 8, "hidden": 5},
+}
+
+
+def random_batch(vocab=30, batch=4, max_len=9, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, vocab, (batch, max_len), generator=g)
+    lengths = torch.randint(2, max_len + 1, (batch,), generator=g)
+    ids[torch.arange(max_len).unsqueeze(0) >= lengths.unsqueeze(1)] = 0
+    return ids, lengths
+
+
+@pytest.mark.parametrize("arch", sorted(SMALL))
+def test_padding_gets_zero_attention_and_extra_padding_keeps_scores(arch):
+    torch.manual_seed(0)
+    model = build_model(arch, SMALL[arch], vocab_size=30).eval()
+    q, q_len = random_batch(seed=1)
+    a, a_len = random_batch(max_len=12, seed=2)
+    sigma_q, sigma_a = model.attention(q, a)
+    extra = 1 if arch == "ap_bilstm" else SMALL[arch]["kernel"]  # wide conv adds k-1 positions
+    for sigma, lengths in ((sigma_q, q_len), (sigma_a, a_len)):
+        real = torch.arange(sigma.size(1)).unsqueeze(0) < (lengths + extra - 1).unsqueeze(1)
+        assert sigma[~real].eq(0).all()
+        assert sigma.sum(1).tolist() == pytest.approx([1.0] * len(lengths), abs=1e-5)
+    with torch.no_grad():
+        scores = model(q, a)
+        padded = model(F.pad(q, (0, 5)), F.pad(a, (0, 7)))
+    assert torch.allclose(scores, padded, atol=1e-6)
+
+
+@pytest.mark.parametrize("arch", sorted(SMALL))
+def test_gradient_reaches_attention_matrix_encoder_and_embeddings(arch):
+    torch.manual_seed(0)
+    model = build_model(arch, SMALL[arch], vocab_size=30)
+    q, _ = random_batch(seed=3)
+    a, _ = random_batch(seed=4)
+    model(q, a).sum().backward()
+    encoder_grads = [p.grad for p in model.encoder.parameters()]
+    assert model.composition.U.grad.abs().sum() > 0
+    assert all(g is not None and g.abs().sum() > 0 for g in encoder_grads)
+    assert model.embed.embedding.weight.grad.abs().sum() > 0
+
+
+def test_unknown_hyperparameter_is_rejected():
+    with pytest.raises(ModelConfigError, match="hidden"):
+        build_model("ap_cnn", {"hidden": 3}, vocab_size=10)
+
+
+@pytest.mark.parametrize("arch", sorted(SMALL))
+def test_overfits_32_pairs_with_hinge_loss(arch):
+    torch.manual_seed(0)
+    model = build_model(arch, {**SMALL[arch], "embedding_dim": 16}, vocab_size=60)
+    q, _ = random_batch(vocab=60, batch=32, max_len=6, seed=6)
+    pos, _ = random_batch(vocab=60, batch=32, max_len=10, seed=7)
+    neg, _ = random_batch(vocab=60, batch=32, max_len=10, seed=8)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    margin = 0.2
+    for _ in range(40):
+        optimizer.zero_grad()
+        loss = torch.relu(margin - model(q, pos) + model(q, neg)).mean()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        assert (model(q, pos) > model(q, neg)).all()

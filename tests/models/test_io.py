@@ -1,0 +1,35 @@
+import pickle
+
+import pytest
+import torch
+
+from ansel.models.io import build_model, load_model, save_weights
+
+CFG = {"model": "ap", "arch": "ap_cnn", "hparams": {"embedding_dim": 8, "filters": 6, "kernel": 3}}
+
+
+def test_saved_weights_load_into_the_runs_model_in_eval_mode(tmp_path, padded_pairs):
+    model = build_model(CFG["arch"], CFG["hparams"], 30)
+    save_weights(model.state_dict(), tmp_path / "model.pt")
+    assert [p.name for p in tmp_path.iterdir()] == ["model.pt"]
+    torch.manual_seed(1)  # another initialisation: every weight must come from the file
+    loaded = load_model(CFG, 30, tmp_path / "model.pt")
+    assert not loaded.training
+    for (name, p), (_, saved) in zip(loaded.state_dict().items(), model.state_dict().items()):
+        assert torch.equal(p, saved), name
+    q, a = padded_pairs(30)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(q, a), model.eval()(q, a))
+
+
+def test_a_failed_save_leaves_the_previous_file_whole(tmp_path):
+    path = tmp_path / "model.pt"
+    save_weights({"w": torch.ones(2)}, str(path))
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        save_weights({"w": torch.zeros(2), "bad": lambda: None}, path)
+    assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(2))
+
+
+def test_unknown_arch_names_the_config_key():
+    with pytest.raises(ValueError, match=r"^models\.ap: unknown arch 'nope'"):
+        load_model({**CFG, "arch": "nope"}, 30, "missing.pt")

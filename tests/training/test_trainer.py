@@ -1,0 +1,199 @@
+"""Trainer: dev selection, atomic per-epoch state, exact resume after an interruption or a kill."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from ansel.config import load, run_config
+from ansel.data.batches import RunData
+from ansel.data.readers.synthetic import Synthetic
+from ansel.data.vocab import Vocab, training_texts
+from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
+from ansel.models.io import load_model
+import ansel.training.trainer as train_mod
+
+SMALL = {"seed": 5, "questions": {"train": 120, "dev": 30, "test": 30}}
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory) -> Path:
+    raw, out = tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed")
+    s = Synthetic()
+    s.fetch(raw, None, SMALL)
+    ds = s.read(raw, {"language": "en", "tokenizer": "english", "name": "syn"})
+    ds.save(out)
+    Vocab.build(training_texts(ds)).save(out / "vocab.json")
+    return out
+
+
+def cfg(model="qa_cnn", epochs=3, **train):
+    c = run_config(load(), "synthetic_en", model, 1)
+    c["embeddings"] = None
+    c["eval"]["splits"] = ["dev", "test"]  # the fixture corpus has no test1/test2
+    c["train"].update(epochs=epochs, batch_size=16, **train)
+    return c
+
+
+def _data(c, processed):
+    return RunData.load(processed, Vocab.load(processed / "vocab.json"), c["max_len_q"], c["max_len_a"])
+
+
+def _train(c, processed, run_dir):
+    data = _data(c, processed)
+    return train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", "drop"), progress=False)
+
+
+def _weights(run_dir):
+    return torch.load(run_dir / "model.pt", weights_only=True)
+
+
+def test_outputs_and_dev_selection(processed, tmp_path):
+    _train(cfg(), processed, tmp_path)
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert list(log.epoch) == [1, 2, 3] and not (tmp_path / "state.pt").exists()
+    assert json.loads((tmp_path / "config.json").read_text())["model"] == "qa_cnn"
+    # model.pt holds the dev-best epoch's weights: re-scoring dev reproduces the best logged MAP
+    from ansel.evaluation.evaluate import evaluate_split
+
+    c = cfg()
+    model = load_model(c, len(Vocab.load(processed / "vocab.json")), tmp_path / "model.pt")
+    _, dev = evaluate_split(model, _data(c, processed), "dev")
+    assert dev["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
+
+
+def test_evaluation_reuses_the_selected_epochs_dev_scores_and_equals_a_fresh_one(processed, tmp_path, monkeypatch):
+    import ansel.evaluation.evaluate as ev
+
+    trained = _train(cfg(), processed, tmp_path)
+    save_dev_scores(trained.dev_scores, "dev", tmp_path / DEV_SCORES)
+    scored = []
+    real = ev.score_split
+    monkeypatch.setattr(ev, "score_split", lambda model, data, split: (scored.append(split), real(model, data, split))[1])
+    reused = evaluate_run(tmp_path, processed)
+    assert scored == ["test"]  # dev came from the training's selected epoch
+    trec = (tmp_path / "run.trec").read_text()
+    assert reused["dev"]["MAP"] == pd.read_csv(tmp_path / "log.csv").dev_MAP.max()
+    # other scoring code: the stored dev scores are stale, every split is scored again, same numbers
+    monkeypatch.setattr(ev, "scoring_digest", lambda: "changed")
+    scored.clear()
+    assert evaluate_run(tmp_path, processed) == reused
+    assert scored == ["dev", "test"]
+    assert (tmp_path / "run.trec").read_text() == trec
+
+
+def test_an_untrainable_model_keeps_no_dev_scores_and_is_evaluated_from_its_weights(processed, tmp_path):
+    trained = _train(cfg(model="random"), processed, tmp_path)
+    assert trained.epochs == 0 and trained.dev_scores is None
+    save_dev_scores(trained.dev_scores, "dev", tmp_path / DEV_SCORES)
+    metrics = evaluate_run(tmp_path, processed)
+    assert set(metrics) >= {"dev", "test"} and 0 <= metrics["test"]["MAP"] <= 1
+
+
+def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, monkeypatch):
+    steps = []
+    step = torch.optim.RMSprop.step
+    monkeypatch.setattr(torch.optim.RMSprop, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
+    _train(cfg(epochs=2, optimizer="rmsprop", max_batches=3), processed, tmp_path / "cut")
+    assert len(steps) == 2 * 3  # 120 training questions' positives would take 8+ batches of 16
+    steps.clear()
+    _train(cfg(epochs=1, optimizer="rmsprop", max_batches=None), processed, tmp_path / "all")
+    assert len(steps) > 3
+
+
+def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monkeypatch, capsys):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    _train(cfg(), processed, straight)
+
+    real_log = train_mod._live_log
+
+    def crash_after_epoch_2(live, row):
+        if row["epoch"] == 2:
+            raise KeyboardInterrupt  # after epoch 2's state was saved
+        real_log(live, row)
+
+    monkeypatch.setattr(train_mod, "_live_log", crash_after_epoch_2)
+    with pytest.raises(KeyboardInterrupt):
+        _train(cfg(), processed, resumed)
+    assert (resumed / "state.pt").exists() and not (resumed / "model.pt").exists()
+    monkeypatch.setattr(train_mod, "_live_log", real_log)
+    _train(cfg(), processed, resumed)
+    assert "resuming from epoch 2 of 3" in capsys.readouterr().out
+
+    a, b = _weights(straight), _weights(resumed)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    cols = ["epoch", "lr", "loss", "dev_MAP", "dev_P@1"]
+    pd.testing.assert_frame_equal(pd.read_csv(straight / "log.csv")[cols], pd.read_csv(resumed / "log.csv")[cols])
+
+
+def test_state_from_another_config_is_refused(processed, tmp_path, monkeypatch):
+    monkeypatch.setattr(train_mod, "_live_log", lambda live, row: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        _train(cfg(), processed, tmp_path)
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError, match="different config"):
+        _train(cfg(margin=0.5), processed, tmp_path)
+
+
+def test_sampled_max_negative_is_the_highest_scoring(processed):
+    import numpy as np
+
+    from ansel.models import build_model
+    from ansel.training.sampler import NegativeSampler
+    from ansel.data.batches import RunData
+    from ansel.evaluation.scoring import score
+
+    c = cfg()
+    vocab = Vocab.load(processed / "vocab.json")
+    data = RunData.load(processed, vocab, c["max_len_q"], c["max_len_a"])
+    cands, qi, ai = data.pairs("train")
+    sampler = NegativeSampler(qi, ai, cands.label.to_numpy(), "sampled_max", n=50)
+    model = build_model("qa_cnn", {"embedding_dim": 16, "filters": 8}, len(vocab))
+    q_batch = np.unique(qi)[:6]
+    chosen = sampler.sample(q_batch, np.random.default_rng(7), model, data.q_ids, data.a_ids)
+    # replay the same draws: the chosen answer scores highest among its 50 candidates
+    rng = np.random.default_rng(7)
+    draws = np.stack([sampler._random(int(q), 50, rng) for q in q_batch])
+    s = score(model, data.q_ids, data.a_ids, np.repeat(q_batch, 50), draws.reshape(-1)).reshape(6, 50)
+    assert np.array_equal(chosen, draws[np.arange(6), s.argmax(1)])
+    positives = sampler.positives
+    assert all(int(a) not in positives.get(int(q), set()) for q, a in zip(q_batch, chosen))
+
+
+@pytest.mark.slow
+def test_killed_training_process_resumes_from_last_epoch(processed, tmp_path):
+    """SIGKILL a real `ansel train` mid-run; the rerun resumes and ends where an uninterrupted run does."""
+    c = cfg(model="qa_lstm", epochs=6)
+    c["hparams"].update(embedding_dim=16, hidden=16)
+
+    def command(run_dir):
+        return [sys.executable, "-m", "ansel.cli", "train", "--config", json.dumps(c), "--processed",
+                str(processed), "--run-dir", str(run_dir), "--no-progress"]
+
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    subprocess.run(command(straight), check=True, capture_output=True)
+    proc = subprocess.Popen(command(killed), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 300
+    while not (killed / "state.pt").exists():
+        assert proc.poll() is None and time.time() < deadline, "training ended before its first checkpoint"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    saved = torch.load(killed / "state.pt", weights_only=True)["epoch"]
+    assert saved < 6
+    out = subprocess.run(command(killed), check=True, capture_output=True, text=True).stdout
+    assert f"resuming from epoch {saved} of 6" in out
+    a, b = _weights(straight), _weights(killed)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    for run in (straight, killed):
+        subprocess.run([sys.executable, "-m", "ansel.cli", "evaluate", "--processed", str(processed),
+                        "--run-dir", str(run)], check=True, capture_output=True)
+    ranking = [{k: v for k, v in json.loads((d / "metrics.json").read_text()).items() if k != "train"}
+               for d in (straight, killed)]  # "train" holds wall-clock timings
+    assert ranking[0] == ranking[1]

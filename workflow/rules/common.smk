@@ -1,0 +1,94 @@
+# Helpers of the rules: runs as records, per-rule resources, the code each stage runs.
+import json
+from pathlib import Path
+
+# Every run the preset's tables and figures read, by directory: a rule finds its run's record
+# here from its output path, and never parses a name back into a config.
+RUNS = {r.dir: r for r in T.paper_runs(C)}
+# Each run's resolved config, computed (and checked: a sweep or grid point's value too) while the
+# DAG is built.
+RUN_CONFIGS = {d: r.config(C) for d, r in RUNS.items()}
+
+
+def res(rule_name, key):
+    return {**C["resources"]["default"], **C["resources"].get(rule_name, {})}[key]
+
+
+def package_code(package):
+    """A stage's code as inputs: Snakemake's `code` trigger covers a rule's own command only, so
+    an edit of the code a stage runs would otherwise leave its outputs stale."""
+    return sorted(str(p) for p in Path("src/ansel", package).glob("*.py"))
+
+
+def run_of(w):
+    """The run record of a rule's `{dataset}/{model}/seed{seed}` wildcards."""
+    path = T.run_dir(w.dataset, w.model, int(w.seed))
+    if path not in RUNS:
+        raise ValueError(f"{path}: not a run of the preset's tables or figures (see `snakemake -n all`)")
+    return RUNS[path]
+
+
+def run_embeddings(run):
+    """The embeddings file a run starts from, or None (random initialisation)."""
+    cfg = RUN_CONFIGS[run.dir]
+    if not cfg["embeddings"]:
+        return None
+    return f"data/embeddings/{run.dataset}/{cfg['embeddings']}-{cfg['hparams']['embedding_dim']}.npy"
+
+
+def source_fetch(source):
+    """The fetch options of a source; datasets sharing a source must agree on them."""
+    options = {json.dumps(d.get("fetch", {}), sort_keys=True) for d in C["datasets"].values() if d["source"] == source}
+    if len(options) != 1:
+        raise ValueError(f"datasets with source {source!r} have different `fetch` options: {sorted(options)}")
+    return options.pop()
+
+
+def pretrained_file(w):
+    """A pretrained vectors file (embeddings.pretrained) is an input; word2vec needs none."""
+    pretrained = C.get("embeddings", {}).get("pretrained", {})
+    if w.method == "word2vec":
+        return []
+    if w.method not in pretrained:
+        raise ValueError(f"embeddings.pretrained.{w.method}: not configured (named by a model's `embeddings`)")
+    return pretrained[w.method]
+
+
+def report_cfg():
+    """The slice of the config a table or figure depends on (so only it triggers re-rendering)."""
+    return {
+        "preset": C["preset"],
+        "seeds": C["seeds"],
+        "dataset_alias": C.get("dataset_alias", {}),
+        "datasets": {d: {} for d in C["datasets"]},
+    }
+
+
+def models_cfg(models, config=C):
+    """What model_config needs to resolve these models (hparams, train, the preset's scale)."""
+    return {"models": {m: config["models"][m] for m in models}, "train": config["train"],
+            "scale": config.get("scale", {})}
+
+
+def table_cfg(w):
+    """report_cfg plus the row models' configs (a row with an lr grid shows its point best on dev),
+    and the papers' settings of those models and datasets, which the notes compare runs against."""
+    table = T.spec_table(C, w.paper, w.table)
+    models = sorted({r["model"] for r in table["rows"] if r.get("model")})
+    datasets = sorted({c["dataset"] for c in table["columns"] if isinstance(c, dict)} & set(PAPERS["datasets"]))
+    papers = {**models_cfg(models, PAPERS), "datasets": {d: PAPERS["datasets"][d] for d in datasets}}
+    return json.dumps({**report_cfg(), **models_cfg(models), "paper_settings": papers})
+
+
+def figure_cfg(w):
+    """report_cfg plus the configs of the models a figure reads (their seeds; a sweep derives its
+    runs from its base model) and the preset's sweep values."""
+    spec = T.spec_figure(w.paper, w.figure)
+    if spec["kind"] != "sweep":
+        return json.dumps({**report_cfg(), **models_cfg(spec.get("models") or [spec["model"]])})
+    return json.dumps({**report_cfg(), **models_cfg([spec["base_model"], spec["reference_model"]]),
+                       "papers": {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}})
+
+
+# params.yaml as written (preset: full): the papers' settings, which table notes compare runs against.
+PAPERS = A.load(preset="full")

@@ -1,0 +1,28 @@
+# Evaluation is a stage: a trained run scored from its selected weights. An edit of the evaluation
+# code re-scores without retraining, and a failed evaluation leaves the trained weights in place.
+
+
+rule evaluate:
+    """Every eval split scored with the dev-selected weights (the training's dev scores reused while
+    the scoring code is unchanged); metrics per split and the TREC run file."""
+    input:
+        model="results/runs/{dataset}/{model}/seed{seed}/model.pt",
+        log="results/runs/{dataset}/{model}/seed{seed}/log.csv",
+        config="results/runs/{dataset}/{model}/seed{seed}/config.json",
+        dev_scores="results/runs/{dataset}/{model}/seed{seed}/dev_scores.pt",
+        processed="data/processed/{dataset}",
+        code=package_code("evaluation"),
+    output:
+        metrics="results/runs/{dataset}/{model}/seed{seed}/metrics.json",
+        run="results/runs/{dataset}/{model}/seed{seed}/run.trec",
+    params:
+        run_dir=lambda w: run_of(w).dir,
+    log:
+        "logs/evaluate/{dataset}/{model}/seed{seed}.log",
+    threads: res("evaluate", "threads")
+    resources:
+        mem_mb=res("evaluate", "mem_mb"),
+        runtime=res("evaluate", "runtime"),
+        gpu=res("evaluate", "gpu"),
+    shell:
+        "ansel evaluate --processed {input.processed} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
