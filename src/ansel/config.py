@@ -120,7 +120,8 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
 
     ``train`` is resolved too: params.yaml's ``train`` <- the model's <- the preset's
     ``scale.train`` (its ``lr_grid`` only where the model has a grid) <- the point's value.
-    Hyperparameters and training settings are checked (types and ranges), naming the key.
+    Hyperparameters are checked (types and ranges), naming the key; the training settings by
+    ``run_config`` and ``validate``, once resolved.
     """
     if model not in config["models"]:
         raise ConfigError(f"models.{model}: not configured (named by a paper spec)")

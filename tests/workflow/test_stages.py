@@ -40,7 +40,7 @@ def test_lint_reports_nothing_but_missing_environments(repo_root):
 def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_path, override, message):
     overrides = tmp_path / "bad.yaml"
     overrides.write_text(yaml.safe_dump(override))
-    out = _snakemake(repo_root, "-n", "--cores", "1", "--configfile", "params.yaml", str(overrides))
+    out = _snakemake(repo_root, "-n", "--cores", "1", "--configfile", str(overrides))  # over params.yaml and its preset
     assert out.returncode != 0
     assert message in out.stdout + out.stderr, out.stdout + out.stderr
     assert "Job stats" not in out.stdout  # refused before a DAG was planned

@@ -10,7 +10,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-PAD = 0
+from ansel.data.vocab import PAD  # the vocabulary's padding id
+
+__all__ = ["PAD", "Ranker", "SiameseRanker", "padding_mask"]
 
 
 def padding_mask(ids: torch.Tensor) -> torch.Tensor:
