@@ -33,3 +33,10 @@ def test_a_failed_save_leaves_the_previous_file_whole(tmp_path):
 def test_unknown_arch_names_the_config_key():
     with pytest.raises(ValueError, match=r"^models\.ap: unknown arch 'nope'"):
         load_model({**CFG, "arch": "nope"}, 30, "missing.pt")
+
+
+def test_weights_of_other_model_code_are_refused_naming_the_file(tmp_path):
+    cfg = {"model": "m", "arch": "qa_cnn", "hparams": {"embedding_dim": 8, "filters": 4}}
+    save_weights({"embedding.weight": torch.zeros(10, 8)}, tmp_path / "model.pt")  # an older module layout
+    with pytest.raises(RuntimeError, match=r"model\.pt: these weights do not fit 'qa_cnn'"):
+        load_model(cfg, 10, tmp_path / "model.pt")

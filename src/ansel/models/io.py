@@ -16,7 +16,11 @@ def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu") -> Ranke
     """The run's model (``cfg``: a run config with ``model``, ``arch``, ``hparams``) with the
     weights saved at ``weights``, on ``device``, in eval mode."""
     model = build_model(cfg["arch"], cfg["hparams"], vocab_size, None, f"models.{cfg['model']}")
-    model.load_state_dict(torch.load(weights, map_location=device, weights_only=True))
+    try:
+        model.load_state_dict(torch.load(weights, map_location=device, weights_only=True))
+    except RuntimeError as e:  # names or shapes of other model code (or another config): say which file
+        raise RuntimeError(f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
+                           f"models are built now; retrain the run (delete its directory). {e}") from None
     return model.to(device).eval()
 
 
