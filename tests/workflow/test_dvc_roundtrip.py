@@ -1,10 +1,8 @@
 """DVC round trip: `dvc repro` + `dvc push`, then a fresh clone and `make pull`'s step
 (`python -m ansel.dvc_pull`) restore every output bit for bit, and Snakemake has nothing to do.
 
-The copy of the repository keeps every stage, rule and profile; only its smoke preset and smoke
-paper spec are cut down (one seed, two epochs, a random and a QA-CNN run, one metrics table, one
-stats table, one learning-curve figure), so processed data, embeddings, a trained run, tables and
-a figure all make the trip in about a minute.
+The copy of the repository is the small smoke DAG of conftest.py (`wt.make_small`): processed
+data, embeddings, trained runs, tables and a figure all make the trip in about a minute.
 """
 import filecmp
 import subprocess

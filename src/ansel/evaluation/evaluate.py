@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import torch
 
 from ansel.data.batches import RunData
 from ansel.evaluation import scoring
@@ -52,8 +53,6 @@ def scoring_digest() -> str:
 
 def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path) -> None:
     """The selected epoch's dev scores (candidate order of the split); None when no epoch ran."""
-    import torch
-
     scores = None if scored is None else torch.from_numpy(scored.score.to_numpy().copy())
     tmp = path.with_name(path.name + ".tmp")
     torch.save({"split": split, "scoring": scoring_digest(), "scores": scores}, tmp)
@@ -62,8 +61,6 @@ def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path) -> None
 
 def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
     """{split: scores} from ``dev_scores.pt`` when they were made by this scoring code, on these candidates."""
-    import torch
-
     if not path.exists():
         return {}
     saved = torch.load(path, weights_only=True)

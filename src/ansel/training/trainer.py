@@ -56,7 +56,6 @@ def learning_rate(t: TrainConfig, epoch: int) -> float:
 class Trained:
     """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
     config.json): the selected epoch's dev scores, which ``ansel train`` stores as dev_scores.pt."""
-    best_dev: float
     epochs: int
     dev_scores: pd.DataFrame | None  # None: nothing was trained (no epoch scored dev)
 
@@ -105,7 +104,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     scores = None
     if state.best_scores is not None:
         scores = data.pairs(t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
-    return Trained(state.best, len(state.log), scores)
+    return Trained(len(state.log), scores)
 
 
 class _EpochTrainer:
