@@ -1,5 +1,5 @@
 # ansel: one DAG from raw data to every paper table and figure (see README.md).
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from ansel import config as A
 from ansel import targets as T
@@ -10,11 +10,14 @@ min_version("9.0")
 configfile: "params.yaml"
 
 
-SCHEMA = "workflow/schemas/params.schema.yaml"
-validate(config, SCHEMA)
-# --config values are already in `config`; they are applied again over the preset so that they win.
-C = A.apply_preset(config, workflow.config_settings.overwrite_config)
-validate(C, SCHEMA)  # the preset's overrides obey the same schema
+# --configfile and --config values are already in `config` (nested --config scalars as strings):
+# typed, then applied again over the preset so that they win.
+S = workflow.config_settings
+OVERRIDES = A.deep_merge(S.overwrite_config, A.typed_overrides(S.config))
+config.update(A.deep_merge(config, OVERRIDES))
+A.check_schema(config, A.params_schema(), "params.yaml")
+C = A.apply_preset(config, OVERRIDES)
+A.check_schema(C, A.params_schema(), f"params.yaml with its preset {C['preset']!r}")
 A.validate(C)  # typed settings, ranges, splits: refused here, naming the key, before any job runs
 A.export_mirror(C)
 

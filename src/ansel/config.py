@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,81 @@ def apply_preset(config: dict, overrides: dict | None = None, presets: Path | No
     if not path.exists():
         known = sorted(p.stem for p in presets.glob("*.yaml"))
         raise ConfigError(f"preset {name!r}: no file {path}; known presets: full, {', '.join(known)}")
-    return deep_merge(deep_merge(config, yaml.safe_load(path.read_text()) or {}), overrides or {})
+    merged = deep_merge(deep_merge(config, yaml.safe_load(path.read_text()) or {}), overrides or {})
+    _check_not_masked(merged.get("scale", {}), overrides or {}, name)
+    return merged
+
+
+def _check_not_masked(scale: dict, overrides: dict, preset: str) -> None:
+    """A preset's ``scale`` wins over every model's own settings (``model_config``): refuse an override
+    it would silently mask, saying what to set instead."""
+    blocks = [("train", overrides.get("train", {}))]
+    for model, block in (overrides.get("models") or {}).items():
+        if isinstance(block, dict):
+            blocks += [(f"models.{model}.{part}", block.get(part) or {}) for part in ("train", "hparams")]
+    for where, values in blocks:
+        part = where.rsplit(".", 1)[-1]
+        masked = [k for k in values if k in scale.get(part, {}) and k != "lr_grid"] if isinstance(values, dict) else []
+        if masked:
+            k = masked[0]
+            raise ConfigError(f"{where}.{k}: the preset {preset!r} sets every model's {k} "
+                              f"(scale.{part}.{k}: {scale[part][k]!r}), which wins over this value; "
+                              f"set scale={{{part}: {{{k}: ...}}}} to change it for every model, or use preset=full")
+
+
+def typed_overrides(overrides: dict) -> dict:
+    """``snakemake --config`` values with their nested scalars typed as the top-level ones are.
+
+    Snakemake reads ``seeds=1`` as an int but ``models={qa_lstm: {train: {epochs: 7}}}`` with
+    every nested scalar a string ('7'); here each nested string is read as Snakemake reads a
+    top-level value: int, else float, else true/false, else null/~, else the string itself.
+    """
+    def scalar(text: str) -> Any:
+        for number in (int, float):
+            try:
+                return number(text)
+            except ValueError:
+                pass
+        return {"true": True, "false": False, "null": None, "~": None}.get(text.lower(), text)
+
+    def typed(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: typed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v) for v in value]
+        return scalar(value) if isinstance(value, str) else value
+
+    return {k: typed(v) if isinstance(v, (dict, list)) else v for k, v in (overrides or {}).items()}
+
+
+def check_schema(instance: Any, schema_path: Path, label: str) -> None:
+    """Refuse ``instance`` unless it obeys the JSON schema at ``schema_path``, in one line naming
+    the key path (an unknown key: the key and the allowed ones)."""
+    import jsonschema
+
+    schema = _schema(schema_path, schema_path.stat().st_mtime_ns)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(instance))
+    if error is None:
+        return
+    at = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = error.schema.get("properties", {})
+        unknown = [k for k in error.instance if k not in allowed and not
+                   any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
+        message = (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                   f"allowed: {', '.join(allowed)}")
+    else:
+        message = error.message
+    raise ConfigError(f"{label}: {at + ': ' if at else ''}{message}")
+
+
+@functools.lru_cache(maxsize=None)
+def _schema(path: Path, mtime_ns: int) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def params_schema() -> Path:
+    return root() / "workflow" / "schemas" / "params.schema.yaml"
 
 
 def load(params_path: str | Path | None = None, **overrides: Any) -> dict:
@@ -165,6 +240,31 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     }
 
 
+RUN_KEYS = ("dataset", "model", "seed", "arch", "hparams", "embeddings", "max_len_q", "max_len_a", "eval", "train")
+RUN_NAMES = ("dataset", "model", "seed")
+
+
+def resolve_run(spec: dict, where: str) -> dict:
+    """A run config from ``spec``: a whole one (what Snakemake passes; a run's config.json) as is,
+    or {dataset, model, seed[, preset]} resolved through the checkout's params.yaml and preset."""
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: expected a JSON object, got {spec!r}")
+    if set(spec) >= set(RUN_KEYS):
+        return spec
+    if set(spec) <= {*RUN_NAMES, "preset"}:
+        if missing := [k for k in RUN_NAMES if k not in spec]:
+            raise ConfigError(f"{where}: missing {', '.join(missing)}: name a run by dataset, model and seed "
+                              "(and optionally preset), or give a whole run config such as a run's config.json")
+        config = load(**{"preset": spec["preset"]} if "preset" in spec else {})
+        if spec["dataset"] not in config["datasets"]:
+            raise ConfigError(f"{where}: dataset {spec['dataset']!r} is not configured under the preset "
+                              f"{config['preset']!r} ({', '.join(config['datasets'])})")
+        return run_config(config, spec["dataset"], spec["model"], spec["seed"])
+    missing = [k for k in RUN_KEYS if k not in spec]
+    raise ConfigError(f"{where}: not a whole run config (missing {', '.join(missing)}) nor a run named by "
+                      f"{', '.join(RUN_NAMES)} (unexpected {', '.join(sorted(set(spec) - {*RUN_NAMES, 'preset'}))})")
+
+
 def validate(config: dict) -> None:
     """Every setting the resolved config alone decides, checked before anything runs: each dataset's
     evaluation block and splits, each model's hyperparameters and training settings."""
@@ -198,11 +298,5 @@ def _parse_spec(path: Path, mtime_ns: int) -> dict:
     # Building the DAG asks for each spec ~200 times; parsing once makes every Snakemake start
     # (two per SLURM job) several seconds shorter.
     spec = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    import jsonschema
-
-    schema = yaml.safe_load((path.parents[1] / "schemas" / "paper.schema.yaml").read_text())
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(spec))
-    if error is not None:
-        at = ".".join(str(p) for p in error.absolute_path)
-        raise ConfigError(f"{path}: {at + ': ' if at else ''}{error.message}")
+    check_schema(spec, path.parents[1] / "schemas" / "paper.schema.yaml", str(path))
     return spec

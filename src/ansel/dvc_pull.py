@@ -56,16 +56,25 @@ def _run(args: list[str], root: Path, capture: bool = False) -> subprocess.Compl
     return done
 
 
+def repository_root(start: Path) -> Path:
+    """The checkout holding ``start``: the nearest directory from it up with dvc.yaml and .dvc/."""
+    start = start.resolve()
+    for d in (start, *start.parents):
+        if (d / "dvc.yaml").is_file() and (d / ".dvc").is_dir():
+            return d
+    raise PullError(f"{start}: not inside a DVC checkout of ansel (no dvc.yaml and .dvc/ here or above)")
+
+
 def pull(root: Path, stages: list[str] | None = None) -> None:
     dvc = [sys.executable, "-m", "dvc"]
     snakemake = [sys.executable, "-m", "snakemake", "--profile", PROFILE]
     scope = ["--with-deps", *stages] if stages else []
+    targets = stage_targets(root / "dvc.yaml", stages)  # a bad stage name stops before any transfer
     _run([*dvc, "pull", *scope], root)
     changed = json.loads(_run([*dvc, "status", "--json", *scope], root, capture=True).stdout or "{}")
     if changed:
         raise PullError("dvc status: the workspace differs from dvc.lock, so file times are left alone "
                         f"(run `dvc repro` to bring them in line):\n{json.dumps(changed, indent=1)}")
-    targets = stage_targets(root / "dvc.yaml", stages)
     touched = _run([*snakemake, "--touch", "--forceall", *targets], root, capture=True)
     if NOT_TOUCHED in touched.stdout + touched.stderr:
         raise PullError(f"outputs missing after the pull:\n{touched.stdout}{touched.stderr}")
@@ -80,10 +89,10 @@ def pull(root: Path, stages: list[str] | None = None) -> None:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m ansel.dvc_pull", description=__doc__.splitlines()[0])
     p.add_argument("stages", nargs="*", help="DVC stages to pull (with the stages they depend on); default: all")
-    p.add_argument("--root", type=Path, default=Path.cwd(), help="repository root (default: .)")
+    p.add_argument("--root", type=Path, help="repository root (default: the checkout holding the working directory)")
     a = p.parse_args(argv)
     try:
-        pull(a.root, a.stages or None)
+        pull(repository_root(a.root or Path.cwd()), a.stages or None)
     except PullError as e:
         sys.exit(f"make pull: {e}")
 

@@ -30,7 +30,7 @@ def test_push_then_pull_in_a_fresh_clone_restores_everything_and_reruns_nothing(
 
     wt.sh([*wt.GIT, "clone", "-q", str(origin), str(fresh)], tmp_path, env)
     env = wt.run_env(fresh, tmp_path / "dvc-site")
-    wt.sh([*python, "ansel.dvc_pull"], fresh, env)
+    wt.sh([*python, "ansel.dvc_pull"], fresh / "src" / "ansel", env)  # from a subdirectory: the checkout is found
 
     dry = wt.sh([*python, "snakemake", "--profile", "workflow/profiles/local", "-n"], fresh, env)
     assert "Nothing to be done" in dry, dry

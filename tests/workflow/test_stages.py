@@ -28,7 +28,7 @@ def test_lint_reports_nothing_but_missing_environments(repo_root):
     ({"datasets": {"synthetic_en": {"eval": {"splits": ["dev", "tset"]}}}},
      "datasets.synthetic_en.eval.splits: 'tset' not among the dataset's splits"),
     ({"models": {"qa_cnn": {"train": {"negatives": {"strategy": "sampled_max", "n": 0}}}}},
-     "instance['models']['qa_cnn']['train']['negatives']['n']"),  # params.schema.yaml's range
+     "models.qa_cnn.train.negatives.n: 0 is less than the minimum of 1"),  # params.schema.yaml's range
     ({"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": 0}}}},
      "models.ggsa_ggsa_max_insuranceqa.hparams.heads"),
     ({"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": -6}}}},

@@ -1,0 +1,75 @@
+"""The command line as a new user types it: nested --config overrides, a masked override, an
+unknown key, a run trained by hand, `make pull` from a subdirectory."""
+import subprocess
+import sys
+
+import pytest
+
+from ansel import dvc_pull
+from ansel.config import ConfigError, apply_preset, load, resolve_run, run_config, typed_overrides
+
+
+def test_nested_command_line_values_are_typed_like_top_level_ones():
+    # what Snakemake hands over for --config 'models={qa_lstm: {train: {epochs: 7, lr: 1e-3}}}' seeds=2
+    given = {"models": {"qa_lstm": {"train": {"epochs": "7", "lr": "1e-3", "clip_norm": "null",
+                                              "dev_split": "dev"}, "hparams": {"flag": "true"}}},
+             "papers": {"ggsa": {"sweeps": {"figure8_heads": ["3", "6"]}}}, "seeds": 2, "preset": "cpu"}
+    assert typed_overrides(given) == {
+        "models": {"qa_lstm": {"train": {"epochs": 7, "lr": 1e-3, "clip_norm": None, "dev_split": "dev"},
+                               "hparams": {"flag": True}}},
+        "papers": {"ggsa": {"sweeps": {"figure8_heads": [3, 6]}}}, "seeds": 2, "preset": "cpu"}
+
+
+def test_a_model_override_reaches_its_runs():
+    config = load(preset="full", models={"qa_lstm": {"train": {"epochs": 7}}})
+    assert run_config(config, "wikiqa", "qa_lstm", 1)["train"]["epochs"] == 7
+
+
+def test_an_override_the_preset_scale_would_mask_is_refused_naming_what_to_set():
+    base = load(preset="full")
+    with pytest.raises(ConfigError, match=r"models\.qa_lstm\.train\.epochs: the preset 'smoke' sets every "
+                                          r"model's epochs \(scale\.train\.epochs: 4\).*set scale=\{train: "):
+        apply_preset({**base, "preset": "smoke"}, {"models": {"qa_lstm": {"train": {"epochs": 7}}}})
+    scaled = apply_preset({**base, "preset": "smoke"}, {"scale": {"train": {"epochs": 7}}})
+    assert run_config(scaled, "synthetic_en", "qa_lstm", 1)["train"]["epochs"] == 7
+
+
+@pytest.mark.slow
+def test_snakemake_takes_nested_overrides_and_names_an_unknown_key_briefly(repo_root):
+    def dry(*config):
+        return subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "--config", *config,
+                               "--", "results/runs/synthetic_en/qa_cnn/seed1/model.pt"],
+                              cwd=repo_root, capture_output=True, text=True)
+
+    ok = dry("scale={train: {epochs: 3}, hparams: {filters: 8}}")
+    assert ok.returncode == 0, ok.stderr
+    assert '"epochs": 3' in ok.stdout and '"filters": 8' in ok.stdout
+    bad = dry("sedes=3")
+    assert bad.returncode != 0
+    said = bad.stdout + bad.stderr  # Snakemake prints a Snakefile's error on stdout
+    assert "params.yaml: unknown key 'sedes'; allowed: preset, seeds, data" in said
+    assert "$schema" not in said and len(said.splitlines()) < 15, said
+
+
+def test_a_run_named_by_hand_is_resolved_through_params_or_refused_naming_what_is_missing():
+    cfg = resolve_run({"dataset": "synthetic_en", "model": "qa_lstm", "seed": 2}, "--config")
+    assert cfg == run_config(load(), "synthetic_en", "qa_lstm", 2)
+    assert resolve_run(cfg, "--config") is cfg  # a whole run config (a run's config.json) as is
+    with pytest.raises(ConfigError, match="--config: missing dataset: name a run by dataset, model and seed"):
+        resolve_run({"model": "qa_lstm", "seed": 1}, "--config")
+    with pytest.raises(ConfigError, match=r"not a whole run config \(missing .*\) .*unexpected train"):
+        resolve_run({"model": "qa_lstm", "train": {}}, "--config")
+
+
+def test_pull_finds_the_checkout_from_a_subdirectory_and_checks_stages_before_pulling(repo_root, monkeypatch):
+    assert dvc_pull.repository_root(repo_root / "src" / "ansel") == repo_root
+    calls = []
+    monkeypatch.setattr(dvc_pull, "_run", lambda args, root, capture=False: calls.append(args))
+    with pytest.raises(dvc_pull.PullError, match="no stage nope"):
+        dvc_pull.pull(repo_root, ["nope"])
+    assert calls == []  # nothing pulled
+
+
+def test_pull_outside_a_checkout_says_so(tmp_path):
+    with pytest.raises(dvc_pull.PullError, match="not inside a DVC checkout"):
+        dvc_pull.repository_root(tmp_path)
