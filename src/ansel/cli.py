@@ -14,30 +14,45 @@ from pathlib import Path
 
 
 def _json(text: str) -> dict:
-    return json.loads(text)
+    """A JSON object given inline, or the path of a JSON file (a run's config.json)."""
+    if not text.lstrip().startswith("{"):
+        try:
+            text = Path(text).read_text()
+        except OSError as e:
+            raise argparse.ArgumentTypeError(f"neither inline JSON nor a readable file: {e}") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
 
 
 def cmd_download(a) -> None:
-    from ansel.data.download import resolve_mirror, sha256_of
+    from ansel.data.download import resolve_mirror
+    from ansel.data.manifest import write_manifest
     from ansel.data.registry import get_source
 
     out = Path(a.out)
-    raw = out.parent
-    get_source(a.source).fetch(raw, resolve_mirror(), a.config)
-    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != out)
-    manifest = {str(p.relative_to(raw)): sha256_of(p) for p in files}
-    out.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    get_source(a.source).fetch(out.parent, resolve_mirror(), a.config)
+    write_manifest(out)
 
 
 def cmd_preprocess(a) -> None:
+    from ansel.data.manifest import ManifestError, check_manifest
+    from ansel.data.preprocess import DegenerateDataError, check_splits, recorded_steps
     from ansel.data.registry import get_source
     from ansel.data.vocab import Vocab, training_texts
 
-    ds_cfg, out = a.config, Path(a.out)
-    ds = get_source(ds_cfg["source"]).read(Path(a.raw), {**ds_cfg.get("read", {}), "name": a.dataset})
-    missing = [s for s in ds_cfg["splits"] if s not in ds.splits]
-    if missing:
-        raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
+    ds_cfg, raw, out = a.config, Path(a.raw), Path(a.out)
+    try:
+        check_manifest(raw)  # a raw file changed since its download is never read
+        with recorded_steps() as steps:
+            ds = get_source(ds_cfg["source"]).read(raw, {**ds_cfg.get("read", {}), "name": a.dataset})
+        missing = [s for s in ds_cfg["splits"] if s not in ds.splits]
+        if missing:
+            raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
+        check_splits(ds, ds_cfg["splits"], steps, f"datasets.{a.dataset}")  # before anything is written
+    except (ManifestError, DegenerateDataError) as e:
+        raise SystemExit(str(e)) from None
     ds.save(out)
     v = ds_cfg.get("vocab", {})
     Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size")).save(out / "vocab.json")
@@ -66,6 +81,7 @@ def cmd_embeddings(a) -> None:
 def cmd_train(a) -> None:
     import numpy as np
 
+    from ansel.config import ConfigError, resolve_run
     from ansel.data.batches import RunData
     from ansel.data.vocab import Vocab
     from ansel.device import start_torch
@@ -75,12 +91,16 @@ def cmd_train(a) -> None:
     from ansel.training.config import TrainConfig
     from ansel.training.trainer import train_run
 
-    start_torch(a.threads)
-    cfg, processed, run = a.config, Path(a.processed), Path(a.run_dir)
+    cfg, processed, run = resolve_run(a.config, "--config"), Path(a.processed), Path(a.run_dir)
     t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
+    if cfg["embeddings"] and not a.embeddings:  # never a silently random start
+        raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
+                          f"(data/embeddings/{cfg['dataset']}/{cfg['embeddings']}-{cfg['hparams'].get('embedding_dim')}.npy)")
+    start_torch(a.threads)
     data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
     trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
-                        dev_evaluator(data, t.dev_split, ev.no_positive), progress=not a.no_progress)
+                        dev_evaluator(data, t.dev_split, ev.no_positive), progress=not a.no_progress,
+                        timings=Path(a.timings) if a.timings else None)
     save_dev_scores(trained.dev_scores, t.dev_split, run / DEV_SCORES)
 
 
@@ -118,11 +138,11 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="ansel", description=__doc__)
     sub = p.add_subparsers(dest="verb", required=True)
 
-    def verb(name, fn, *args, config=True):
+    def verb(name, fn, *args, config="resolved config as JSON"):
         s = sub.add_parser(name)
         s.set_defaults(fn=fn)
         if config:
-            s.add_argument("--config", type=_json, required=True, help="resolved config as JSON")
+            s.add_argument("--config", type=_json, required=True, help=config)
         for arg in args:
             s.add_argument(f"--{arg}", required=arg not in ("embeddings",))
         return s
@@ -131,16 +151,24 @@ def main(argv: list[str] | None = None) -> None:
     verb("preprocess", cmd_preprocess, "dataset", "raw", "out")
     e = verb("embeddings", cmd_embeddings, "processed", "method", "out")
     e.add_argument("--dim", type=int, required=True)
-    t = verb("train", cmd_train, "processed", "run-dir", "embeddings")
+    t = verb("train", cmd_train, "processed", "run-dir", "embeddings",
+             config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
+                    'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset')
     t.add_argument("--no-progress", action="store_true")
-    e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=False)  # re-evaluate a trained run
+    t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
+    e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
-    verb("stats", cmd_stats, "processed", "out", config=False)
+    verb("stats", cmd_stats, "processed", "out", config=None)
     a = p.parse_args(argv)
-    a.fn(a)
+    from ansel.settings import ConfigError
+
+    try:
+        a.fn(a)
+    except ConfigError as e:  # a setting's fault: its key and the fix, not a traceback
+        sys.exit(f"ansel {a.verb}: {e}")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,12 @@ FIGURE_RUN_FILES = {
     "learning_curves": ["log.csv"],
     "accuracy_by_length": ["run.trec"],
     "attention_maps": ["config.json", "model.pt", "run.trec"],
-    "sweep": ["metrics.json"],
+    "sweep": [],  # its metric's file (metric_file)
 }
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
+# (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
+# of the run directory, whose files are the same bytes for the same seed.
+TIMING_METRICS = {("train", "seconds_per_batch")}
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,16 @@ def seed_count(config: dict, models) -> str:
 
 def run_dir(dataset: str, model: str, seed: int) -> str:
     return f"results/runs/{dataset}/{model}/seed{seed}"
+
+
+def timings_file(run: Run) -> str:
+    """The run's epochs' wall times, written by ``ansel train --timings``."""
+    return f"results/timings/{run.dataset}/{run.variant.name}/seed{run.seed}.json"
+
+
+def metric_file(run: Run, split: str, metric: str) -> str:
+    """The file that holds a run's ``split``/``metric``: its timings file or its metrics.json."""
+    return timings_file(run) if (split, metric) in TIMING_METRICS else f"{run.dir}/metrics.json"
 
 
 def processed_dir(dataset: str) -> str:
@@ -134,11 +147,16 @@ def table_runs(config: dict, table: dict) -> list[Run]:
 
 
 def table_inputs(config: dict, table: dict) -> list[str]:
-    """The files a table reads: its runs' metrics and configs (the notes list how they deviate from
-    the paper's settings), or (dataset_stats) its datasets' statistics."""
+    """The files a table reads: its runs' metrics (dev ones choose the lr), timings where a column
+    asks for one, and configs (the notes list how they deviate from the paper's settings), or
+    (dataset_stats) its datasets' statistics."""
     if table_kind(table) == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
-    return [f"{r.dir}/{name}" for r in table_runs(config, table) for name in ("config.json", "metrics.json")]
+    files = []
+    for r in table_runs(config, table):
+        files += dict.fromkeys([f"{r.dir}/config.json", f"{r.dir}/metrics.json",
+                                *(metric_file(r, c["split"], c["metric"]) for c in table["columns"])])
+    return files
 
 
 def published_file(table: dict) -> str:
@@ -193,6 +211,9 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
 
 def figure_inputs(config: dict, figure: dict) -> list[str]:
     files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
+    if figure["kind"] == "sweep":
+        files += dict.fromkeys(metric_file(r, split, figure["metric"])
+                               for r in figure_runs(config, figure) for split in figure["splits"])
     if figure["kind"] in FIGURES_READING_DATA:
         files.append(processed_dir(dataset_name(config, figure["dataset"])))
     if "reference_published" in figure:

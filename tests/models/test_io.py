@@ -3,14 +3,14 @@ import pickle
 import pytest
 import torch
 
-from ansel.models.io import build_model, load_model, save_weights
+from ansel.models.io import build_model, load_model, save_torch
 
 CFG = {"model": "ap", "arch": "ap_cnn", "hparams": {"embedding_dim": 8, "filters": 6, "kernel": 3}}
 
 
 def test_saved_weights_load_into_the_runs_model_in_eval_mode(tmp_path, padded_pairs):
     model = build_model(CFG["arch"], CFG["hparams"], 30)
-    save_weights(model.state_dict(), tmp_path / "model.pt")
+    save_torch(model.state_dict(), tmp_path / "model.pt")
     assert [p.name for p in tmp_path.iterdir()] == ["model.pt"]
     torch.manual_seed(1)  # another initialisation: every weight must come from the file
     loaded = load_model(CFG, 30, tmp_path / "model.pt")
@@ -24,10 +24,11 @@ def test_saved_weights_load_into_the_runs_model_in_eval_mode(tmp_path, padded_pa
 
 def test_a_failed_save_leaves_the_previous_file_whole(tmp_path):
     path = tmp_path / "model.pt"
-    save_weights({"w": torch.ones(2)}, str(path))
+    save_torch({"w": torch.ones(2)}, str(path))
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
-        save_weights({"w": torch.zeros(2), "bad": lambda: None}, path)
+        save_torch({"w": torch.zeros(2), "bad": lambda: None}, path)
     assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(2))
+    assert [p.name for p in tmp_path.iterdir()] == ["model.pt"]  # no partial model.pt.tmp
 
 
 def test_unknown_arch_names_the_config_key():
@@ -37,6 +38,6 @@ def test_unknown_arch_names_the_config_key():
 
 def test_weights_of_other_model_code_are_refused_naming_the_file(tmp_path):
     cfg = {"model": "m", "arch": "qa_cnn", "hparams": {"embedding_dim": 8, "filters": 4}}
-    save_weights({"embedding.weight": torch.zeros(10, 8)}, tmp_path / "model.pt")  # an older module layout
+    save_torch({"embedding.weight": torch.zeros(10, 8)}, tmp_path / "model.pt")  # an older module layout
     with pytest.raises(RuntimeError, match=r"model\.pt: these weights do not fit 'qa_cnn'"):
         load_model(cfg, 10, tmp_path / "model.pt")

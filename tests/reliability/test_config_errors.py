@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from ansel import dvc_pull
+from ansel import cli, dvc_pull
 from ansel.config import ConfigError, apply_preset, load, resolve_run, run_config, typed_overrides
 
 
@@ -73,3 +73,16 @@ def test_pull_finds_the_checkout_from_a_subdirectory_and_checks_stages_before_pu
 def test_pull_outside_a_checkout_says_so(tmp_path):
     with pytest.raises(dvc_pull.PullError, match="not inside a DVC checkout"):
         dvc_pull.repository_root(tmp_path)
+
+
+@pytest.mark.parametrize("config,message", [
+    ('{"model": "qa_lstm", "seed": 1}', "ansel train: --config: missing dataset"),
+    ('{"dataset": "synthetic_en", "model": "qa_lstm", "seed": 1}',
+     "ansel train: --embeddings: the run starts from 'word2vec' vectors; give their file "
+     "(data/embeddings/synthetic_en/word2vec-60.npy)"),
+])
+def test_a_run_by_hand_that_cannot_start_says_why_and_leaves_no_directory(tmp_path, config, message):
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as e:
+        cli.main(["train", "--config", config, "--processed", str(tmp_path / "none"), "--run-dir", str(run)])
+    assert str(e.value).startswith(message) and not run.exists()

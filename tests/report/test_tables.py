@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ansel.report.tables import aggregate, published_lookup, render
-from ansel.targets import Variant
+from ansel.targets import Variant, table_inputs
 
 TABLE = {"id": "t1", "caption": "Demo", "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
          "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
@@ -142,14 +142,28 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     assert grid_choice(plain, "m", "syn")[:2] == (1e-4, Variant("m")) and grid_notes(plain, TABLE) == []
 
 
-def test_seconds_are_never_scaled_as_percentages(tmp_path, monkeypatch):
+def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_percentage(tmp_path, monkeypatch):
+    """Wall time lives outside the run directory (results/timings), whose files are the same bytes
+    for the same seed; a table asking for it declares the timings files as inputs."""
     monkeypatch.chdir(tmp_path)
     for seed in (1, 2):
-        run = tmp_path / f"results/runs/syn/m/seed{seed}"
-        run.mkdir(parents=True)
-        (run / "metrics.json").write_text(json.dumps({"train": {"seconds_per_batch": 0.1 * seed}}))
-    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"}]}
+        (tmp_path / f"results/runs/syn/m/seed{seed}").mkdir(parents=True)
+        (tmp_path / f"results/runs/syn/m/seed{seed}/metrics.json").write_text(json.dumps({"test": {"MAP": 0.5}}))
+        timings = tmp_path / f"results/timings/syn/m/seed{seed}.json"
+        timings.parent.mkdir(parents=True, exist_ok=True)
+        epochs = [{"epoch": 1, "seconds": 2.0, "batches": 10, "seconds_per_batch": 0.2 * seed}]
+        timings.write_text(json.dumps({"train": {"seconds_per_batch": 0.1 * seed, "epochs": epochs}}))
+    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
+                                  {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"}]}
     config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}
     published = {("wiki", "train", "M", "seconds_per_batch"): 1.28}
-    cells = aggregate(config, "p", table, published).set_index("row")
-    assert cells.loc["M", "mean"] == pytest.approx(0.15) and cells.loc["M", "published"] == 1.28
+    cells = aggregate(config, "p", table, published).set_index(["row", "metric"])
+    assert cells.loc[("M", "seconds_per_batch"), "mean"] == pytest.approx(0.15)
+    assert cells.loc[("M", "seconds_per_batch"), "published"] == 1.28
+    assert table_inputs(config, table) == [f"results/{kind}" for seed in (1, 2) for kind in (
+        f"runs/syn/m/seed{seed}/config.json", f"runs/syn/m/seed{seed}/metrics.json", f"timings/syn/m/seed{seed}.json")]
+    assert table_inputs(config, TABLE) == [f"results/runs/syn/m/seed{seed}/{name}"
+                                           for seed in (1, 2) for name in ("config.json", "metrics.json")]
+    (tmp_path / "results/timings/syn/m/seed2.json").unlink()
+    with pytest.raises(FileNotFoundError, match="results/timings/syn/m/seed2.json: missing"):
+        aggregate(config, "p", table, published)

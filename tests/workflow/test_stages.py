@@ -68,7 +68,7 @@ def test_evaluation_is_a_stage_of_its_own(repo_root, tmp_path, wt):
 
     run = repo / "results/runs/synthetic_en/qa_cnn/seed1"
     weights = (run / "model.pt").read_bytes()
-    (run / "log.csv").write_text("")  # an input of evaluate only: its job fails reading it
+    (run / "dev_scores.pt").write_bytes(b"")  # an input of evaluate only: its job fails reading it
     failed = _snakemake(repo, *profile, str((run / "metrics.json").relative_to(repo)), env=env)
     assert failed.returncode != 0 and "evaluate" in failed.stdout + failed.stderr
     assert (run / "model.pt").read_bytes() == weights and not (run / "metrics.json").exists()

@@ -7,7 +7,6 @@ rule evaluate:
     the scoring code is unchanged); metrics per split and the TREC run file."""
     input:
         model="results/runs/{dataset}/{model}/seed{seed}/model.pt",
-        log="results/runs/{dataset}/{model}/seed{seed}/log.csv",
         config="results/runs/{dataset}/{model}/seed{seed}/config.json",
         dev_scores="results/runs/{dataset}/{model}/seed{seed}/dev_scores.pt",
         processed="data/processed/{dataset}",

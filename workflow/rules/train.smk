@@ -1,5 +1,7 @@
 # One run = (dataset, model variant, seed): training writes the dev-selected weights, the curves,
 # the resolved config and the selected epoch's dev scores; the evaluate rule scores the rest.
+# Wall times go to results/timings, outside the run directory: its files are the same bytes for
+# the same seed, so the DVC-tracked results/runs hashes the same on a rerun.
 
 
 rule train:
@@ -12,6 +14,7 @@ rule train:
         log="results/runs/{dataset}/{model}/seed{seed}/log.csv",
         config="results/runs/{dataset}/{model}/seed{seed}/config.json",
         dev_scores="results/runs/{dataset}/{model}/seed{seed}/dev_scores.pt",
+        timings="results/timings/{dataset}/{model}/seed{seed}.json",
     params:
         cfg=lambda w: json.dumps(RUN_CONFIGS[run_of(w).dir]),
         embeddings=lambda w, input: f"--embeddings {input.embeddings}" if input.embeddings else "",
@@ -25,4 +28,4 @@ rule train:
         gpu=res("train", "gpu"),
     shell:
         "ansel train --config {params.cfg:q} --processed {input.processed} {params.embeddings} "
-        "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+        "--run-dir {params.run_dir} --timings {output.timings} --threads {threads} > {log} 2>&1"

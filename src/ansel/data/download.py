@@ -15,6 +15,7 @@ import gzip
 import hashlib
 import lzma
 import os
+import secrets
 import shutil
 import tarfile
 import tempfile
@@ -90,11 +91,14 @@ def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, l
 
 @contextlib.contextmanager
 def atomic_path(dest: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``dest``; rename it to ``dest`` only if the block succeeds."""
+    """Yield a temporary path next to ``dest``; rename it to ``dest`` only if the block succeeds.
+
+    The temporary is created with the mode ``open()`` gives under the umask (not mkstemp's
+    0600), so raw files are as readable in a shared project directory as every other output.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(6)}.part")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # O_EXCL: never another's temporary
     try:
         yield tmp
         os.replace(tmp, dest)

@@ -3,10 +3,14 @@
 Readers parse their raw format into a pairs table and call ``from_pairs``; ``apply_options``
 then applies the options every reader accepts (documented in ``COMMON_OPTIONS``), in this order:
 length filter -> question filter -> negatives -> candidate pools -> pruning of unused rows.
+``check_splits`` then refuses degenerate splits, naming the step that emptied them (the sizes
+after each filtering step are recorded within ``recorded_steps()``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -76,17 +80,87 @@ def _tokenize_unique(texts: pd.Series, tokenize: Callable[[str], list[str]]) -> 
     return texts.map(cache)
 
 
+class DegenerateDataError(ValueError):
+    """A configured split is empty or has no positive; the message names dataset, split and step."""
+
+
+class SplitSize(NamedTuple):
+    questions: int
+    candidates: int
+    positives: int
+
+    def __str__(self) -> str:
+        return f"{self.questions} questions / {self.candidates} candidates, {self.positives} positive"
+
+
+# (step, sizes per split after it) for each filtering step apply_options ran, when recording.
+Steps = list[tuple[str, dict[str, SplitSize]]]
+_steps: ContextVar[Steps | None] = ContextVar("ansel_preprocess_steps", default=None)
+
+
+@contextlib.contextmanager
+def recorded_steps() -> Iterator[Steps]:
+    """Record, within the block, the split sizes after each filtering step of apply_options
+    (which readers call themselves)."""
+    steps: Steps = []
+    token = _steps.set(steps)
+    try:
+        yield steps
+    finally:
+        _steps.reset(token)
+
+
+def _size(c: pd.DataFrame) -> SplitSize:
+    return SplitSize(c.qid.nunique(), len(c), int(c.label.sum()))
+
+
+def _record(step: str, ds: Dataset) -> None:
+    if (steps := _steps.get()) is not None:
+        steps.append((step, {s: _size(c) for s, c in ds.splits.items()}))
+
+
 def apply_options(ds: Dataset, options: dict[str, Any]) -> Dataset:
+    # Only the filters can empty a split or remove its positives (negatives and pools add
+    # label-0 candidates), so only their results are recorded.
+    _record("read", ds)
     if spec := options.get("length_filter"):
         ds = filter_length(ds, spec.get("min_len"), spec.get("max_len"), spec.get("splits"))
+        _record(f"length_filter (min_len={spec.get('min_len')}, max_len={spec.get('max_len')})", ds)
     if spec := options.get("drop_questions"):
-        ds = drop_questions(ds, spec.get("splits", ["dev", "test"]), spec.get("no_positive", False),
-                            spec.get("all_positive", False))
+        no_pos, all_pos = spec.get("no_positive", False), spec.get("all_positive", False)
+        ds = drop_questions(ds, spec.get("splits", ["dev", "test"]), no_pos, all_pos)
+        flags = [f for f, on in (("no_positive", no_pos), ("all_positive", all_pos)) if on]
+        _record(f"drop_questions ({', '.join(flags)})", ds)
     if spec := options.get("negatives"):
         ds = add_negatives(ds, **spec)
     if spec := options.get("pools"):
         ds = add_pools(ds, **spec)
     return prune(ds)
+
+
+def check_splits(ds: Dataset, splits: list[str], steps: Steps, where: str) -> None:
+    """Refuse any of ``splits`` that is empty or has no positive candidate: training needs
+    (question, positive) pairs and MAP/MRR a question with a positive. The message names
+    ``where`` (``datasets.<name>``), the split and the filtering step that emptied it, with the
+    sizes before that step (``steps`` from ``recorded_steps``)."""
+    for split in splits:
+        c = ds.splits[split]
+        if c.label.any():
+            continue
+        if c.empty:
+            problem, count = "is empty", "candidates"
+        elif split == "train":
+            problem, count = "has no (question, positive) pair to train on", "positives"
+        else:
+            problem, count = "has no question with a positive candidate (MAP/MRR need one)", "positives"
+        # The final sizes close the list, so a step is always found: with nothing recorded (a
+        # reader without common options), it is the reader's output itself.
+        sizes = [(step, by_split[split]) for step, by_split in steps] + [("the reader's own steps", _size(c))]
+        first = next(i for i, (_, size) in enumerate(sizes) if getattr(size, count) == 0)
+        if first == 0:
+            raise DegenerateDataError(f"{where}: split {split!r} {problem} as read from the raw files ({sizes[0][1]})")
+        raise DegenerateDataError(f"{where}: split {split!r} {problem} after {sizes[first][0]} "
+                                  f"(before it: {sizes[first - 1][1]})")
 
 
 def _split_names(ds: Dataset, splits: list[str] | None) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +20,7 @@ from ansel.data.batches import RunData
 from ansel.evaluation import scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import ranking_metrics, write_trec_run
+from ansel.models.io import load_model, save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 
@@ -54,9 +54,7 @@ def scoring_digest() -> str:
 def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path) -> None:
     """The selected epoch's dev scores (candidate order of the split); None when no epoch ran."""
     scores = None if scored is None else torch.from_numpy(scored.score.to_numpy().copy())
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save({"split": split, "scoring": scoring_digest(), "scores": scores}, tmp)
-    os.replace(tmp, path)
+    save_torch({"split": split, "scoring": scoring_digest(), "scores": scores}, path)
 
 
 def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
@@ -76,7 +74,6 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run."""
     from ansel.data.vocab import Vocab
     from ansel.device import resolve_device
-    from ansel.models.io import load_model
 
     cfg = json.loads((run_dir / "config.json").read_text())
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
@@ -93,11 +90,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     for split in ev.splits:
         metrics[split] = ranking_metrics(scored[split], ev.no_positive)
         scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
-    log = pd.read_csv(run_dir / "log.csv")
-    if "seconds_per_batch" in log:  # training cost (GGSA Table 3), mean over epochs
-        metrics["train"] = {"seconds_per_batch": float(log.seconds_per_batch.mean()), "epochs": int(len(log))}
-    write_trec_run(pd.concat(scored_all), run_dir / "run.trec", f"{cfg['model']}-seed{cfg['seed']}")
-    tmp = run_dir / "metrics.json.tmp"
-    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    tmp.replace(run_dir / "metrics.json")
+    ranked = pd.concat(scored_all)
+    save_atomic(run_dir / "run.trec", lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))
+    save_text(run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics

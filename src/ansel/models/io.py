@@ -1,15 +1,22 @@
-"""A run's model from its config and saved weights; saving weights atomically."""
+"""A run's model from its config and saved weights; saving a run's files atomically."""
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from pathlib import Path
+from typing import Callable
 
 import torch
 
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
-__all__ = ["build_model", "load_model", "save_weights"]
+__all__ = ["build_model", "load_model", "save_atomic", "save_text", "save_torch"]
+
+SAVE_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+               errno.EACCES: "permission denied", errno.EPERM: "permission denied (operation not permitted)",
+               errno.EROFS: "read-only file system"}
 
 
 def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu") -> Ranker:
@@ -24,9 +31,35 @@ def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu") -> Ranke
     return model.to(device).eval()
 
 
-def save_weights(state_dict: dict, path: Path | str) -> None:
-    """Write ``state_dict`` to ``path`` through ``path.tmp``: a killed job never leaves half a file."""
+def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
+    """``write(tmp)``, then rename ``path.tmp`` to ``path``: a killed job never leaves half a file.
+    On failure the partial tmp goes (on a full disk it would keep the disk full), ``path`` is left
+    as it was, and an OSError names ``path`` and the cause."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save(state_dict, tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        cause = e  # torch's zip writer, failing again as it closes, hides the OSError in the context
+        while cause is not None and not isinstance(cause, OSError):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        reason = SAVE_CAUSES.get(cause.errno, cause.strerror or str(cause))
+        raise OSError(cause.errno, f"cannot save {path}: {reason}") from cause
+
+
+def save_text(path: Path | str, text: str) -> None:
+    save_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def save_torch(obj, path: Path | str) -> None:
+    """``torch.save`` atomically. Through a Python file: torch.save to a path reports a full disk
+    or a refused open as a RuntimeError naming neither the file nor the errno."""
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+    save_atomic(path, write)

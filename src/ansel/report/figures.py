@@ -169,8 +169,7 @@ def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
     rows = []
     for split in spec["splits"]:
         for value, variant in points:
-            v = pd.Series([run_metric(Path(r.dir) / "metrics.json", split, metric)
-                           for r in runs(config, ds, variant)]) * scale
+            v = pd.Series([run_metric(r, split, metric) for r in runs(config, ds, variant)]) * scale
             rows.append({"split": split, "value": value, "model": variant.name, "mean": v.mean(),
                          "std": v.std(ddof=1) if len(v) > 1 else 0.0, "n": len(v)})
     return pd.DataFrame(rows)

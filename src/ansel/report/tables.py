@@ -1,7 +1,8 @@
 """Paper tables: seeds aggregated per cell, rendered beside the published value.
 
 A cell is "ours" = mean ± sample std over seeds (n shown), from each run's metrics.json
-(selected on dev); a model with an lr grid shows the grid point best on dev (``grid_choice``).
+(selected on dev; a timing from its timings file, ``ansel.targets.metric_file``); a model with an
+lr grid shows the grid point best on dev (``grid_choice``).
 It is flagged (†) when |ours − published| > max(tolerance, 2·std);
 tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
 Every table kind produces the same cell frame (``CELL_COLUMNS``), so rendering is shared.
@@ -17,7 +18,7 @@ import pandas as pd
 
 from ansel.config import model_config
 from ansel.evaluation.metrics import METRICS
-from ansel.targets import Variant, grid_points, runs, table_cells
+from ansel.targets import Run, Variant, grid_points, metric_file, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
 CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
@@ -30,8 +31,10 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
     return {(r.dataset, r.split, r.model, r.metric): float(r.value) for r in df.itertuples()}
 
 
-def run_metric(path: Path, split: str, metric: str) -> float:
-    """One value of a run's metrics.json, with an error naming the file when it is missing."""
+def run_metric(run: Run, split: str, metric: str) -> float:
+    """One metric of a run (from its metrics.json or timings file), with an error naming the file
+    when it is missing."""
+    path = Path(metric_file(run, split, metric))
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
     metrics = json.loads(path.read_text())
@@ -49,8 +52,8 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant,
         return (*points[0], math.nan)
     train = model_config(config, model)["train"]
     split, metric = train.get("dev_split", "dev"), train["select_metric"]
-    scored = [(float(np.mean([run_metric(Path(r.dir) / "metrics.json", split, metric)
-                              for r in runs(config, dataset, v)])), lr, v) for lr, v in points]
+    scored = [(float(np.mean([run_metric(r, split, metric) for r in runs(config, dataset, v)])), lr, v)
+              for lr, v in points]
     dev, lr, v = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
     return lr, v, dev
 
@@ -92,8 +95,7 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             if key in run_cells:
                 _, _, resolved = run_cells[key]
                 _, variant, _ = grid_choice(config, row["model"], resolved)
-                values = [run_metric(Path(r.dir) / "metrics.json", col["split"], col["metric"])
-                          for r in runs(config, resolved, variant)]
+                values = [run_metric(r, col["split"], col["metric"]) for r in runs(config, resolved, variant)]
             # ranking metrics (0-1) may be printed as percentages; other metrics (seconds) never are
             percent = col["metric"] in METRICS and not math.isnan(pub) and pub > 1.0
             scale = 100.0 if percent else 1.0

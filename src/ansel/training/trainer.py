@@ -7,15 +7,16 @@ is better".
 Reproducibility: every epoch reseeds torch and numpy from (seed, epoch), so an interrupted
 run resumed from its last state produces exactly the numbers of an uninterrupted one.
 ``state.pt`` (saved atomically after each epoch, weights-only loadable) holds the model,
-optimizer, best weights, their dev scores and the log; it is removed once the run's outputs
-are written.
+optimizer, best weights, their dev scores, the log and the epochs' wall times; it is removed once
+the run's outputs are written. Wall times go to a timings file outside the run directory only, so
+that every file of a run directory is the same bytes for the same seed (on CPU).
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from ansel.config import fingerprint
 from ansel.data.batches import RunData, trim_padding
 from ansel.device import resolve_device
 from ansel.models import build_model
-from ansel.models.io import save_weights
+from ansel.models.io import save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.losses import pair_loss
@@ -55,7 +56,7 @@ def learning_rate(t: TrainConfig, epoch: int) -> float:
 @dataclass
 class Trained:
     """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
-    config.json): the selected epoch's dev scores, which ``ansel train`` stores as dev_scores.pt."""
+    config.json, timings): the selected epoch's dev scores, which ``ansel train`` stores as dev_scores.pt."""
     epochs: int
     dev_scores: pd.DataFrame | None  # None: nothing was trained (no epoch scored dev)
 
@@ -68,14 +69,18 @@ class _State:
     best_model: dict | None = None
     best_scores: torch.Tensor | None = None
     log: list[dict] = field(default_factory=list)
+    timings: list[dict] = field(default_factory=list)  # per epoch: wall time, kept out of the log
 
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
-              evaluate_dev: DevEvaluator, progress: bool = True) -> Trained:
+              evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
-    write model.pt, log.csv and config.json into run_dir."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+    write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
+    if not (data.pairs("train")[0].label == 1).any():  # epochs of no batch would save an untrained model
+        raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
+                         "nothing to train on")
+    run_dir.mkdir(parents=True, exist_ok=True)
     device = resolve_device(t.device)
     torch.manual_seed(cfg["seed"])
     model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}").to(device)
@@ -83,23 +88,24 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     optimizer = OPTIMIZERS[t.optimizer](params, t) if params else None
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
     state = _resume(state_path, key, model, optimizer, device, t.epochs)
-    live = _live(run_dir, state.log)
     step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
-    for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
-        row = step.run(epoch)
-        dev_scores, dev = evaluate_dev(model)
-        row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
-        _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
-        torch.save({"fingerprint": key, "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(), **vars(state)}, state_path.with_suffix(".tmp"))
-        os.replace(state_path.with_suffix(".tmp"), state_path)
-        _live_log(live, row)
-        print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
-              f"({row['seconds']:.1f}s)", flush=True)
-    save_weights(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
+    with _live(run_dir, state.log) as live:
+        for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
+            row, timing = step.run(epoch)
+            dev_scores, dev = evaluate_dev(model)
+            row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
+            _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
+            state.timings.append(timing)
+            save_torch({"fingerprint": key, "model": model.state_dict(),
+                        "optimizer": optimizer.state_dict(), **vars(state)}, state_path)
+            _live_log(live, row)
+            print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
+                  f"({timing['seconds']:.1f}s)", flush=True)
+    save_torch(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
     _write_log(state.log, run_dir / "log.csv")
-    (run_dir / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-    live.end()
+    save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    if timings is not None:
+        _write_timings(state.timings, timings)
     state_path.unlink(missing_ok=True)
     scores = None
     if state.best_scores is not None:
@@ -121,7 +127,8 @@ class _EpochTrainer:
     def _ids(self, ids: np.ndarray, rows: np.ndarray) -> torch.Tensor:
         return trim_padding(torch.from_numpy(ids[rows])).to(self.device)
 
-    def run(self, epoch: int) -> dict:
+    def run(self, epoch: int) -> tuple[dict, dict]:
+        """(the epoch's log row, its wall time)."""
         t, seed = self.t, self.cfg["seed"]
         rng = np.random.default_rng([seed, epoch])
         torch.manual_seed(seed * 100_003 + epoch)
@@ -149,8 +156,9 @@ class _EpochTrainer:
             total += loss.detach().item()
             n_batches += 1
         seconds = time.perf_counter() - started
-        return {"epoch": epoch, "lr": lr, "loss": total / max(1, n_batches),
-                "seconds": round(seconds, 3), "seconds_per_batch": round(seconds / max(1, n_batches), 5)}
+        return ({"epoch": epoch, "lr": lr, "loss": total / max(1, n_batches)},
+                {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
+                 "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
 
 
 def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _State:
@@ -163,7 +171,7 @@ def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _Sta
     if optimizer is not None:
         optimizer.load_state_dict(st["optimizer"])
     print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
-    return _State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"])
+    return _State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", []))
 
 
 def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:
@@ -177,23 +185,38 @@ def _select(state: _State, epoch: int, row: dict, value: float, model, dev_score
 
 
 def _write_log(rows: list[dict], path: Path) -> None:
-    fields = list(rows[0]) if rows else ["epoch"]
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fields)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, path)
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, list(rows[0]) if rows else ["epoch"])
+            w.writeheader()
+            w.writerows(rows)
+    save_atomic(path, write)
 
 
+def _write_timings(epochs: list[dict], path: Path) -> None:
+    """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times}}."""
+    train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
+
+
+@contextlib.contextmanager
 def _live(run_dir: Path, log: list[dict]):
     """A dvclive logger; on resume its files are rebuilt from the saved log, so no step is lost or doubled."""
     from dvclive import Live
 
     live = Live(str(run_dir / "dvclive"), resume=False, save_dvc_exp=False, dvcyaml=None)
-    for row in log:
-        _live_log(live, row)
-    return live
+    try:
+        for row in log:
+            _live_log(live, row)
+        yield live
+        live.end()
+    finally:
+        # Live opens the DVC repository and never closes it. After a failure the traceback keeps it
+        # alive until interpreter shutdown, where each unclosed dulwich pack's __del__ fails to import
+        # `warnings`: "Exception ignored ... sys.meta_path is None", 8-14 times.
+        if live._dvc_repo is not None:
+            live._dvc_repo.close()
 
 
 def _live_log(live, row: dict) -> None:

@@ -1,0 +1,62 @@
+"""The raw files' manifest, ``data/raw/<source>/manifest.json``: written by ``ansel download``
+once every file verified, checked by ``ansel preprocess`` before a reader opens any of them.
+
+Format: ``{relpath: {"size": bytes, "sha256": hex}}`` for every file under the raw directory
+(extracted archive members included). A manifest of the older format, ``{relpath: sha256}``,
+is checked by sha256 alone.
+
+Checking compares each listed file's size first, then its sha256. A listed file that is
+missing or differs is an error naming it, what differs and how to restore it; a file the
+manifest does not list is ignored (the download lists everything it wrote, so readers only
+open listed files; anything else was put there by hand). Hashing costs about 7 ms for the
+largest raw file of the mirror (TREC-QA's TRAIN-ALL, 10 MB), so it runs at every
+preprocessing, uncached.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ansel.data.download import FetchError, atomic_path, sha256_of
+
+MANIFEST = "manifest.json"
+
+
+class ManifestError(FetchError):
+    """A raw file no longer matches what the download verified; the message names it and the fix."""
+
+
+def write_manifest(path: Path) -> None:
+    """List size and sha256 of every file under ``path``'s directory into ``path`` (atomically)."""
+    raw = path.parent
+    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path)
+    entries = {str(p.relative_to(raw)): {"size": p.stat().st_size, "sha256": sha256_of(p)} for p in files}
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
+
+
+def check_manifest(raw: Path) -> None:
+    """Raise ManifestError unless every file ``raw/manifest.json`` lists is there, unchanged."""
+    path = raw / MANIFEST
+    # Removing the manifest is what reruns Snakemake's download job; fetch_file then keeps each
+    # file that matches sources.yaml and fetches again one that does not.
+    fix = (f"to restore the downloaded files, delete {path} and rerun snakemake (its download job "
+           "checks every raw file against sources.yaml again and re-fetches any that differ)")
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: missing: the raw files were not written by the download step; "
+                            "run it first (snakemake, or `ansel download`)") from None
+    except ValueError as e:
+        raise ManifestError(f"{path}: not valid JSON ({e}); {fix}") from None
+    for rel, entry in entries.items():
+        expected = {"sha256": entry} if isinstance(entry, str) else entry
+        file = raw / rel
+        if not file.is_file():
+            raise ManifestError(f"{file}: listed in {path} but missing; {fix}")
+        if "size" in expected and (size := file.stat().st_size) != expected["size"]:
+            raise ManifestError(f"{file}: changed since the download verified it: size {size} bytes, "
+                                f"expected {expected['size']}; {fix}")
+        if (digest := sha256_of(file)) != expected["sha256"]:
+            raise ManifestError(f"{file}: changed since the download verified it: sha256 {digest}, "
+                                f"expected {expected['sha256']}; {fix}")

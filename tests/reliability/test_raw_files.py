@@ -1,0 +1,138 @@
+"""Raw files after their download: checked against the manifest before preprocessing reads
+them, and written with the umask's mode (issue 15). A corrupted mirror copy and an archive
+member escaping its target are covered by tests/data/test_download.py."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ansel import cli
+from ansel.data import download as dl
+from ansel.data.manifest import write_manifest
+
+HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\r\n"
+CONFIG = {"source": "wikiqa", "read": {"tokenizer": "english"}, "splits": ["train", "dev", "test"]}
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def wikiqa_split(split: str) -> bytes:
+    """Three questions of three candidates each (the first one correct), WikiQA's format."""
+    rows = [f"{split}-Q{q}\twhat is thing {q} ?\tD{q}\tT\t{split}-D{q}-{a}\tthing {q} is answer {a} .\t{int(a == 0)}\r\n"
+            for q in range(3) for a in range(3)]
+    return (HEADER + "".join(rows)).encode()
+
+
+def download(raw: Path) -> None:
+    cli.main(["download", "--source", "wikiqa", "--config", "{}", "--out", str(raw / "manifest.json")])
+
+
+@pytest.fixture
+def raw(tmp_path, monkeypatch) -> Path:
+    """data/raw/wikiqa as `ansel download` leaves it, fetched from a mirror of gzipped copies."""
+    mirror = tmp_path / "mirror" / "wikiqa"
+    mirror.mkdir(parents=True)
+    files = []
+    for split in ("train", "dev", "test"):
+        name, data = f"WikiQA-{split}.tsv", wikiqa_split(split)
+        (mirror / f"{name}.gz").write_bytes(gz := gzip.compress(data))
+        files.append({"name": name, "sha256": sha(data), "mirror": {"path": f"{name}.gz", "sha256": sha(gz)}})
+    monkeypatch.setattr(dl, "load_sources", lambda: {"wikiqa": {"mirror_dir": "wikiqa", "files": files}})
+    monkeypatch.setenv(dl.MIRROR_ENV, str(tmp_path / "mirror"))
+    raw = tmp_path / "data" / "raw" / "wikiqa"
+    download(raw)
+    return raw
+
+
+def preprocess(raw: Path, out: Path) -> None:
+    cli.main(["preprocess", "--dataset", "wikiqa", "--config", json.dumps(CONFIG), "--raw", str(raw), "--out", str(out)])
+
+
+def truncate_at_line(path: Path) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:len(lines) // 2]))
+
+
+def flip_label(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"\t0\r\n", b"\t1\r\n", 1))  # same size
+
+
+def test_manifest_records_size_and_sha256_and_extra_files_are_ignored(raw, tmp_path):
+    dev = wikiqa_split("dev")
+    assert json.loads((raw / "manifest.json").read_text())["WikiQA-dev.tsv"] == {"size": len(dev), "sha256": sha(dev)}
+    (raw / "NOTES.txt").write_text("not downloaded, not read\n")
+    preprocess(raw, tmp_path / "out")
+    assert (tmp_path / "out" / "candidates-dev.parquet").exists()
+
+
+@pytest.mark.parametrize("damage, message", [
+    (truncate_at_line, r"WikiQA-dev\.tsv: changed since the download verified it: size 328 bytes, "
+                      rf"expected {len(wikiqa_split('dev'))};"),
+    (flip_label, r"WikiQA-dev\.tsv: changed since the download verified it: sha256 [0-9a-f]{64}, expected [0-9a-f]{64};"),
+    (Path.unlink, r"WikiQA-dev\.tsv: listed in \S+/manifest\.json but missing;"),
+])
+def test_changed_raw_file_is_refused_naming_it_and_the_fix(raw, tmp_path, damage, message):
+    damage(raw / "WikiQA-dev.tsv")
+    with pytest.raises(SystemExit, match=message) as refused:
+        preprocess(raw, tmp_path / "out")
+    assert f"delete {raw / 'manifest.json'} and rerun snakemake" in str(refused.value)
+    assert not (tmp_path / "out").exists()
+    # the fix the message gives: without the manifest the download runs again and re-fetches the file
+    (raw / "manifest.json").unlink()
+    download(raw)
+    preprocess(raw, tmp_path / "out")
+    assert (raw / "WikiQA-dev.tsv").read_bytes() == wikiqa_split("dev")
+
+
+def test_missing_manifest_is_refused_and_an_old_one_checked_by_sha256(raw, tmp_path):
+    manifest = raw / "manifest.json"
+    old = {rel: entry["sha256"] for rel, entry in json.loads(manifest.read_text()).items()}
+    manifest.unlink()
+    with pytest.raises(SystemExit, match=r"manifest\.json: missing: the raw files were not written by the download"):
+        preprocess(raw, tmp_path / "out")
+    manifest.write_text(json.dumps(old))
+    preprocess(raw, tmp_path / "out")
+    flip_label(raw / "WikiQA-test.tsv")
+    with pytest.raises(SystemExit, match=r"WikiQA-test\.tsv: changed since the download verified it: sha256"):
+        preprocess(raw, tmp_path / "out2")
+    assert not (tmp_path / "out2").exists()
+
+
+@pytest.fixture(params=[0o022, 0o027], ids=["umask022", "umask027"])
+def umask(request):
+    before = os.umask(request.param)
+    yield request.param
+    os.umask(before)
+
+
+def test_downloaded_and_extracted_files_follow_the_umask(tmp_path, monkeypatch, umask):
+    mirror = tmp_path / "mirror" / "ds"
+    mirror.mkdir(parents=True)
+    (mirror / "a.tsv.gz").write_bytes(gz := gzip.compress(b"A\n"))
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("inner/b.txt", b"B\n")
+    (mirror / "b.zip").write_bytes(archive.getvalue())
+    spec = {"ds": {"mirror_dir": "ds", "files": [
+        {"name": "a.tsv", "sha256": sha(b"A\n"), "mirror": {"path": "a.tsv.gz", "sha256": sha(gz)}},
+        {"name": "b.zip", "sha256": sha(archive.getvalue()), "extract": True,  # an upstream download, then extracted
+         "upstream": [{"url": (mirror / "b.zip").as_uri()}]},
+    ]}}
+    monkeypatch.setattr(dl, "load_sources", lambda: spec)
+    raw = tmp_path / "raw"
+    dl.fetch_dataset("ds", raw, tmp_path / "mirror")
+    write_manifest(raw / "manifest.json")
+    modes = {str(p.relative_to(raw)): p.stat().st_mode & 0o777 for p in raw.rglob("*")}
+    file_mode, dir_mode = 0o666 & ~umask, 0o777 & ~umask
+    assert modes == {"a.tsv": file_mode, "b.zip": file_mode, "inner": dir_mode, "inner/b.txt": file_mode,
+                     "manifest.json": file_mode}
