@@ -88,6 +88,7 @@ def cmd_train(a) -> None:
     from ansel.evaluation.config import EvalConfig
     from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, save_dev_scores
     from ansel.settings import parse
+    from ansel.targets import embeddings_file
     from ansel.training.config import TrainConfig
     from ansel.training.trainer import train_run
 
@@ -95,7 +96,7 @@ def cmd_train(a) -> None:
     t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
     if cfg["embeddings"] and not a.embeddings:  # never a silently random start
         raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
-                          f"(data/embeddings/{cfg['dataset']}/{cfg['embeddings']}-{cfg['hparams'].get('embedding_dim')}.npy)")
+                          f"({embeddings_file(cfg)})")
     start_torch(a.threads)
     data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
     trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,

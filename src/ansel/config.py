@@ -29,12 +29,13 @@ from ansel.training.config import TrainConfig
 __all__ = ["ConfigError", "apply_preset", "load", "model_config", "run_config", "validate", "root"]
 
 
-def root() -> Path:
-    """The working checkout: ``ANSEL_ROOT``, else the nearest directory from the working directory
-    up that holds params.yaml and workflow/papers/ (Snakemake runs in the Snakefile's directory)."""
+def root(start: Path | None = None) -> Path:
+    """The working checkout: ``ANSEL_ROOT``, else the nearest directory from ``start`` (the working
+    directory) up that holds params.yaml and workflow/papers/ (Snakemake runs in the Snakefile's
+    directory)."""
     if os.environ.get("ANSEL_ROOT"):
         return Path(os.environ["ANSEL_ROOT"]).resolve()
-    here = Path.cwd().resolve()
+    here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         if (d / "params.yaml").is_file() and (d / "workflow" / "papers").is_dir():
             return d
@@ -86,7 +87,7 @@ def _check_not_masked(scale: dict, overrides: dict, preset: str) -> None:
             blocks += [(f"models.{model}.{part}", block.get(part) or {}) for part in ("train", "hparams")]
     for where, values in blocks:
         part = where.rsplit(".", 1)[-1]
-        masked = [k for k in values if k in scale.get(part, {}) and k != "lr_grid"] if isinstance(values, dict) else []
+        masked = [k for k in values if k in scale.get(part, {})] if isinstance(values, dict) else []
         if masked:
             k = masked[0]
             raise ConfigError(f"{where}.{k}: the preset {preset!r} sets every model's {k} "

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import yaml
 
+from ansel.config import ConfigError, root
+
 PROFILE = "workflow/profiles/local"
 NOT_TOUCHED = "not touched because they don't exist"
 
@@ -57,12 +59,14 @@ def _run(args: list[str], root: Path, capture: bool = False) -> subprocess.Compl
 
 
 def repository_root(start: Path) -> Path:
-    """The checkout holding ``start``: the nearest directory from it up with dvc.yaml and .dvc/."""
-    start = start.resolve()
-    for d in (start, *start.parents):
-        if (d / "dvc.yaml").is_file() and (d / ".dvc").is_dir():
-            return d
-    raise PullError(f"{start}: not inside a DVC checkout of ansel (no dvc.yaml and .dvc/ here or above)")
+    """The checkout holding ``start`` (``ansel.config.root``), which must be under DVC."""
+    try:
+        checkout = root(start)
+    except ConfigError as e:
+        raise PullError(str(e)) from None
+    if not ((checkout / "dvc.yaml").is_file() and (checkout / ".dvc").is_dir()):
+        raise PullError(f"{checkout}: not a DVC checkout of ansel (no dvc.yaml and .dvc/)")
+    return checkout
 
 
 def pull(root: Path, stages: list[str] | None = None) -> None:

@@ -92,6 +92,13 @@ def metric_file(run: Run, split: str, metric: str) -> str:
     return timings_file(run) if (split, metric) in TIMING_METRICS else f"{run.dir}/metrics.json"
 
 
+def embeddings_file(cfg: dict) -> str | None:
+    """The word vectors a run config starts from (the embeddings rule's output), or None: random."""
+    if not cfg["embeddings"]:
+        return None
+    return f"data/embeddings/{cfg['dataset']}/{cfg['embeddings']}-{cfg['hparams']['embedding_dim']}.npy"
+
+
 def processed_dir(dataset: str) -> str:
     return f"data/processed/{dataset}"
 

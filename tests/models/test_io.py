@@ -28,7 +28,7 @@ def test_a_failed_save_leaves_the_previous_file_whole(tmp_path):
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         save_torch({"w": torch.zeros(2), "bad": lambda: None}, path)
     assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(2))
-    assert [p.name for p in tmp_path.iterdir()] == ["model.pt"]  # no partial model.pt.tmp
+    assert [p.name for p in tmp_path.iterdir()] == ["model.pt"]  # no partial temporary
 
 
 def test_unknown_arch_names_the_config_key():

@@ -30,6 +30,8 @@ def test_an_override_the_preset_scale_would_mask_is_refused_naming_what_to_set()
     with pytest.raises(ConfigError, match=r"models\.qa_lstm\.train\.epochs: the preset 'smoke' sets every "
                                           r"model's epochs \(scale\.train\.epochs: 4\).*set scale=\{train: "):
         apply_preset({**base, "preset": "smoke"}, {"models": {"qa_lstm": {"train": {"epochs": 7}}}})
+    with pytest.raises(ConfigError, match=r"models\.ggsa_ggsa_max_insuranceqa\.train\.lr_grid: the preset 'cpu'"):
+        apply_preset({**base, "preset": "cpu"}, {"models": {"ggsa_ggsa_max_insuranceqa": {"train": {"lr_grid": [0.5]}}}})
     scaled = apply_preset({**base, "preset": "smoke"}, {"scale": {"train": {"epochs": 7}}})
     assert run_config(scaled, "synthetic_en", "qa_lstm", 1)["train"]["epochs"] == 7
 
@@ -70,8 +72,13 @@ def test_pull_finds_the_checkout_from_a_subdirectory_and_checks_stages_before_pu
     assert calls == []  # nothing pulled
 
 
-def test_pull_outside_a_checkout_says_so(tmp_path):
-    with pytest.raises(dvc_pull.PullError, match="not inside a DVC checkout"):
+def test_pull_outside_a_checkout_says_so(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANSEL_ROOT", raising=False)
+    with pytest.raises(dvc_pull.PullError, match="not inside an ansel checkout"):
+        dvc_pull.repository_root(tmp_path)
+    (tmp_path / "params.yaml").touch()
+    (tmp_path / "workflow" / "papers").mkdir(parents=True)
+    with pytest.raises(dvc_pull.PullError, match="not a DVC checkout of ansel"):
         dvc_pull.repository_root(tmp_path)
 
 

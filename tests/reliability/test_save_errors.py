@@ -43,11 +43,13 @@ def _refused(code):
 
 
 def _break_saves(monkeypatch, name: str, fail, skip: int = 0) -> None:
-    """Opening ``name``.tmp for writing goes through ``fail(file, mode)``, after ``skip`` good saves."""
+    """Opening the temporary of ``name`` (``.<name>.<hex>.part``, ansel.files.atomic_path) for writing
+    goes through ``fail(file, mode)``, after ``skip`` good saves."""
     real, seen = builtins.open, []
 
     def fake(file, mode="r", *args, **kwargs):
-        if isinstance(file, (str, os.PathLike)) and Path(file).name == name + ".tmp" and "w" in mode:
+        if (isinstance(file, (str, os.PathLike)) and Path(file).name.startswith(f".{name}.")
+                and Path(file).suffix == ".part" and "w" in mode):
             seen.append(file)
             if len(seen) > skip:
                 return fail(file, mode)
@@ -58,7 +60,7 @@ def _break_saves(monkeypatch, name: str, fail, skip: int = 0) -> None:
 
 
 def _tmp_files(root: Path) -> list[Path]:
-    return list(root.rglob("*.tmp"))
+    return [p for p in root.rglob("*") if p.suffix in (".part", ".tmp")]
 
 
 @pytest.mark.parametrize("name", RUN_FILES)

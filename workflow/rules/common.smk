@@ -30,10 +30,7 @@ def run_of(w):
 
 def run_embeddings(run):
     """The embeddings file a run starts from, or None (random initialisation)."""
-    cfg = RUN_CONFIGS[run.dir]
-    if not cfg["embeddings"]:
-        return None
-    return f"data/embeddings/{run.dataset}/{cfg['embeddings']}-{cfg['hparams']['embedding_dim']}.npy"
+    return T.embeddings_file(RUN_CONFIGS[run.dir])
 
 
 def source_fetch(source):

@@ -15,7 +15,6 @@ import gzip
 import hashlib
 import lzma
 import os
-import secrets
 import shutil
 import tarfile
 import tempfile
@@ -24,9 +23,11 @@ import zipfile
 import zlib
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import yaml
+
+from ansel.files import atomic_path
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
 MIRROR_ENV = "ANSEL_DATA_MIRROR"
@@ -85,25 +86,6 @@ def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, l
         raise FetchError(f"{label}: sha256 mismatch: expected {sha256}, got {got}")
     if git_blob and (got := git_blob_of(path)) != git_blob:
         raise FetchError(f"{label}: git blob id mismatch: expected {git_blob}, got {got}")
-
-
-# --- atomic writing ------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def atomic_path(dest: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``dest``; rename it to ``dest`` only if the block succeeds.
-
-    The temporary is created with the mode ``open()`` gives under the umask (not mkstemp's
-    0600), so raw files are as readable in a shared project directory as every other output.
-    """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(6)}.part")
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # O_EXCL: never another's temporary
-    try:
-        yield tmp
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _copy_stream(src: IO[bytes], dst_path: Path, label: str) -> None:

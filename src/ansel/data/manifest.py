@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ansel.data.download import FetchError, atomic_path, sha256_of
+from ansel.data.download import FetchError, sha256_of
+from ansel.files import atomic_path
 
 MANIFEST = "manifest.json"
 

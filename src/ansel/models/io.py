@@ -1,14 +1,13 @@
 """A run's model from its config and saved weights; saving a run's files atomically."""
 from __future__ import annotations
 
-import contextlib
 import errno
-import os
 from pathlib import Path
 from typing import Callable
 
 import torch
 
+from ansel.files import atomic_path
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
@@ -32,17 +31,14 @@ def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu") -> Ranke
 
 
 def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
-    """``write(tmp)``, then rename ``path.tmp`` to ``path``: a killed job never leaves half a file.
-    On failure the partial tmp goes (on a full disk it would keep the disk full), ``path`` is left
-    as it was, and an OSError names ``path`` and the cause."""
+    """``write(tmp)`` into a temporary that replaces ``path`` once complete (``atomic_path``). On
+    failure ``path`` is left as it was, no partial file stays, and an OSError names ``path`` and
+    the cause."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            write(tmp)
     except BaseException as e:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         cause = e  # torch's zip writer, failing again as it closes, hides the OSError in the context
         while cause is not None and not isinstance(cause, OSError):
             cause = cause.__context__

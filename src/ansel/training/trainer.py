@@ -196,7 +196,6 @@ def _write_log(rows: list[dict], path: Path) -> None:
 def _write_timings(epochs: list[dict], path: Path) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
-    path.parent.mkdir(parents=True, exist_ok=True)
     save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
 
 
