@@ -1,7 +1,10 @@
 # ansel: one DAG from raw data to every paper table and figure (see README.md).
 from snakemake.utils import min_version
 
+from pathlib import Path
+
 from ansel import config as A
+from ansel import forkserver
 from ansel import targets as T
 
 min_version("9.0")
@@ -28,6 +31,21 @@ wildcard_constraints:
     seed=r"\d+",
     method=r"[A-Za-z0-9_]+",
     dim=r"\d+",
+
+
+# Local runs fork their jobs from one warm process (ansel.forkserver): a job then costs its work,
+# not ~4 s of imports. ANSEL_FORKSERVER=off runs every job in a process of its own.
+onstart:
+    if workflow.local_exec and not workflow.remote_exec and os.environ.get("ANSEL_FORKSERVER") != "off":
+        forkserver.start(Path("logs/forkserver.log"))
+
+
+onsuccess:
+    forkserver.stop()
+
+
+onerror:
+    forkserver.stop()
 
 
 include: "workflow/rules/common.smk"

@@ -136,6 +136,12 @@ def cmd_figure(a) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if argv is None and os.environ.get("ANSEL_FORKSERVER"):  # a local Snakemake run's warm jobs
+        from ansel.forkserver import run_remote
+
+        code = run_remote(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     p = argparse.ArgumentParser(prog="ansel", description=__doc__)
     sub = p.add_subparsers(dest="verb", required=True)
 

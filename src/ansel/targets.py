@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ansel.config import ConfigError, dataset_name, load_paper, model_config, run_config, variant_name
@@ -85,6 +86,14 @@ def run_dir(dataset: str, model: str, seed: int) -> str:
 def timings_file(run: Run) -> str:
     """The run's epochs' wall times, written by ``ansel train --timings``."""
     return f"results/timings/{run.dataset}/{run.variant.name}/seed{run.seed}.json"
+
+
+def measured_peak_mb(run: Run) -> float | None:
+    """The run's peak device memory in MB, from its timings file when it was trained on a GPU."""
+    try:
+        return json.loads(Path(timings_file(run)).read_text())["train"].get("peak_device_mb")
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
 
 
 def metric_file(run: Run, split: str, metric: str) -> str:

@@ -213,9 +213,11 @@ def test_timings_go_to_their_own_file_with_the_mean_seconds_per_batch(processed,
     assert [e["epoch"] for e in train["epochs"]] == [1, 2]
     assert all(e["seconds_per_batch"] == pytest.approx(e["seconds"] / e["batches"], abs=1e-3) for e in train["epochs"])
     assert train["seconds_per_batch"] == pytest.approx(sum(e["seconds_per_batch"] for e in train["epochs"]) / 2)
+    # the job's span (GPU-slot tests read it) and device; a peak of device memory only on CUDA
+    assert train["started"] < train["finished"] and (train["device"], train["peak_device_mb"]) == ("cpu", None)
     # an untrainable model runs no epoch: no mean to report
     _train(cfg(model="random"), processed, tmp_path / "random", tmp_path / "random.json")
-    assert json.loads((tmp_path / "random.json").read_text()) == {"train": {"epochs": []}}
+    assert json.loads((tmp_path / "random.json").read_text())["train"]["epochs"] == []
 
 
 def test_a_training_split_without_a_positive_pair_is_refused_before_anything_is_written(processed, tmp_path):

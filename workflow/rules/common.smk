@@ -1,5 +1,6 @@
 # Helpers of the rules: runs as records, per-rule resources, the code each stage runs.
 import json
+import math
 from pathlib import Path
 
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
@@ -26,6 +27,15 @@ def run_of(w):
     if path not in RUNS:
         raise ValueError(f"{path}: not a run of the preset's tables or figures (see `snakemake -n all`)")
     return RUNS[path]
+
+
+def device_mem_mb(w):
+    """Device memory a train or evaluate job reserves (Snakemake resource ``gpu_mem_mb``): the
+    run's peak measured by an earlier training on a GPU plus a quarter, else the preset's value.
+    With ``--resources gpu_mem_mb=<the device's MB>``, Snakemake runs as many jobs at once as fit."""
+    run = run_of(w)
+    measured = T.measured_peak_mb(run)
+    return math.ceil(measured * 1.25) if measured else res("train", "gpu_mem_mb")
 
 
 def run_embeddings(run):

@@ -23,5 +23,6 @@ rule evaluate:
         mem_mb=res("evaluate", "mem_mb"),
         runtime=res("evaluate", "runtime"),
         gpu=res("evaluate", "gpu"),
+        gpu_mem_mb=device_mem_mb,
     shell:
         "ansel evaluate --processed {input.processed} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"

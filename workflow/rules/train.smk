@@ -26,6 +26,7 @@ rule train:
         mem_mb=res("train", "mem_mb"),
         runtime=res("train", "runtime"),
         gpu=res("train", "gpu"),
+        gpu_mem_mb=device_mem_mb,
     shell:
         "ansel train --config {params.cfg:q} --processed {input.processed} {params.embeddings} "
         "--run-dir {params.run_dir} --timings {output.timings} --threads {threads} > {log} 2>&1"

@@ -81,7 +81,9 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
         raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
                          "nothing to train on")
     run_dir.mkdir(parents=True, exist_ok=True)
-    device = resolve_device(t.device)
+    started, device = time.time(), resolve_device(t.device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
     torch.manual_seed(cfg["seed"])
     model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}").to(device)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -105,7 +107,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     _write_log(state.log, run_dir / "log.csv")
     save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     if timings is not None:
-        _write_timings(state.timings, timings)
+        _write_timings(state.timings, timings, device, started)
     state_path.unlink(missing_ok=True)
     scores = None
     if state.best_scores is not None:
@@ -193,9 +195,13 @@ def _write_log(rows: list[dict], path: Path) -> None:
     save_atomic(path, write)
 
 
-def _write_timings(epochs: list[dict], path: Path) -> None:
-    """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times}}."""
+def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float) -> None:
+    """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
+    the device, its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
+    end (Unix seconds)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
+    peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
+    train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time()}
     save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
 
 

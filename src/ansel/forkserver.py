@@ -1,0 +1,238 @@
+"""Warm jobs for local runs: one process imports torch and ansel once, then forks a child per
+``ansel`` command, so a local DAG of hundreds of small jobs pays the ~4 s of imports once.
+
+The Snakefile starts the server for local runs (``onstart``; never under SLURM, where each job
+runs on its node) and exports ``ANSEL_FORKSERVER``. ``ansel <verb>`` then hands the server its
+arguments, working directory, environment and standard streams, forwards the signals it gets to
+the child, and exits with the child's status. The server imports but never runs a torch
+operator (as torch's DataLoader forks its workers), so a child computes what a fresh process
+computes, to the bit. Without the variable, or when the server cannot be reached before the job
+starts, the command runs in its own process. The server exits with the Snakemake process that
+started it; a workflow runs the ansel code it started with.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+
+ENV = "ANSEL_FORKSERVER"
+# What a job would import on its own (``ansel.cli`` imports lazily per verb); torch._dynamo is
+# pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
+PRELOAD = ("torch", "torch._dynamo", "pandas", "dvclive", "dvc.repo", "tqdm", "matplotlib.pyplot",
+           "ansel.training.trainer", "ansel.evaluation.evaluate", "ansel.report.build", "ansel.report.figures")
+_HANDSHAKE_TIMEOUT = 300  # s a client waits for its child to start (the server may still be importing)
+
+
+_server: subprocess.Popen | None = None  # the one this process started
+
+
+def start(log: Path, watch_pid: int | None = None) -> None:
+    """Start a server for the jobs of process ``watch_pid`` (default: this one) and export its
+    socket in ``ENV`` (jobs inherit it). It binds at once and accepts once its imports are done."""
+    global _server
+    stop()
+    path = os.path.join(tempfile.mkdtemp(prefix="ansel-"), "fork.sock")  # 0700, short (sun_path: 108 bytes)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        _server = subprocess.Popen([sys.executable, "-m", "ansel.forkserver", path, str(watch_pid or os.getpid())],
+                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)  # a Ctrl-C meant for Snakemake is the clients' to forward
+    os.environ[ENV] = path
+
+
+def stop() -> None:
+    """Stop the server this process started (jobs already forked run on)."""
+    global _server
+    if _server is None:
+        return
+    os.environ.pop(ENV, None)
+    if _server.poll() is None:
+        _server.terminate()
+        _server.wait(10)
+    _server = None
+
+
+# --- client: `ansel <verb>` -------------------------------------------------------------------
+
+def run_remote(argv: list[str]) -> int | None:
+    """Run ``ansel argv`` in a child of the server; its exit status, or None when no server took
+    the job (nothing ran: run it here)."""
+    path = os.environ.get(ENV)
+    if not path:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        socket.send_fds(conn, [b"F"], [0, 1, 2])
+        header = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+        conn.sendall(struct.pack("!I", len(header)) + header)
+        conn.settimeout(_HANDSHAKE_TIMEOUT)
+        replies = conn.makefile("rb")
+        started = replies.readline().split()
+    except OSError:  # no server, or it went away before taking the job
+        conn.close()
+        return None
+    if started[:1] != [b"pid"]:
+        conn.close()
+        return None
+    child = int(started[1])
+    forward = lambda sig, _frame: _kill(child, sig)  # noqa: E731
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, forward)
+    conn.settimeout(None)
+    try:
+        status = replies.readline().split()
+    except OSError:
+        status = []
+    if status[:1] == [b"exit"]:
+        return int(status[1])
+    print(f"ansel: its worker process {child} ended without an exit status (killed?)", file=sys.stderr)
+    return 1
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+# --- server -----------------------------------------------------------------------------------
+
+def serve(path: str, watch_pid: int) -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    try:
+        import importlib
+
+        for module in PRELOAD:
+            importlib.import_module(module)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        listener.settimeout(1.0)
+        print(f"ansel forkserver {os.getpid()}: ready on {path} for process {watch_pid}", flush=True)
+        while _alive(watch_pid):
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                continue
+            _fork_job(listener, conn)
+    finally:
+        listener.close()
+        Path(path).unlink(missing_ok=True)
+        os.rmdir(os.path.dirname(path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("client closed the connection")
+        data += chunk
+    return data
+
+
+def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
+    fds: list[int] = []
+    try:
+        conn.settimeout(10)
+        _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+        (size,) = struct.unpack("!I", _recv_exact(conn, 4))
+        request = json.loads(_recv_exact(conn, size))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            listener.close()
+            _child(conn, fds, request)  # never returns
+        print(f"job {pid}: ansel {' '.join(request['argv'][:1])} in {request['cwd']}", flush=True)
+    except (OSError, ValueError) as e:
+        print(f"ansel forkserver: a request failed: {e!r}", flush=True)
+    finally:
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+
+
+def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
+    code = 1
+    try:
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.setpgid(0, 0)  # the server's group never receives a job's signals, nor the reverse
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = ["ansel", *request["argv"]]
+        conn.settimeout(None)
+        conn.sendall(f"pid {os.getpid()}\n".encode())
+        # The client gone (killed with its job's process group): end as a killed job would.
+        threading.Thread(target=_exit_when_closed, args=(conn,), daemon=True).start()
+        code = _run(request["argv"])
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        try:
+            conn.sendall(f"exit {code}\n".encode())
+        finally:
+            os._exit(code)
+
+
+def _run(argv: list[str]) -> int:
+    """``ansel argv`` as the console script would run it: its exit status, a traceback on stderr."""
+    from ansel import cli
+
+    try:
+        cli.main(argv)
+        return 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        print(e.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return 130
+    except BaseException:
+        traceback.print_exc()
+        return 1
+
+
+def _exit_when_closed(conn: socket.socket) -> None:
+    try:
+        conn.recv(1)
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -1,0 +1,105 @@
+"""Warm jobs (ansel.forkserver): a job forked from the server writes the bytes a fresh process
+writes, passes its exit status and messages through, dies with its client, and the server ends
+with the process it serves."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ansel import forkserver
+from ansel.config import load, run_config
+
+ANSEL = str(Path(sys.executable).with_name("ansel"))  # the console script, as the rules call it
+
+
+def _wait(condition, what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def server(tmp_path):
+    log = tmp_path / "forkserver.log"
+    forkserver.start(log)
+    _wait(lambda: log.exists() and "ready" in log.read_text(), "the server's imports")
+    yield forkserver._server, log
+    forkserver.stop()
+
+
+def _without_server() -> dict:
+    return {k: v for k, v in os.environ.items() if k != forkserver.ENV}
+
+
+def _train_args(processed: Path, run_dir: Path, epochs: int = 2) -> list[str]:
+    c = run_config(load(), "synthetic_en", "qa_cnn", 1)
+    c["embeddings"] = None
+    c["eval"]["splits"] = ["dev", "test"]
+    c["train"].update(epochs=epochs, batch_size=16, max_batches=2)
+    return ["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run_dir),
+            "--no-progress"]
+
+
+def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, server):
+    _, log = server
+    fresh = subprocess.run([ANSEL, *_train_args(processed, tmp_path / "fresh")], env=_without_server(),
+                           capture_output=True, text=True)
+    warm = subprocess.run([ANSEL, *_train_args(processed, tmp_path / "warm")], capture_output=True, text=True)
+    assert fresh.returncode == warm.returncode == 0, fresh.stderr + warm.stderr
+    assert "ansel train" in log.read_text()  # the second job ran in a child of the server
+    assert warm.stdout == fresh.stdout and "epoch 2" in warm.stdout
+    for name in ("model.pt", "log.csv", "config.json", "dev_scores.pt"):
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes(), name
+
+
+def test_exit_status_and_messages_pass_through(processed, tmp_path, server):
+    usage = subprocess.run([ANSEL, "train", "--config", "{}"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "required: --processed, --run-dir" in usage.stderr
+    failed = subprocess.run([ANSEL, "evaluate", "--processed", str(processed), "--run-dir", str(tmp_path / "none")],
+                            capture_output=True, text=True)
+    assert failed.returncode == 1 and "Traceback" in failed.stderr and "config.json" in failed.stderr
+    assert server[1].read_text().count("job ") == 2
+
+
+def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path):
+    env = {**_without_server(), forkserver.ENV: str(tmp_path / "gone.sock")}
+    done = subprocess.run([ANSEL, "stats", "--processed", str(processed), "--out", str(tmp_path / "s.csv")],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "s.csv").exists()
+
+
+def test_a_killed_client_takes_its_job_with_it(processed, tmp_path, server):
+    proc, _ = server
+    client = subprocess.Popen([ANSEL, *_train_args(processed, tmp_path / "run", epochs=10_000)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait(lambda: psutil.Process(proc.pid).children(), "the job's child process")
+    (child,) = psutil.Process(proc.pid).children()
+    _wait(lambda: (tmp_path / "run" / "state.pt").exists(), "the first epoch")
+    client.send_signal(signal.SIGTERM)  # as Snakemake cancels a job
+    assert client.wait(30) != 0
+    _wait(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, "the job to end", 30)
+    assert proc.poll() is None  # the server serves on
+
+
+def test_the_server_ends_with_the_process_it_serves(tmp_path):
+    served = subprocess.Popen(["sleep", "60"])
+    log = tmp_path / "forkserver.log"
+    forkserver.start(log, watch_pid=served.pid)
+    proc, socket_path = forkserver._server, Path(os.environ[forkserver.ENV])
+    try:
+        _wait(lambda: log.exists() and "ready" in log.read_text(), "the server's imports")
+        served.kill()
+        served.wait()
+        assert proc.wait(30) == 0
+        assert not socket_path.exists() and not socket_path.parent.exists()
+    finally:
+        forkserver.stop()
