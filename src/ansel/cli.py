@@ -135,6 +135,18 @@ def cmd_figure(a) -> None:
     render_figure(a.config, {**spec_figure(a.paper, a.figure), "paper": a.paper}, Path(a.out_prefix))
 
 
+def cmd_plan(a) -> None:
+    from ansel.config import load, root
+    from ansel.plan import plan
+
+    sources = [Path(s) for s in a.costs] if a.costs else [root(), *sorted(root().glob("reports/device/*"))]
+    table = plan(load(**({"preset": a.preset} if a.preset else {})), sources)
+    print(table.to_markdown(index=False))
+    print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
+          "a measured shape (same dataset, architecture, hyperparameters, batch, negatives, truncation); "
+          f"costs from: {', '.join(map(str, sources))}")
+
+
 def main(argv: list[str] | None = None) -> None:
     if argv is None and os.environ.get("ANSEL_FORKSERVER"):  # a local Snakemake run's warm jobs
         from ansel.forkserver import run_remote
@@ -169,6 +181,10 @@ def main(argv: list[str] | None = None) -> None:
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
     verb("stats", cmd_stats, "processed", "out", config=None)
+    pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
+    pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
+    pl.add_argument("--costs", nargs="*", help="directories with results/runs and results/timings of measured "
+                                               "runs (default: this checkout and reports/device/*)")
     a = p.parse_args(argv)
     from ansel.settings import ConfigError
 

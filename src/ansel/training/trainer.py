@@ -94,7 +94,9 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     with _live(run_dir, state.log) as live:
         for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
             row, timing = step.run(epoch)
+            dev_started = time.perf_counter()
             dev_scores, dev = evaluate_dev(model)
+            timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
             row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
             _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
             state.timings.append(timing)

@@ -1,0 +1,152 @@
+"""What one session's machine gets through: the smoke DAG's wall time and runs/hour on this
+machine's cores, one training job against a bare ``import torch`` (cold: a process of its own;
+warm: forked by ansel.forkserver, as local Snakemake runs do), and on a CUDA device its
+utilisation and runs/hour with 1, 4 and 8 training jobs sharing it.
+
+Everything runs in a copy of the working tree (tracked and untracked files), so the checkout's
+outputs are left alone; ``--cold-dag`` also runs the whole DAG with ANSEL_FORKSERVER=off (one
+process per job, as before warm jobs) for the ratio.
+
+    PYTHONPATH=src python benchmarks/bench_scale.py [--cold-dag] [--gpu-model qa_lstm]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from ansel import forkserver  # noqa: E402
+
+
+def copy_tree(dest: Path) -> None:
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if os.path.isfile(ROOT / rel) and not os.path.islink(ROOT / rel):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+
+
+def env_for(repo: Path, warm: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != forkserver.ENV}
+    env.update(PYTHONPATH=str(repo / "src"), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    if not warm:
+        env[forkserver.ENV] = "off"
+    return env
+
+
+def timed(args, cwd: Path, env: dict) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(map(str, args))} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
+    seconds = timed(["snakemake", "--profile", "workflow/profiles/local", "all"], repo, env_for(repo, warm))
+    return seconds, len(list(repo.glob("results/runs/*/*/seed*/metrics.json")))
+
+
+def one_job(repo: Path, run_dir: Path, env: dict) -> float:
+    config = json.loads((repo / "results/runs/synthetic_en/qa_cnn/seed1/config.json").read_text())
+    return timed(["ansel", "train", "--config", json.dumps(config), "--processed", "data/processed/synthetic_en",
+                  "--embeddings", "data/embeddings/synthetic_en/word2vec-60.npy", "--run-dir", str(run_dir),
+                  "--no-progress"], repo, env)
+
+
+def job_against_import(repo: Path, tmp: Path, repeats: int = 3) -> None:
+    env = env_for(repo, warm=False)
+    imports, cold, warm = [], [], []
+    forkserver.start(tmp / "forkserver.log")
+    try:
+        while "ready" not in (tmp / "forkserver.log").read_text():
+            time.sleep(0.2)
+        for i in range(repeats):  # interleaved, so load on the machine hits all three alike
+            imports.append(timed([sys.executable, "-c", "import torch"], repo, env))
+            cold.append(one_job(repo, tmp / f"cold{i}", env))
+            warm.append(one_job(repo, tmp / f"warm{i}", {**env_for(repo, warm=True), forkserver.ENV: os.environ[forkserver.ENV]}))
+    finally:
+        forkserver.stop()
+    t = statistics.median(imports)
+    print(f"import torch: {t:.2f} s (median of {repeats})")
+    print(f"one smoke training job (qa_cnn seed 1), cold: {statistics.median(cold):.2f} s = {statistics.median(cold) / t:.2f}x")
+    print(f"one smoke training job (qa_cnn seed 1), warm: {statistics.median(warm):.2f} s = {statistics.median(warm) / t:.2f}x")
+
+
+def gpu_sharing(repo: Path, tmp: Path, model: str) -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA device here: GPU utilisation and runs/hour with 1/4/8 jobs per device not measured")
+        return
+    import pynvml
+
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    config = json.loads((repo / f"results/runs/synthetic_en/{model}/seed1/config.json").read_text())
+    config["train"].update(device="cuda", max_batches=None, epochs=3)
+    env = env_for(repo, warm=True)
+    forkserver.start(tmp / "forkserver-gpu.log")
+    env[forkserver.ENV] = os.environ[forkserver.ENV]
+    try:
+        for jobs in (1, 4, 8):
+            samples, done = [], threading.Event()
+
+            def sample():
+                while not done.wait(0.2):
+                    samples.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+            started = time.perf_counter()
+            procs = [subprocess.Popen(["ansel", "train", "--config", json.dumps({**config, "seed": k + 1}),
+                                       "--processed", "data/processed/synthetic_en", "--embeddings",
+                                       "data/embeddings/synthetic_en/word2vec-60.npy", "--run-dir",
+                                       str(tmp / f"gpu{jobs}-{k}"), "--no-progress"], cwd=repo, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(jobs)]
+            codes = [p.wait() for p in procs]
+            seconds = time.perf_counter() - started
+            done.set()
+            sampler.join()
+            print(f"{jobs} {model} jobs sharing {torch.cuda.get_device_name(0)}: {seconds:.1f} s, "
+                  f"{jobs / seconds * 3600:.0f} runs/hour, mean utilisation {statistics.mean(samples or [0]):.0f}%"
+                  + ("" if not any(codes) else f" (exit codes {codes})"))
+    finally:
+        forkserver.stop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cold-dag", action="store_true", help="also run the DAG with one process per job")
+    p.add_argument("--gpu-model", default="qa_lstm", help="the smoke model the GPU-sharing runs train")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ansel-bench-") as tmp:
+        tmp = Path(tmp)
+        repo = tmp / "repo"
+        copy_tree(repo)
+        seconds, runs = smoke_dag(repo, warm=True)
+        print(f"smoke DAG, warm jobs, {os.cpu_count()} cores: {seconds:.0f} s for {runs} runs = "
+              f"{runs / seconds * 3600:.0f} runs/hour")
+        if a.cold_dag:
+            cold = tmp / "cold"
+            copy_tree(cold)
+            cold_seconds, _ = smoke_dag(cold, warm=False)
+            print(f"smoke DAG, a process per job: {cold_seconds:.0f} s = {runs / cold_seconds * 3600:.0f} runs/hour; "
+                  f"warm / cold wall time {seconds / cold_seconds:.2f}")
+        job_against_import(repo, tmp)
+        gpu_sharing(repo, tmp, a.gpu_model)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""`ansel plan`: device-minutes from per-batch costs measured per run shape."""
+import json
+
+import pytest
+
+from ansel import plan as P
+from ansel.config import load
+from ansel.targets import Run, Variant
+
+
+def _measured(root, cfg, epochs):
+    run = root / f"results/runs/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(cfg))
+    timings = root / f"results/timings/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}.json"
+    timings.parent.mkdir(parents=True)
+    timings.write_text(json.dumps({"train": {"device": "cuda:0", "epochs": epochs}}))
+
+
+def test_a_cost_is_shared_by_runs_of_one_shape_and_not_by_others():
+    config = load(preset="smoke")
+    base = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
+    other_seed = Run("synthetic_en", Variant("qa_cnn"), 2).config(config)
+    assert P.shape(base) == P.shape(other_seed) == P.shape({**base, "train": {**base["train"], "lr": 9.0, "epochs": 99}})
+    assert P.shape(base) != P.shape({**base, "hparams": {**base["hparams"], "filters": 4000}})
+
+
+def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, monkeypatch):
+    config = load(preset="smoke", papers={"smoke": {"tables": ["synthetic"], "figures": []}, "apnet": {"tables": [], "figures": []},
+                                          "ggsa": {"tables": [], "figures": []}, "datasets": {"tables": [], "figures": []}})
+    cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
+    # 2 epochs measured: 0.5 s per batch, 3 s of dev scoring per epoch
+    _measured(tmp_path, cfg, [{"epoch": e, "seconds": 4.0, "batches": 8, "dev_seconds": 3.0} for e in (1, 2)])
+    monkeypatch.setattr(P, "train_positives", lambda processed: 1000)  # ceil(1000/32) = 32 > max_batches 8
+    table = P.plan(config, [tmp_path]).set_index("item")
+    row = table.loc["synthetic"]
+    # qa_cnn measured on synthetic_en (2 seeds); qa_lstm, random and synthetic_zh are other shapes
+    assert (row["runs"], row["measured runs"], row["batches/epoch"], row["measured on"]) == (12, 2, "8", "cuda:0")
+    epochs = cfg["train"]["epochs"]
+    assert row["device-minutes (measured runs)"] == pytest.approx(round(2 * epochs * (8 * 0.5 + 3.0) / 60, 1))
+    assert table.loc["(each run once)", "runs"] == 12
+
+
+def test_runs_of_unprocessed_data_have_unknown_batches(tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "train_positives", lambda processed: None)
+    cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
+    assert P.batches_per_epoch(cfg, {"synthetic_en": None}) is None
+    assert P.batches_per_epoch(cfg, {"synthetic_en": 100}) == 4  # ceil(100 / 32)
