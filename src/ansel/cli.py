@@ -149,7 +149,7 @@ def cmd_plan(a) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     if argv is None and os.environ.get("ANSEL_FORKSERVER"):  # a local Snakemake run's warm jobs
-        from ansel.forkserver import run_remote
+        from ansel.forkclient import run_remote
 
         code = run_remote(sys.argv[1:])
         if code is not None:

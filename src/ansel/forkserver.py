@@ -24,12 +24,12 @@ import threading
 import traceback
 from pathlib import Path
 
-ENV = "ANSEL_FORKSERVER"
+from ansel.forkclient import ENV
+
 # What a job would import on its own (``ansel.cli`` imports lazily per verb); torch._dynamo is
 # pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
 PRELOAD = ("torch", "torch._dynamo", "pandas", "dvclive", "dvc.repo", "tqdm", "matplotlib.pyplot",
            "ansel.training.trainer", "ansel.evaluation.evaluate", "ansel.report.build", "ansel.report.figures")
-_HANDSHAKE_TIMEOUT = 300  # s a client waits for its child to start (the server may still be importing)
 
 
 _server: subprocess.Popen | None = None  # the one this process started
@@ -59,51 +59,6 @@ def stop() -> None:
         _server.terminate()
         _server.wait(10)
     _server = None
-
-
-# --- client: `ansel <verb>` -------------------------------------------------------------------
-
-def run_remote(argv: list[str]) -> int | None:
-    """Run ``ansel argv`` in a child of the server; its exit status, or None when no server took
-    the job (nothing ran: run it here)."""
-    path = os.environ.get(ENV)
-    if not path:
-        return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-        socket.send_fds(conn, [b"F"], [0, 1, 2])
-        header = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
-        conn.sendall(struct.pack("!I", len(header)) + header)
-        conn.settimeout(_HANDSHAKE_TIMEOUT)
-        replies = conn.makefile("rb")
-        started = replies.readline().split()
-    except OSError:  # no server, or it went away before taking the job
-        conn.close()
-        return None
-    if started[:1] != [b"pid"]:
-        conn.close()
-        return None
-    child = int(started[1])
-    forward = lambda sig, _frame: _kill(child, sig)  # noqa: E731
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, forward)
-    conn.settimeout(None)
-    try:
-        status = replies.readline().split()
-    except OSError:
-        status = []
-    if status[:1] == [b"exit"]:
-        return int(status[1])
-    print(f"ansel: its worker process {child} ended without an exit status (killed?)", file=sys.stderr)
-    return 1
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 # --- server -----------------------------------------------------------------------------------
