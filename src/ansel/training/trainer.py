@@ -143,7 +143,9 @@ class _EpochTrainer:
         if t.max_batches:  # a preset's shorter epoch: a fresh random subset each epoch
             order = order[:t.batch_size * t.max_batches]
         self.model.train()
-        total, n_batches, started = 0.0, 0, time.perf_counter()
+        # summed on the device in float64 (what Python's float sums): no host synchronisation per batch
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        n_batches, started = 0, time.perf_counter()
         bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seed} epoch {epoch}",
                    disable=not self.progress, leave=False, mininterval=2)
         for i in bar:
@@ -157,10 +159,11 @@ class _EpochTrainer:
             if t.clip_norm:
                 torch.nn.utils.clip_grad_norm_(self.params, t.clip_norm)
             self.optimizer.step()
-            total += loss.detach().item()
+            total += loss.detach()
             n_batches += 1
+        loss_sum = total.item()  # waits for the device's queued work, so the epoch's time is all of it
         seconds = time.perf_counter() - started
-        return ({"epoch": epoch, "lr": lr, "loss": total / max(1, n_batches)},
+        return ({"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)},
                 {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
                  "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
 
