@@ -46,3 +46,10 @@ def test_runs_of_unprocessed_data_have_unknown_batches(tmp_path, monkeypatch):
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
     assert P.batches_per_epoch(cfg, {"synthetic_en": None}) is None
     assert P.batches_per_epoch(cfg, {"synthetic_en": 100}) == 4  # ceil(100 / 32)
+
+
+def test_a_missing_costs_directory_is_refused_naming_it(tmp_path, capsys):
+    from ansel import cli
+
+    with pytest.raises(SystemExit, match="--costs: no such directory: .*nowhere"):
+        cli.main(["plan", "--costs", str(tmp_path / "nowhere")])

@@ -136,10 +136,13 @@ def cmd_figure(a) -> None:
 
 
 def cmd_plan(a) -> None:
-    from ansel.config import load, root
+    from ansel.config import ConfigError, load, root
     from ansel.plan import plan
 
     sources = [Path(s) for s in a.costs] if a.costs else [root(), *sorted(root().glob("reports/device/*"))]
+    missing = [str(s) for s in sources if not s.is_dir()]
+    if missing:
+        raise ConfigError(f"--costs: no such directory: {', '.join(missing)}")
     table = plan(load(**({"preset": a.preset} if a.preset else {})), sources)
     print(table.to_markdown(index=False))
     print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
