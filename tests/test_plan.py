@@ -53,3 +53,26 @@ def test_a_missing_costs_directory_is_refused_naming_it(tmp_path, capsys):
 
     with pytest.raises(SystemExit, match="--costs: no such directory: .*nowhere"):
         cli.main(["plan", "--costs", str(tmp_path / "nowhere")])
+
+
+def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_path, monkeypatch):
+    from ansel.data.readers.synthetic import Synthetic
+    from ansel.data.vocab import Vocab, training_texts
+
+    corpus = tmp_path / "processed"
+    s = Synthetic()
+    s.fetch(tmp_path / "raw", None, {"seed": 5, "questions": {"train": 60, "dev": 20, "test": 20}})
+    ds = s.read(tmp_path / "raw", {"language": "en", "tokenizer": "english", "name": "syn"})
+    ds.save(corpus)
+    Vocab.build(training_texts(ds)).save(corpus / "vocab.json")
+    monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))  # both synthetic datasets
+    config = load(preset="smoke", papers={"smoke": {"tables": ["synthetic"], "figures": []}, "apnet": {"tables": [], "figures": []},
+                                          "ggsa": {"tables": [], "figures": []}, "datasets": {"tables": [], "figures": []}})
+    lines = []
+    path = P.measure(config, [], tmp_path / "results/costs", batches=1, report=lines.append)
+    costs = json.loads(path.read_text())
+    assert path.name == "cpu.json" and len(costs) == len(lines) == 6  # 3 models x 2 datasets, seeds share a shape
+    assert all(c["dev_seconds"] > 0 and c["device"] == "cpu" for c in costs.values())
+    row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
+    assert row["measured runs"] == row["runs"] == 12 and row["device-minutes (measured runs)"] >= 0
+    assert P.measure(config, [tmp_path], tmp_path / "results/costs", batches=1, report=lines.append) is None  # nothing left

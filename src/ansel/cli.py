@@ -143,7 +143,15 @@ def cmd_plan(a) -> None:
     missing = [str(s) for s in sources if not s.is_dir()]
     if missing:
         raise ConfigError(f"--costs: no such directory: {', '.join(missing)}")
-    table = plan(load(**({"preset": a.preset} if a.preset else {})), sources)
+    config = load(**({"preset": a.preset} if a.preset else {}))
+    if a.measure:
+        from ansel.device import start_torch
+        from ansel.plan import measure
+
+        start_torch(a.threads)
+        measure(config, sources, root() / "results/costs", a.measure)
+        sources.append(root())  # what was just measured
+    table = plan(config, sources)
     print(table.to_markdown(index=False))
     print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
           "a measured shape (same dataset, architecture, hyperparameters, batch, negatives, truncation); "
@@ -188,6 +196,10 @@ def main(argv: list[str] | None = None) -> None:
     pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
     pl.add_argument("--costs", nargs="*", help="directories with results/runs and results/timings of measured "
                                                "runs (default: this checkout and reports/device/*)")
+    pl.add_argument("--measure", type=int, metavar="BATCHES", nargs="?", const=3,
+                    help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
+                         "no run has measured, on this device (into results/costs/)")
+    pl.add_argument("--threads", type=int, default=1)
     a = p.parse_args(argv)
     from ansel.settings import ConfigError
 

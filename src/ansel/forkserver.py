@@ -2,13 +2,13 @@
 ``ansel`` command, so a local DAG of hundreds of small jobs pays the ~4 s of imports once.
 
 The Snakefile starts the server for local runs (``onstart``; never under SLURM, where each job
-runs on its node) and exports ``ANSEL_FORKSERVER``. ``ansel <verb>`` then hands the server its
-arguments, working directory, environment and standard streams, forwards the signals it gets to
-the child, and exits with the child's status. The server imports but never runs a torch
-operator (as torch's DataLoader forks its workers), so a child computes what a fresh process
-computes, to the bit. Without the variable, or when the server cannot be reached before the job
-starts, the command runs in its own process. The server exits with the Snakemake process that
-started it; a workflow runs the ansel code it started with.
+runs on its node) and exports ``ANSEL_FORKSERVER``. ``ansel <verb>`` (``ansel.forkclient``) hands
+its arguments, working directory, environment and standard streams to the server, forwards the
+signals it gets to the forked child, and exits with the child's status. The server imports but
+never runs a torch operator (as torch's DataLoader forks its workers), so a child computes what a
+fresh process computes, to the bit. Without the variable, or when the server cannot be reached
+before the job starts, the command runs in its own process. The server exits with the Snakemake
+process that started it; a workflow runs the ansel code it started with.
 """
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """What a preset will cost before it runs (``ansel plan``): per table and figure, its runs,
 epochs, batches per epoch, and device-minutes from per-batch costs measured by earlier runs.
 
+``ansel plan --measure`` times the shapes no run has measured yet (a few batches and one dev
+scoring each, on this machine's device) into ``results/costs/<device>.json``, which later plans
+read like any other measurement.
+
 A cost is measured per run *shape* (dataset, architecture, hyperparameters, batch size,
 negatives, truncation): what one training step and one dev scoring cost depends on these, not
 on the seed, learning rate or epochs. Sources are directories holding ``results/runs`` (each
@@ -19,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from ansel import targets as T
+from ansel.config import root
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
@@ -42,6 +47,8 @@ def measured_costs(sources: list[Path]) -> dict[str, Cost]:
     """{shape: the cost measured by a run of that shape}; a later source wins over an earlier one."""
     costs: dict[str, Cost] = {}
     for src in sources:
+        for path in sorted(src.glob("results/costs/*.json")):
+            costs |= {key: Cost(**c, source=str(path)) for key, c in json.loads(path.read_text()).items()}
         for config in sorted(src.glob("results/runs/*/*/seed*/config.json")):
             cfg = json.loads(config.read_text())
             cost = _run_cost(src, config.parent, cfg)
@@ -66,6 +73,40 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
         if rows:
             return Cost(sum(float(r["seconds_per_batch"]) for r in rows) / len(rows), None, f"record {src}", str(log))
     return None
+
+
+def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, report=print) -> Path | None:
+    """Time every run shape of ``config`` that ``sources`` have not measured and whose dataset is
+    processed; the costs go to ``out_dir/<device>.json`` (merged with what it holds)."""
+    from ansel.data.batches import RunData
+    from ansel.data.vocab import Vocab
+    from ansel.evaluation.evaluate import dev_evaluator
+    from ansel.evaluation.config import EvalConfig
+    from ansel.settings import parse
+    from ansel.training.config import TrainConfig
+    from ansel.training.trainer import measure_costs
+
+    known = measured_costs(sources)
+    todo = {}
+    for run in T.paper_runs(config):
+        cfg = run.config(config)
+        if shape(cfg) not in known and (root() / T.processed_dir(cfg["dataset"]) / "vocab.json").exists():
+            todo.setdefault(shape(cfg), cfg)
+    path, measured = None, {}
+    for i, (key, cfg) in enumerate(sorted(todo.items()), 1):
+        processed = root() / T.processed_dir(cfg["dataset"])
+        data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
+        dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split,
+                            parse(EvalConfig, cfg["eval"], "eval").no_positive)
+        cost = measure_costs(cfg, data, dev, batches)
+        path = out_dir / f"{cost['device'].replace(':', '')}.json"
+        measured.setdefault(path, json.loads(path.read_text()) if path.exists() else {})[key] = cost
+        report(f"[{i}/{len(todo)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
+               f"dev scoring {cost['dev_seconds']:.1f} s")
+    for path, costs in measured.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(costs, indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def batches_per_epoch(cfg: dict, positives: dict[str, int | None]) -> int | None:
@@ -103,7 +144,7 @@ def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], posi
     for run in item_runs:
         cfg = run.config(config)
         if cfg["dataset"] not in positives:
-            positives[cfg["dataset"]] = train_positives(Path(T.processed_dir(cfg["dataset"])))
+            positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
         n = batches_per_epoch(cfg, positives)
         epochs.add(cfg["train"]["epochs"])
         batches.add(n if n is not None else "?")

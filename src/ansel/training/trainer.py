@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import json
 import math
 import time
@@ -115,6 +116,27 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     if state.best_scores is not None:
         scores = data.pairs(t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
     return Trained(len(state.log), scores)
+
+
+def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches: int = 3) -> dict:
+    """What one training batch and one dev scoring of ``cfg`` cost on its device, from random
+    initial weights after a one-batch warm-up (``ansel plan --measure``); nothing is written."""
+    t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
+    device = resolve_device(t.device)
+    torch.manual_seed(cfg["seed"])
+    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, None, f"models.{cfg['model']}").to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    cost = {"device": str(device), "seconds_per_batch": 0.0}
+    if params:
+        optimizer = OPTIMIZERS[t.optimizer](params, t)
+        for epoch, n in ((1, 1), (2, batches)):  # the first: allocations, kernel choices
+            step = _EpochTrainer(cfg, dataclasses.replace(t, max_batches=n), data, model, optimizer, params,
+                                 device, progress=False)
+            _, timing = step.run(epoch)
+        cost["seconds_per_batch"] = timing["seconds"] / max(1, timing["batches"])
+    started = time.perf_counter()
+    evaluate_dev(model)
+    return {**cost, "dev_seconds": time.perf_counter() - started}
 
 
 class _EpochTrainer:
