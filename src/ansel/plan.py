@@ -77,11 +77,13 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
 
 def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, report=print) -> Path | None:
     """Time every run shape of ``config`` that ``sources`` have not measured and whose dataset is
-    processed; the costs go to ``out_dir/<device>.json`` (merged with what it holds)."""
+    processed; each cost goes to ``out_dir/<device>.json`` as soon as it is measured (merged with
+    what the file holds), so an interrupted measurement keeps what it did."""
     from ansel.data.batches import RunData
     from ansel.data.vocab import Vocab
     from ansel.evaluation.evaluate import dev_evaluator
     from ansel.evaluation.config import EvalConfig
+    from ansel.models.io import save_text
     from ansel.settings import parse
     from ansel.training.config import TrainConfig
     from ansel.training.trainer import measure_costs
@@ -92,20 +94,22 @@ def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, 
         cfg = run.config(config)
         if shape(cfg) not in known and (root() / T.processed_dir(cfg["dataset"]) / "vocab.json").exists():
             todo.setdefault(shape(cfg), cfg)
-    path, measured = None, {}
+    path, loaded = None, {}
     for i, (key, cfg) in enumerate(sorted(todo.items()), 1):
         processed = root() / T.processed_dir(cfg["dataset"])
-        data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
+        lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"])
+        if lengths not in loaded:
+            loaded[lengths] = RunData.load(processed, Vocab.load(processed / "vocab.json"), *lengths[1:])
+        data = loaded[lengths]
         dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split,
                             parse(EvalConfig, cfg["eval"], "eval").no_positive)
         cost = measure_costs(cfg, data, dev, batches)
         path = out_dir / f"{cost['device'].replace(':', '')}.json"
-        measured.setdefault(path, json.loads(path.read_text()) if path.exists() else {})[key] = cost
+        costs = {**(json.loads(path.read_text()) if path.exists() else {}), key: cost}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_text(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
         report(f"[{i}/{len(todo)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
                f"dev scoring {cost['dev_seconds']:.1f} s")
-    for path, costs in measured.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(costs, indent=2, sort_keys=True) + "\n")
     return path
 
 
