@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -24,18 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from ansel import forkserver  # noqa: E402
-
-
-def copy_tree(dest: Path) -> None:
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        if os.path.isfile(ROOT / rel) and not os.path.islink(ROOT / rel):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
+from tests.workflow.conftest import copy_worktree  # noqa: E402  (tracked and untracked files, as a user commits them)
 
 
 def env_for(repo: Path, warm: bool) -> dict:
@@ -134,13 +125,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ansel-bench-") as tmp:
         tmp = Path(tmp)
         repo = tmp / "repo"
-        copy_tree(repo)
+        copy_worktree(ROOT, repo)
         seconds, runs = smoke_dag(repo, warm=True)
         print(f"smoke DAG, warm jobs, {os.cpu_count()} cores: {seconds:.0f} s for {runs} runs = "
               f"{runs / seconds * 3600:.0f} runs/hour")
         if a.cold_dag:
             cold = tmp / "cold"
-            copy_tree(cold)
+            copy_worktree(ROOT, cold)
             cold_seconds, _ = smoke_dag(cold, warm=False)
             print(f"smoke DAG, a process per job: {cold_seconds:.0f} s = {runs / cold_seconds * 3600:.0f} runs/hour; "
                   f"warm / cold wall time {seconds / cold_seconds:.2f}")

@@ -85,10 +85,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     started, device = time.time(), resolve_device(t.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    torch.manual_seed(cfg["seed"])
-    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}").to(device)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = OPTIMIZERS[t.optimizer](params, t) if params else None
+    model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
     state = _resume(state_path, key, model, optimizer, device, t.epochs)
     step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
@@ -123,12 +120,9 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     initial weights after a one-batch warm-up (``ansel plan --measure``); nothing is written."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     device = resolve_device(t.device)
-    torch.manual_seed(cfg["seed"])
-    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, None, f"models.{cfg['model']}").to(device)
-    params = [p for p in model.parameters() if p.requires_grad]
+    model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
     cost = {"device": str(device), "seconds_per_batch": 0.0}
     if params:
-        optimizer = OPTIMIZERS[t.optimizer](params, t)
         for epoch, n in ((1, 1), (2, batches)):  # the first: allocations, kernel choices
             step = _EpochTrainer(cfg, dataclasses.replace(t, max_batches=n), data, model, optimizer, params,
                                  device, progress=False)
@@ -137,6 +131,15 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     started = time.perf_counter()
     evaluate_dev(model)
     return {**cost, "dev_seconds": time.perf_counter() - started}
+
+
+def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: np.ndarray | None, device):
+    """The run's model, seeded, on ``device``; its trainable parameters and their optimizer (None:
+    nothing to train)."""
+    torch.manual_seed(cfg["seed"])
+    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}").to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    return model, params, OPTIMIZERS[t.optimizer](params, t) if params else None
 
 
 class _EpochTrainer:
