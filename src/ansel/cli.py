@@ -55,7 +55,8 @@ def cmd_preprocess(a) -> None:
         raise SystemExit(str(e)) from None
     ds.save(out)
     v = ds_cfg.get("vocab", {})
-    Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size")).save(out / "vocab.json")
+    Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size"), v.get("min_df", 1)
+                ).save(out / "vocab.json")
 
 
 def cmd_embeddings(a) -> None:
@@ -100,8 +101,9 @@ def cmd_train(a) -> None:
     start_torch(a.threads)
     data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
     trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
-                        dev_evaluator(data, t.dev_split, ev.no_positive), progress=not a.no_progress,
-                        timings=Path(a.timings) if a.timings else None)
+                        dev_evaluator(data, t.dev_split, ev), progress=not a.no_progress,
+                        timings=Path(a.timings) if a.timings else None,
+                        monitors={split: dev_evaluator(data, split, ev) for split in t.monitor_splits})
     save_dev_scores(trained.dev_scores, t.dev_split, run / DEV_SCORES)
 
 

@@ -229,10 +229,15 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     ds = config["datasets"][dataset]
     train = {k: v for k, v in m["train"].items() if k != "lr_grid"}
     where = f"models.{variant_name(model, point)}.train"
-    dev_split = parse(TrainConfig, train, where).dev_split
-    if "splits" in ds and dev_split not in ds["splits"]:
-        raise ConfigError(f"{where}.dev_split: {dev_split!r} is not a split of datasets.{dataset} "
-                          f"({', '.join(ds['splits'])})")
+    t = parse(TrainConfig, train, where)
+    for key, splits in (("dev_split", [t.dev_split]), ("monitor_splits", t.monitor_splits)):
+        if "splits" in ds and (unknown := [s for s in splits if s not in ds["splits"]]):
+            raise ConfigError(f"{where}.{key}: {', '.join(map(repr, unknown))} not a split of datasets.{dataset} "
+                              f"({', '.join(ds['splits'])})")
+    task = ds.get("eval", {}).get("task", "ranking")
+    if (t.loss == "classification") != (task == "classification"):
+        raise ConfigError(f"{where}.loss: {t.loss!r} does not fit datasets.{dataset}.eval.task {task!r} "
+                          "(loss classification is for classification datasets, and only it)")
     return {
         "dataset": dataset, "model": variant_name(model, point), "seed": int(seed),
         "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),

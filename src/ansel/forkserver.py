@@ -49,6 +49,9 @@ def start(log: Path, watch_pid: int | None = None) -> None:
     os.environ[ENV] = path
 
 
+STOP_SECONDS = 10  # then the server is killed
+
+
 def stop() -> None:
     """Stop the server this process started (jobs already forked run on)."""
     global _server
@@ -57,7 +60,11 @@ def stop() -> None:
     os.environ.pop(ENV, None)
     if _server.poll() is None:
         _server.terminate()
-        _server.wait(10)
+        try:
+            _server.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:  # a loaded machine (it may still be importing): never fail the run
+            _server.kill()
+            _server.wait()
     _server = None
 
 

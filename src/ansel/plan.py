@@ -102,7 +102,7 @@ def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, 
             loaded[lengths] = RunData.load(processed, Vocab.load(processed / "vocab.json"), *lengths[1:])
         data = loaded[lengths]
         dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split,
-                            parse(EvalConfig, cfg["eval"], "eval").no_positive)
+                            parse(EvalConfig, cfg["eval"], "eval"))
         cost = measure_costs(cfg, data, dev, batches)
         path = out_dir / f"{cost['device'].replace(':', '')}.json"
         costs = {**(json.loads(path.read_text()) if path.exists() else {}), key: cost}

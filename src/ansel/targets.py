@@ -16,6 +16,7 @@ from ansel.config import ConfigError, dataset_name, load_paper, model_config, ru
 PUBLISHED = {  # where each table kind's published values live
     "metrics": "workflow/papers/published_results.csv",
     "dataset_stats": "workflow/papers/dataset_stats_published.csv",
+    "top_answers": "workflow/papers/published_results.csv",  # the rank of the correct answer
 }
 TABLE_EXTENSIONS = ("csv", "md", "tex", "json")
 FIGURE_EXTENSIONS = ("png", "pdf")
@@ -24,7 +25,8 @@ FIGURE_RUN_FILES = {
     "learning_curves": ["log.csv"],
     "accuracy_by_length": ["run.trec"],
     "attention_maps": ["config.json", "model.pt", "run.trec"],
-    "sweep": [],  # its metric's file (metric_file)
+    "sweep": [],  # its metric's file (value_file)
+    "accuracy_bars": [],  # its metric's file (value_file)
 }
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
@@ -101,6 +103,13 @@ def metric_file(run: Run, split: str, metric: str) -> str:
     return timings_file(run) if (split, metric) in TIMING_METRICS else f"{run.dir}/metrics.json"
 
 
+def value_file(run: Run, split: str, metric: str, protocol: str = "dev") -> str:
+    """The file a table column or figure reads ``split``/``metric`` of a run from: under
+    ``protocol: last`` its log.csv (the last epoch's value, MatchZoo's protocol: no selection),
+    else ``metric_file`` (the checkpoint selected on dev)."""
+    return f"{run.dir}/log.csv" if protocol == "last" else metric_file(run, split, metric)
+
+
 def embeddings_file(cfg: dict) -> str | None:
     """The word vectors a run config starts from (the embeddings rule's output), or None: random."""
     if not cfg["embeddings"]:
@@ -138,6 +147,22 @@ def table_kind(table: dict) -> str:
     return kind
 
 
+def table_datasets(table: dict) -> set[str]:
+    """The datasets a table names (the spec's names, before the preset's aliases)."""
+    kind = table_kind(table)
+    if kind == "top_answers":
+        return {table["dataset"]}
+    return {item["dataset"] for item in table["rows" if kind == "dataset_stats" else "columns"]}
+
+
+def table_models(table: dict) -> list[str]:
+    """The params.yaml models whose runs a table reads, in spec order."""
+    kind = table_kind(table)
+    if kind == "top_answers":
+        return list(dict.fromkeys([table["reference"], *table["models"]]))
+    return [] if kind == "dataset_stats" else list(dict.fromkeys(r["model"] for r in table["rows"] if r.get("model")))
+
+
 def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
     """(row, column, resolved dataset) for every cell that is run (rows with a model)."""
     return [(row, col, dataset_name(config, col["dataset"]))
@@ -157,21 +182,46 @@ def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
     return [(lr, Variant(model) if lr == train.get("lr") else Variant(model, ("lr", lr))) for lr in train["lr_grid"]]
 
 
+def top_answer_runs(config: dict, table: dict) -> list[Run]:
+    """A top_answers table's runs: each model's at the table's seed, at every point of its lr grid;
+    where the grid has several points, every seed's (their dev metrics choose the point, as in the
+    metrics tables)."""
+    ds, models = dataset_name(config, table["dataset"]), table_models(table)
+    seed = spec_seed(config, table, models)
+    found: set[Run] = set()
+    for model in models:
+        points = grid_points(config, model)
+        found.update(r for _, v in points for r in (runs(config, ds, v) if len(points) > 1 else [Run(ds, v, seed)]))
+    return sorted(found)
+
+
 def table_runs(config: dict, table: dict) -> list[Run]:
+    if table_kind(table) == "top_answers":
+        return top_answer_runs(config, table)
     return sorted({r for row, _, ds in table_cells(config, table)
                    for _, v in grid_points(config, row["model"]) for r in runs(config, ds, v)})
 
 
 def table_inputs(config: dict, table: dict) -> list[str]:
-    """The files a table reads: its runs' metrics (dev ones choose the lr), timings where a column
-    asks for one, and configs (the notes list how they deviate from the paper's settings), or
-    (dataset_stats) its datasets' statistics."""
-    if table_kind(table) == "dataset_stats":
+    """The files a table reads: its runs' metrics (dev ones choose the lr), each column's file
+    (``value_file``: a timing, or log.csv under ``protocol: last``) and configs (the notes list how
+    they deviate from the paper's settings); (dataset_stats) its datasets' statistics; (top_answers)
+    the processed dataset and the runs' run.trec (metrics.json where an lr grid is chosen on dev)."""
+    kind = table_kind(table)
+    if kind == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
+    if kind == "top_answers":
+        seed = spec_seed(config, table, table_models(table))
+        files = [processed_dir(dataset_name(config, table["dataset"]))]
+        for r in top_answer_runs(config, table):
+            files += [f"{r.dir}/metrics.json"] * (len(grid_points(config, r.variant.model)) > 1)
+            files += [f"{r.dir}/run.trec"] * (r.seed == seed)
+        return files
     files = []
     for r in table_runs(config, table):
         files += dict.fromkeys([f"{r.dir}/config.json", f"{r.dir}/metrics.json",
-                                *(metric_file(r, c["split"], c["metric"]) for c in table["columns"])])
+                                *(value_file(r, c["split"], c["metric"], c.get("protocol", "dev"))
+                                  for c in table["columns"])])
     return files
 
 
@@ -179,12 +229,14 @@ def published_file(table: dict) -> str:
     return PUBLISHED[table_kind(table)]
 
 
-def figure_seed(config: dict, figure: dict) -> int:
-    """The one seed a single-run figure shows: the spec's ``seed``, else the first."""
-    known = seeds(config, Variant(figure["model"]))
-    seed = figure.get("seed", known[0])
-    if seed not in known:
-        raise ConfigError(f"figure {figure['id']}: seed {seed} is not one of {figure['model']}'s seeds {known}")
+def spec_seed(config: dict, spec: dict, models: list[str]) -> int:
+    """The one seed a single-run figure or table shows: the spec's ``seed``, else the first; it
+    must be a seed of every model."""
+    seed = spec.get("seed", 1)
+    for model in models:
+        known = seeds(config, Variant(model))
+        if seed not in known:
+            raise ConfigError(f"{spec['id']}: seed {seed} is not one of {model}'s seeds {known}")
     return seed
 
 
@@ -210,6 +262,15 @@ def sweep_models(config: dict, figure: dict) -> list[tuple[object, Variant]]:
     return points
 
 
+def figure_models(figure: dict) -> list[str]:
+    """The params.yaml models a figure reads (a sweep: the base of its derived runs), in spec order."""
+    if figure["kind"] == "attention_maps":
+        return [figure["model"]]
+    if figure["kind"] == "sweep":
+        return [figure["base_model"], figure["reference_model"]]
+    return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
+
+
 def figure_runs(config: dict, figure: dict) -> list[Run]:
     """The runs a figure reads, by kind."""
     kind = figure["kind"]
@@ -217,22 +278,23 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
         raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
     ds = dataset_name(config, figure["dataset"])
     if kind == "attention_maps":
-        return [Run(ds, Variant(figure["model"]), figure_seed(config, figure))]
+        return [Run(ds, Variant(figure["model"]), spec_seed(config, figure, figure_models(figure)))]
     if kind == "sweep":
         variants = [v for _, v in sweep_models(config, figure)] + [Variant(figure["reference_model"])]
     else:
-        variants = [Variant(m) for m in figure["models"]]
+        variants = [Variant(m) for m in figure_models(figure)]
     return sorted({r for v in variants for r in runs(config, ds, v)})
 
 
 def figure_inputs(config: dict, figure: dict) -> list[str]:
     files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
-    if figure["kind"] == "sweep":
-        files += dict.fromkeys(metric_file(r, split, figure["metric"])
-                               for r in figure_runs(config, figure) for split in figure["splits"])
+    if figure["kind"] in ("sweep", "accuracy_bars"):
+        splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]
+        files += dict.fromkeys(value_file(r, split, figure["metric"], figure.get("protocol", "dev"))
+                               for r in figure_runs(config, figure) for split in splits)
     if figure["kind"] in FIGURES_READING_DATA:
         files.append(processed_dir(dataset_name(config, figure["dataset"])))
-    if "reference_published" in figure:
+    if "reference_published" in figure or "published_table" in figure:
         files.append(PUBLISHED["metrics"])
     return files
 
@@ -271,6 +333,6 @@ def paper_runs(config: dict) -> list[Run]:
     found: set[Run] = set()
     for paper in config["papers"]:
         tables, figures = paper_items(config, paper)
-        found.update(r for t in tables if table_kind(t) == "metrics" for r in table_runs(config, t))
+        found.update(r for t in tables if table_kind(t) != "dataset_stats" for r in table_runs(config, t))
         found.update(r for fig in figures for r in figure_runs(config, fig))
     return sorted(found)

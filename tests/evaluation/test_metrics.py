@@ -80,3 +80,15 @@ def test_agrees_with_ranx_on_random_rankings():
     for ours_name, ref_name in (("P@1", "precision@1"), ("MAP", "map"), ("MRR", "mrr"),
                                 ("nDCG@3", "ndcg@3"), ("nDCG@5", "ndcg@5")):
         assert ours[ours_name] == pytest.approx(ref[ref_name], abs=1e-12), ours_name
+
+
+def test_classification_metrics_by_hand():
+    from ansel.evaluation.metrics import classification_metrics, split_metrics
+
+    scored = pd.DataFrame({"qid": list("abcde"), "aid": list("vwxyz"), "label": [1, 1, 0, 0, 1],
+                           "score": [2.0, -0.5, 0.3, -1.0, 0.0]})  # 0.0 is not > 0: predicted 0
+    # predictions 1, 0, 1, 0, 0: tp 1, fp 1, fn 2 -> accuracy 2/5, F1 = 2 / (2 + 3)
+    assert classification_metrics(scored) == {"n_pairs": 5, "accuracy": 0.4, "F1": 0.4}
+    assert split_metrics(scored, "classification") == classification_metrics(scored)
+    with pytest.raises(ValueError, match="no pair"):
+        classification_metrics(scored.iloc[:0])

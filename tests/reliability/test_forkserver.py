@@ -105,3 +105,15 @@ def test_the_server_ends_with_the_process_it_serves(tmp_path):
         assert not socket_path.exists() and not socket_path.parent.exists()
     finally:
         forkserver.stop()
+
+
+def test_stopping_a_server_that_does_not_end_kills_it_instead_of_failing_the_run(monkeypatch):
+    """Snakemake's onsuccess stops the server; on a loaded machine it may not end in time."""
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(60)"],
+                                stdout=subprocess.PIPE)
+    stubborn.stdout.readline()  # its SIGTERM handler is in place
+    monkeypatch.setattr(forkserver, "_server", stubborn)
+    monkeypatch.setattr(forkserver, "STOP_SECONDS", 0.5)
+    forkserver.stop()
+    assert stubborn.returncode == -signal.SIGKILL and forkserver._server is None

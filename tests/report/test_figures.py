@@ -68,7 +68,7 @@ def test_missing_run_file_and_split_are_named(workdir):
     with pytest.raises(KeyError, match="no split 'test1'"):
         length_curves(CONFIG, {**spec, "split": "test1"})
     with pytest.raises(KeyError, match="no rows of split 'dev'; it has test"):
-        from ansel.report.figures import split_run
+        from ansel.report.tables import split_run
         split_run(workdir / "results/runs/syn/m/seed1/run.trec", "dev")
 
 

@@ -16,6 +16,7 @@ from ansel.config import load, run_config
 from ansel.data.batches import RunData
 from ansel.data.readers.synthetic import Synthetic
 from ansel.data.vocab import Vocab, training_texts
+from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
 from ansel.models.io import load_model
 import ansel.training.trainer as train_mod
@@ -48,7 +49,7 @@ def _data(c, processed):
 
 def _train(c, processed, run_dir, timings=None):
     data = _data(c, processed)
-    return train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", "drop"), progress=False,
+    return train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False,
                                timings=timings)
 
 
@@ -68,7 +69,7 @@ def test_outputs_and_dev_selection(processed, tmp_path):
 
     c = cfg()
     model = load_model(c, len(Vocab.load(processed / "vocab.json")), tmp_path / "model.pt")
-    _, dev = evaluate_split(model, _data(c, processed), "dev")
+    _, dev = evaluate_split(model, _data(c, processed), "dev", EvalConfig(["dev"]))
     assert dev["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
 
 
@@ -226,7 +227,7 @@ def test_a_training_split_without_a_positive_pair_is_refused_before_anything_is_
     data.dataset.splits["train"] = data.dataset.splits["train"].assign(label=0)
     run_dir, timings = tmp_path / "run", tmp_path / "timings.json"
     with pytest.raises(ValueError, match=rf"^{run_dir}: the train split of dataset 'synthetic_en' has no positive pair"):
-        train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", "drop"), progress=False, timings=timings)
+        train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False, timings=timings)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -240,3 +241,49 @@ def test_a_failed_training_ends_without_dulwich_finalizer_noise(processed, tmp_p
                          cwd=repo_root, capture_output=True, text=True)  # inside the DVC repository
     assert out.returncode != 0 and "has no split 'nope'" in out.stderr
     assert "Exception ignored" not in out.stderr, out.stderr[-2000:]
+
+
+def test_monitored_splits_are_logged_every_epoch_and_never_select(processed, tmp_path, monkeypatch):
+    """log.csv carries test_<metric> per epoch; model.pt stays the dev-best epoch even where test disagrees."""
+    c = cfg(epochs=4, monitor_splits=["test"])
+    data = _data(c, processed)
+    ev = EvalConfig(["dev", "test"])
+    train_mod.train_run(c, data, None, tmp_path, dev_evaluator(data, "dev", ev), progress=False,
+                        monitors={"test": dev_evaluator(data, "test", ev)})
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert {"test_MAP", "test_nDCG@3"} <= set(log) and log.test_MAP.notna().all()
+    model = load_model(c, data.vocab_size, tmp_path / "model.pt")
+    from ansel.evaluation.evaluate import evaluate_split
+
+    assert evaluate_split(model, data, "dev", ev)[1]["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
+
+
+def test_classification_trains_every_labelled_pair_with_a_two_way_head(processed, tmp_path):
+    """loss classification: BCE on the head's log-odds over all training pairs, accuracy/F1 on dev."""
+    from ansel.evaluation.metrics import classification_metrics
+
+    config = load()
+    config["datasets"]["synthetic_en"]["eval"]["task"] = "classification"
+    c = run_config(config, "synthetic_en", "amv_mv_lstm_quoraqp", 1)
+    c["train"].update(epochs=3, batch_size=16, optimizer="adam", lr=0.01, max_batches=None)
+    c["hparams"].update(embedding_dim=16, hidden=8, top_k=20, freeze_embeddings=False, normalize_embeddings=False)
+    c["embeddings"] = None
+    data = _data(c, processed)
+    ev = EvalConfig(["dev"], task="classification")
+    trained = train_mod.train_run(c, data, None, tmp_path, dev_evaluator(data, "dev", ev), progress=False)
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert {"dev_accuracy", "dev_F1"} <= set(log) and "dev_MAP" not in log
+    assert log.loss.iloc[-1] < log.loss.iloc[0]
+    scored = trained.dev_scores  # the log-odds of "a match": higher for the corpus's matches
+    assert scored[scored.label == 1].score.mean() > scored[scored.label == 0].score.mean()
+    assert classification_metrics(trained.dev_scores)["accuracy"] == pytest.approx(log.dev_accuracy.max())
+
+
+def test_classification_loss_only_on_classification_datasets():
+    from ansel.config import ConfigError
+
+    config = load()
+    with pytest.raises(ConfigError, match=r"models\.qa_cnn\.train\.loss: 'classification' does not fit"):
+        run_config({**config, "models": {**config["models"], "qa_cnn": {
+            **config["models"]["qa_cnn"], "train": {"loss": "classification", "select_metric": "accuracy"}}}},
+            "synthetic_en", "qa_cnn", 1)

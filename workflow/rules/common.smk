@@ -81,20 +81,23 @@ def table_cfg(w):
     """report_cfg plus the row models' configs (a row with an lr grid shows its point best on dev),
     and the papers' settings of those models and datasets, which the notes compare runs against."""
     table = T.spec_table(C, w.paper, w.table)
-    models = sorted({r["model"] for r in table["rows"] if r.get("model")})
-    datasets = sorted({c["dataset"] for c in table["columns"] if isinstance(c, dict)} & set(PAPERS["datasets"]))
+    models = sorted(T.table_models(table))
+    datasets = [] if T.table_kind(table) == "dataset_stats" else sorted(T.table_datasets(table) & set(PAPERS["datasets"]))
     papers = {**models_cfg(models, PAPERS), "datasets": {d: PAPERS["datasets"][d] for d in datasets}}
-    return json.dumps({**report_cfg(), **models_cfg(models), "paper_settings": papers})
+    cfg = {**report_cfg(), **models_cfg(models), "paper_settings": papers}
+    if T.table_kind(table) == "top_answers":  # the preset may name another question
+        cfg["papers"] = {w.paper: {"questions": C["papers"][w.paper].get("questions", {})}}
+    return json.dumps(cfg)
 
 
 def figure_cfg(w):
     """report_cfg plus the configs of the models a figure reads (their seeds; a sweep derives its
     runs from its base model) and the preset's sweep values."""
     spec = T.spec_figure(w.paper, w.figure)
-    if spec["kind"] != "sweep":
-        return json.dumps({**report_cfg(), **models_cfg(spec.get("models") or [spec["model"]])})
-    return json.dumps({**report_cfg(), **models_cfg([spec["base_model"], spec["reference_model"]]),
-                       "papers": {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}})
+    cfg = {**report_cfg(), **models_cfg(T.figure_models(spec))}
+    if spec["kind"] == "sweep":
+        cfg["papers"] = {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}
+    return json.dumps(cfg)
 
 
 # params.yaml as written (preset: full): the papers' settings, which table notes compare runs against.

@@ -25,7 +25,8 @@ rule table:
         report("results/tables/{paper}/{table}.csv", category="{paper}", labels={"table": "{table}"}),
         "results/tables/{paper}/{table}.md",
         "results/tables/{paper}/{table}.tex",
-        "results/tables/{paper}/{table}.json",  # {row: {column: {mean, std, n, published}}}: DVC metrics
+        # DVC metrics: {row: {column: {mean, std, n, published}}}; top_answers: {aid: {label, model: {score, rank}}}
+        "results/tables/{paper}/{table}.json",
     params:
         cfg=table_cfg,
     log:

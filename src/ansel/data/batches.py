@@ -1,6 +1,7 @@
 """A processed dataset as id matrices, ready for training and scoring, and batches cut from them."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.vocab import PAD, Vocab
+from ansel.data.vocab import PAD, Lexicon, Vocab, training_texts
 
 
 @dataclass
@@ -18,7 +19,7 @@ class RunData:
     a_ids: np.ndarray          # [n_answers, max_len_a]
     q_row: dict[str, int]
     a_row: dict[str, int]
-    vocab_size: int
+    vocab: Vocab
 
     @classmethod
     def load(cls, processed_dir: str | Path, vocab: Vocab, max_len_q: int, max_len_a: int) -> "RunData":
@@ -29,8 +30,17 @@ class RunData:
             a_ids=vocab.encode_batch(ds.answers.tokens, max_len_a),
             q_row={q: i for i, q in enumerate(ds.questions.qid)},
             a_row={a: i for i, a in enumerate(ds.answers.aid)},
-            vocab_size=len(vocab),
+            vocab=vocab,
         )
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    @functools.cached_property
+    def lexicon(self) -> Lexicon:
+        """The vocabulary's words and their IDF over the training texts (models built with a lexicon)."""
+        return Lexicon.build(self.vocab, training_texts(self.dataset))
 
     def pairs(self, split: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         """The split's candidate rows and their question/answer row indices."""

@@ -2,7 +2,8 @@
 
 Readers parse their raw format into a pairs table and call ``from_pairs``; ``apply_options``
 then applies the options every reader accepts (documented in ``COMMON_OPTIONS``), in this order:
-length filter -> question filter -> negatives -> candidate pools -> pruning of unused rows.
+stop-word removal -> length filter -> question filter -> negatives -> candidate pools -> pruning
+of unused rows.
 ``check_splits`` then refuses degenerate splits, naming the step that emptied them (the sizes
 after each filtering step are recorded within ``recorded_steps()``).
 """
@@ -17,11 +18,13 @@ import pandas as pd
 
 from ansel.data import mining
 from ansel.data.canonical import Dataset
-from ansel.data.tokenize import get_tokenizer
+from ansel.data.tokenize import get_stopwords, get_tokenizer
 
 COMMON_OPTIONS = {
     "name": "dataset name stored in the tables (default: the source name)",
-    "tokenizer": "english | whitespace | chinese (ansel.data.tokenize); default per reader",
+    "tokenizer": "english | whitespace | chinese | nltk (ansel.data.tokenize); default per reader",
+    "stopwords": "nltk_english (ansel/data/stopwords/): remove the list's words from every question's and "
+                 "answer's tokens, after tokenizing and lower-casing, before any other option and the vocabulary",
     "length_filter": "{min_len, max_len, splits?}: drop pairs whose question or answer has fewer than "
                      "min_len or more than max_len tokens (yahooQA: 5..50)",
     "drop_questions": "{no_positive: bool, all_positive: bool, splits: [..]}: drop questions with no "
@@ -39,6 +42,11 @@ def check_options(source: str, options: dict[str, Any], own: dict[str, str]) -> 
     unknown = sorted(set(options) - known)
     if unknown:
         raise KeyError(f"{source}: unknown read option(s) {unknown}; known: {sorted(known)}")
+    if options.get("stopwords"):  # an unknown list fails before any raw file is read
+        try:
+            get_stopwords(options["stopwords"])
+        except KeyError as e:
+            raise KeyError(f"{source}: {e.args[0]}") from None
 
 
 def truncate(tokens: list[str], max_len: int | None) -> list[str]:
@@ -123,6 +131,8 @@ def apply_options(ds: Dataset, options: dict[str, Any]) -> Dataset:
     # Only the filters can empty a split or remove its positives (negatives and pools add
     # label-0 candidates), so only their results are recorded.
     _record("read", ds)
+    if name := options.get("stopwords"):
+        ds = remove_stopwords(ds, get_stopwords(name))
     if spec := options.get("length_filter"):
         ds = filter_length(ds, spec.get("min_len"), spec.get("max_len"), spec.get("splits"))
         _record(f"length_filter (min_len={spec.get('min_len')}, max_len={spec.get('max_len')})", ds)
@@ -169,6 +179,15 @@ def _split_names(ds: Dataset, splits: list[str] | None) -> list[str]:
     if unknown:
         raise KeyError(f"{ds.name}: option names unknown split(s) {unknown}; splits: {list(ds.splits)}")
     return names
+
+
+def remove_stopwords(ds: Dataset, words: frozenset[str]) -> Dataset:
+    """Drop ``words`` from the token lists of every question and answer (texts are kept)."""
+    def strip(tokens: pd.Series) -> pd.Series:
+        return tokens.map(lambda toks: [t for t in toks if t not in words])
+
+    return Dataset(ds.name, ds.questions.assign(tokens=strip(ds.questions.tokens)),
+                   ds.answers.assign(tokens=strip(ds.answers.tokens)), ds.splits)
 
 
 def filter_length(ds: Dataset, min_len: int | None, max_len: int | None, splits: list[str] | None = None) -> Dataset:

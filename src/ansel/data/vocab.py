@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -26,10 +27,17 @@ class Vocab:
         return len(self.tokens)
 
     @classmethod
-    def build(cls, texts: Iterable[list[str]], min_count: int = 1, max_size: int | None = None) -> "Vocab":
-        counts = Counter(t for toks in texts for t in toks)
+    def build(cls, texts: Iterable[list[str]], min_count: int = 1, max_size: int | None = None,
+              min_df: int = 1) -> "Vocab":
+        """Tokens occurring at least ``min_count`` times in all (corpus frequency) and in at least
+        ``min_df`` texts (document frequency: each text one document), most frequent first."""
+        counts, df = Counter(), Counter()
+        for toks in texts:
+            counts.update(toks)
+            df.update(set(toks))
         # Frequency, then the token itself: the order never depends on hash seeds or input order.
-        kept = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+        kept = sorted((t for t, c in counts.items() if c >= min_count and df[t] >= min_df),
+                      key=lambda t: (-counts[t], t))
         return cls([PAD_TOKEN, UNK_TOKEN] + kept[:max_size])
 
     def encode(self, tokens: list[str], max_len: int) -> np.ndarray:
@@ -60,3 +68,31 @@ def training_texts(ds: Dataset, split: str = "train") -> list[list[str]]:
     q = ds.questions[ds.questions.qid.isin(cands.qid)].tokens
     a = ds.answers[ds.answers.aid.isin(cands.aid)].tokens
     return [list(t) for t in q] + [list(t) for t in a]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """What some models read of the vocabulary itself (``registry.register(..., lexicon=True)``):
+    its words in id order, and per word its document frequency ``df`` and corpus frequency ``cf``
+    over ``n_docs`` training texts (each question and candidate answer one document)."""
+    tokens: list[str]
+    df: np.ndarray  # [len(tokens)] int64
+    cf: np.ndarray  # [len(tokens)] int64
+    n_docs: int
+
+    @property
+    def idf(self) -> np.ndarray:
+        """ln((1 + N) / (1 + df)) + 1 per word (float32): positive, largest for unseen words."""
+        return (np.log((1 + self.n_docs) / (1 + self.df)) + 1).astype(np.float32)
+
+    @classmethod
+    def build(cls, vocab: Vocab, documents: Iterable[list[str]]) -> "Lexicon":
+        df = np.zeros(len(vocab), dtype=np.int64)
+        cf = np.zeros(len(vocab), dtype=np.int64)
+        n = 0
+        for doc in documents:
+            n += 1
+            ids = [vocab.index[t] for t in doc if t in vocab.index]
+            np.add.at(cf, ids, 1)
+            df[list(set(ids))] += 1
+        return cls(vocab.tokens, df, cf, n)

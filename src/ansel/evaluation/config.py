@@ -6,14 +6,17 @@ from typing import Literal
 
 from ansel.settings import check
 
-# The ranking metrics every run reports (ansel.evaluation.metrics computes them).
+# The metrics every run reports (ansel.evaluation.metrics computes them), by the dataset's task:
+# ranking a question's candidates, or classifying each (question, candidate) pair (QuoraQP).
 METRICS = ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]
+CLASSIFICATION_METRICS = ["accuracy", "F1"]
 
 
 @dataclass(frozen=True)
 class EvalConfig:
     splits: list[str]           # scored with the dev-selected weights; each must be a split of the dataset
     no_positive: Literal["drop", "zero"] = "drop"  # questions without a positive: excluded, or scored 0
+    task: Literal["ranking", "classification"] = "ranking"
 
     def __post_init__(self):
         check(len(self.splits) > 0, "splits", "needs at least one split")

@@ -19,8 +19,9 @@ import torch
 from ansel.data.batches import RunData
 from ansel.evaluation import scoring
 from ansel.evaluation.config import EvalConfig
-from ansel.evaluation.metrics import ranking_metrics, write_trec_run
+from ansel.evaluation.metrics import split_metrics, write_trec_run
 from ansel.models.io import load_model, save_atomic, save_text, save_torch
+from ansel.models.registry import needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 
@@ -34,15 +35,16 @@ def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.D
     return out
 
 
-def evaluate_split(model, data: RunData, split: str, no_positive: str = "drop",
+def evaluate_split(model, data: RunData, split: str, ev: EvalConfig,
                    batch_size: int = 256) -> tuple[pd.DataFrame, dict[str, float]]:
     scored = score_split(model, data, split, batch_size)
-    return scored, ranking_metrics(scored, no_positive)
+    return scored, split_metrics(scored, ev.task, ev.no_positive)
 
 
-def dev_evaluator(data: RunData, split: str, no_positive: str):
-    """The trainer's dev evaluator: model -> (scores of the split's candidates, metrics)."""
-    return functools.partial(evaluate_split, data=data, split=split, no_positive=no_positive)
+def dev_evaluator(data: RunData, split: str, ev: EvalConfig):
+    """The trainer's evaluator of a split (dev, or a monitored one): model -> (scores of the
+    split's candidates, metrics)."""
+    return functools.partial(evaluate_split, data=data, split=split, ev=ev)
 
 
 @functools.cache
@@ -84,11 +86,12 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     if missing:
         # on the training's device, where the reused dev scores were computed
         device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
-        model = load_model(cfg, len(vocab), run_dir / "model.pt", device)
+        model = load_model(cfg, len(vocab), run_dir / "model.pt", device,
+                           data.lexicon if needs_lexicon(cfg["arch"]) else None)
         scored |= {split: score_split(model, data, split) for split in missing}
     metrics, scored_all = {}, []
     for split in ev.splits:
-        metrics[split] = ranking_metrics(scored[split], ev.no_positive)
+        metrics[split] = split_metrics(scored[split], ev.task, ev.no_positive)
         scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
     ranked = pd.concat(scored_all)
     save_atomic(run_dir / "run.trec", lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))

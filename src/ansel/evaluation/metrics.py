@@ -1,4 +1,5 @@
-"""Ranking metrics of scored candidates: P@1, MAP, MRR, nDCG@3, nDCG@5.
+"""Ranking metrics of scored candidates: P@1, MAP, MRR, nDCG@3, nDCG@5; and the pair
+classification metrics (accuracy, F1 of the positive class) where a score > 0 predicts label 1.
 
 Tie-breaking (documented, deterministic): candidates are ranked by score descending, and
 equal scores by answer id *descending* — trec_eval's convention, so numbers match trec_eval
@@ -67,6 +68,24 @@ def ranking_metrics(scored: pd.DataFrame, no_positive: str = "drop") -> dict[str
     for m in METRICS:
         result[m] = float(kept[m].mean())
     return result
+
+
+def classification_metrics(scored: pd.DataFrame) -> dict[str, float]:
+    """Accuracy and F1 of label 1 over pairs, predicting 1 where the score (a log-odds) is > 0."""
+    if scored.empty:
+        raise ValueError("no pair to evaluate")
+    pred, gold = scored.score.to_numpy() > 0, scored.label.to_numpy() > 0
+    tp = int((pred & gold).sum())
+    wrong = int((pred != gold).sum())
+    f1 = 2 * tp / (2 * tp + wrong) if tp + wrong else 0.0
+    return {"n_pairs": int(len(scored)), "accuracy": float((pred == gold).mean()), "F1": float(f1)}
+
+
+def split_metrics(scored: pd.DataFrame, task: str, no_positive: str = "drop") -> dict[str, float]:
+    """The metrics of a dataset's task (``EvalConfig.task``)."""
+    if task == "classification":
+        return classification_metrics(scored)
+    return ranking_metrics(scored, no_positive)
 
 
 def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:

@@ -60,3 +60,18 @@ class HParams:
                 wrong = check(value, self)
                 if wrong:
                     raise SettingError(field.name, f"{value!r} {wrong}")
+
+
+def among(*values) -> Check:
+    return lambda value, hparams: None if value in values else f"is not one of {', '.join(map(str, values))}"
+
+
+@dataclasses.dataclass
+class TextMatchConfig(HParams):
+    """Shared by the MatchZoo-family models (aMV-LSTM paper): each pads or truncates its inputs to
+    fixed lengths, as MatchZoo 1.x's generators feed them (their top-k, pooling and softmax
+    layers see the padding), and ends in ``classes`` outputs: 1 is a ranking score, 2 a two-way
+    softmax head for pair classification (``layers.OutputHead``)."""
+    text1_maxlen: int = hparam(10, positive)
+    text2_maxlen: int = hparam(40, positive)
+    classes: int = hparam(1, among(1, 2))

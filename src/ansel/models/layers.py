@@ -5,6 +5,7 @@ from collections import OrderedDict
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ansel.models.base import PAD
@@ -53,3 +54,49 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """
     filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     return torch.softmax(filled, dim=-1) * mask.to(scores.dtype)
+
+
+def fixed_length(ids: torch.Tensor, length: int) -> torch.Tensor:
+    """Token ids [B, L] right-padded with PAD or truncated to exactly ``length`` columns: the
+    input of a model whose layers see a fixed width (MatchZoo's post-padding)."""
+    return ids[:, :length] if ids.size(1) >= length else F.pad(ids, (0, length - ids.size(1)), value=PAD)
+
+
+class OutputHead(nn.Module):
+    """The last layer of a MatchZoo-family model: ``Linear(features, classes)``. One class: the
+    ranking score. Two (a softmax over "not a match", "a match"): the score is the log-odds
+    l1 - l0, so softmax cross-entropy is binary cross-entropy with that score as logit, and the
+    predicted class is score > 0."""
+
+    def __init__(self, features: int, classes: int):
+        super().__init__()
+        if classes not in (1, 2):
+            raise ValueError(f"classes must be 1 or 2, not {classes}")
+        self.linear = nn.Linear(features, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = self.linear(x)
+        return logits[:, 0] if logits.size(1) == 1 else logits[:, 1] - logits[:, 0]
+
+
+@torch.no_grad()
+def keras_init(module: nn.Module) -> nn.Module:
+    """Keras 2's default initialisation, as MatchZoo 1.x's models start: Glorot-uniform kernels
+    and zero biases (Dense, Conv); LSTMs with Glorot-uniform input, orthogonal recurrent weights
+    and forget-gate bias 1 (``unit_forget_bias``). Embeddings are left as they are. Returns ``module``."""
+    for m in module.modules():
+        if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):
+            nn.init.xavier_uniform_(m.weight)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.LSTM):
+            for name, p in m.named_parameters():
+                if name.startswith("weight_ih"):
+                    nn.init.xavier_uniform_(p)
+                elif name.startswith("weight_hh"):
+                    nn.init.orthogonal_(p)
+                else:  # torch's gates are (input, forget, cell, output); Keras has one bias, torch two
+                    nn.init.zeros_(p)
+                    if name.startswith("bias_ih"):
+                        p[m.hidden_size:2 * m.hidden_size] = 1.0
+    return module

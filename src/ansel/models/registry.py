@@ -21,9 +21,13 @@ from ansel.settings import ConfigError, parse
 if TYPE_CHECKING:
     import numpy as np
 
+    from ansel.data.vocab import Lexicon
     from ansel.models.base import Ranker
 
-Builder = Callable[[Any, int, "np.ndarray | None"], "Ranker"]
+# build(cfg, vocab_size, embeddings), or build(cfg, vocab_size, embeddings, lexicon) for an
+# architecture registered with ``lexicon=True`` (it reads the vocabulary's words or their IDF:
+# DSSM's letter trigrams, aNMM's query gate)
+Builder = Callable[..., "Ranker"]
 
 
 class ModelConfigError(ConfigError):
@@ -33,18 +37,20 @@ class ModelConfigError(ConfigError):
 class Arch(NamedTuple):
     hparams: type
     build: Builder
+    lexicon: bool = False
 
 
 _ARCHS: dict[str, Arch] = {}
 
 
-def register(name: str, hparams: type):
-    """Decorator: ``@register("qa_lstm", QALSTMConfig)`` on ``build(cfg, vocab_size, embeddings)``."""
+def register(name: str, hparams: type, lexicon: bool = False):
+    """Decorator: ``@register("qa_lstm", QALSTMConfig)`` on ``build(cfg, vocab_size, embeddings)``;
+    with ``lexicon=True`` on ``build(cfg, vocab_size, embeddings, lexicon)``."""
 
     def wrap(build: Builder) -> Builder:
         if name in _ARCHS:
             raise ValueError(f"model architecture {name!r} registered twice")
-        _ARCHS[name] = Arch(hparams, build)
+        _ARCHS[name] = Arch(hparams, build, lexicon)
         return build
 
     return wrap
@@ -77,7 +83,22 @@ def parse_hparams(arch: str, values: dict[str, Any], where: str = "model"):
     return parse(_hparams_class(arch, where), values, where, ModelConfigError)
 
 
+def needs_lexicon(arch: str) -> bool:
+    """Whether the architecture is built with a lexicon (an unknown one: no; building it says so)."""
+    return arch in _discovered() and _ARCHS[arch].lexicon
+
+
 def build_model(arch: str, hparams: dict[str, Any], vocab_size: int,
-                embeddings: "np.ndarray | None" = None, where: str = "model") -> "Ranker":
+                embeddings: "np.ndarray | None" = None, where: str = "model",
+                lexicon: "Lexicon | None" = None) -> "Ranker":
+    """The model; ``lexicon`` (the vocabulary's words and IDF) is required by the architectures
+    registered with ``lexicon=True`` and ignored by the others."""
     cfg = parse_hparams(arch, hparams, where)
-    return _ARCHS[arch].build(cfg, vocab_size, embeddings)
+    entry = _ARCHS[arch]
+    if not entry.lexicon:
+        return entry.build(cfg, vocab_size, embeddings)
+    if lexicon is None:
+        raise ValueError(f"{where}: arch {arch!r} reads the vocabulary's words; build it with a lexicon")
+    if len(lexicon.tokens) != vocab_size:
+        raise ValueError(f"{where}: the lexicon has {len(lexicon.tokens)} words, the vocabulary {vocab_size}")
+    return entry.build(cfg, vocab_size, embeddings, lexicon)

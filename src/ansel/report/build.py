@@ -10,24 +10,30 @@ from pathlib import Path
 
 from ansel.report import dataset_stats as S
 from ansel.report.deviations import table_setting_notes
-from ansel.report.tables import aggregate, grid_notes, published_lookup, render
-from ansel.targets import seed_count, spec_table, table_kind
+from ansel.report.tables import aggregate, grid_notes, protocol_notes, published_lookup, render
+from ansel.report.top_answers import render_top_answers
+from ansel.targets import seed_count, spec_table, table_datasets, table_kind, table_models
 
 
 def build_table(config: dict, paper: str, table_id: str, published: Path, out_prefix: Path) -> None:
     table = spec_table(config, paper, table_id)
-    stats = table_kind(table) == "dataset_stats"
-    datasets = {r["dataset"] for r in table["rows"]} if stats else {c["dataset"] for c in table["columns"]}
-    aliases = {d: config["dataset_alias"][d] for d in datasets if d in config.get("dataset_alias", {})}
-    models = [r["model"] for r in table["rows"] if r.get("model")]
-    notes = [f"preset {config.get('preset', 'full')}" + ("" if stats else f"; {seed_count(config, models)} seeds")]
+    kind = table_kind(table)
+    aliases = {d: config["dataset_alias"][d] for d in table_datasets(table) if d in config.get("dataset_alias", {})}
+    notes = [f"preset {config.get('preset', 'full')}"
+             + (f"; {seed_count(config, table_models(table))} seeds" if kind == "metrics" else "")]
     if aliases:
         notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
                      + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))
-    if stats:
+    if kind == "dataset_stats":
         cells = S.aggregate_stats(config, paper, table, S.published_stats(published))
         render(cells, table, notes + [S.sources_note(paper, table)], out_prefix, S.LEGEND)
         return
+    if kind == "top_answers":  # a preset may name another question (smoke: one of the synthetic corpus)
+        question = config.get("papers", {}).get(paper, {}).get("questions", {}).get(table_id, table["question"])
+        render_top_answers(config, {**table, "question": question}, published_lookup(published, paper, table_id),
+                           notes, out_prefix)
+        return
     cells = aggregate(config, paper, table, published_lookup(published, paper, table_id))
-    notes += grid_notes(config, table) + table_setting_notes(config, table, config["paper_settings"])
+    notes += (grid_notes(config, table) + protocol_notes(table)
+              + table_setting_notes(config, table, config["paper_settings"]))
     render(cells, table, notes, out_prefix)

@@ -17,14 +17,17 @@ import math  # noqa: E402
 import sys  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ansel.config import dataset_name, papers_dir  # noqa: E402
 from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
 from ansel.report.plotting import save  # noqa: E402
-from ansel.report.tables import published_lookup, run_metric  # noqa: E402
-from ansel.targets import (Run, Variant, figure_seed, processed_dir, runs, seed_count,  # noqa: E402
+from ansel.report.tables import (last_epoch_metric, published_lookup, run_log, run_metric, run_value,  # noqa: E402
+                                 split_labels, split_run)
+from ansel.targets import (Run, Variant, figure_models, processed_dir, runs, seed_count, spec_seed,  # noqa: E402
                            sweep_models, sweep_values)
 
 FigureFn = Callable[[dict, dict, Path], None]
@@ -45,46 +48,115 @@ def render_figure(config: dict, spec: dict, prefix: Path) -> None:
     _KINDS[spec["kind"]](config, spec, prefix)
 
 
+def epoch_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
+    """Per model: (epoch, split, mean, std) of ``<split>_<metric>`` over its seeds' log.csv, for
+    each of the spec's ``splits`` (default dev)."""
+    ds, metric, splits = dataset_name(config, spec["dataset"]), spec.get("metric", "MAP"), spec.get("splits", ["dev"])
+    columns = [f"{s}_{metric}" for s in splits]
+    curves = {}
+    for model in spec["models"]:
+        logs = pd.concat([run_log(r, columns) for r in runs(config, ds, Variant(model))])
+        stats = logs.groupby("epoch")[columns].agg(["mean", "std"]).fillna(0.0)
+        curves[model] = pd.concat([stats[c].assign(split=s) for s, c in zip(splits, columns)]).reset_index()
+    return curves
+
+
+def reference_value(config: dict, spec: dict) -> float:
+    """``reference_model``'s ``metric`` after training: its last epoch's ``reference_split``
+    (default the last of ``splits``), mean over seeds."""
+    ds, split = dataset_name(config, spec["dataset"]), spec.get("reference_split", spec.get("splits", ["dev"])[-1])
+    return float(np.mean([last_epoch_metric(r, split, spec.get("metric", "MAP"))
+                          for r in runs(config, ds, Variant(spec["reference_model"]))]))
+
+
 @figure_kind("learning_curves")
 def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
-    """Dev metric per epoch, mean ± std over seeds, one line per model."""
-    metric = spec.get("metric", "MAP")
-    ds = dataset_name(config, spec["dataset"])
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for model in spec["models"]:
-        logs = pd.concat([pd.read_csv(Path(r.dir) / "log.csv") for r in runs(config, ds, Variant(model))])
-        if logs.empty or f"dev_{metric}" not in logs:
-            continue
-        stats = logs.groupby("epoch")[f"dev_{metric}"].agg(["mean", "std"]).fillna(0.0)
-        ax.plot(stats.index, stats["mean"], marker="o", label=spec.get("labels", {}).get(model, model))
-        ax.fill_between(stats.index, stats["mean"] - stats["std"], stats["mean"] + stats["std"], alpha=0.2)
-    if "reference" in spec:
-        ax.axhline(spec["reference"]["value"], ls="--", color="grey", label=spec["reference"]["label"])
-    ax.set_xlabel("epoch")
-    ax.set_ylabel(f"dev {metric}")
-    ax.set_title(spec.get("title", f"{ds}: dev {metric} per epoch ({seed_count(config, spec['models'])} seeds)"))
-    ax.legend()
+    """``metric`` per epoch for each of ``splits`` (default dev; test needs the model's
+    ``train.monitor_splits``), mean ± std over seeds: one axes with a line per (model, split), or
+    with ``panels`` one panel per model; ``reference_model``: a red line at its value after
+    training (``reference_value``), in every panel but its own (the paper's Figure 4)."""
+    metric, splits, labels = spec.get("metric", "MAP"), spec.get("splits", ["dev"]), spec.get("labels", {})
+    ds, panels, models = dataset_name(config, spec["dataset"]), spec.get("panels", False), spec["models"]
+    curves = epoch_curves(config, spec)
+    ref = spec.get("reference_model")
+    ref_value = reference_value(config, spec) if ref else None
+    ref_split = spec.get("reference_split", splits[-1])
+    fig, axes = plt.subplots(1, len(models) if panels else 1, figsize=(4 * len(models) if panels else 5, 3.5),
+                             sharey=True, squeeze=False)
+    for i, model in enumerate(models):
+        ax, name = axes[0][i if panels else 0], labels.get(model, model)
+        for split, c in curves[model].groupby("split", sort=False):
+            line, = ax.plot(c.epoch, c["mean"], marker="o", markersize=3, label=(
+                split if panels else name if len(splits) == 1 else f"{name} {split}"))
+            ax.fill_between(c.epoch, c["mean"] - c["std"], c["mean"] + c["std"], color=line.get_color(), alpha=0.2)
+        if panels:
+            ax.set_title(name, fontsize=9)
+        if ref and (model != ref if panels else i == 0):
+            ax.axhline(ref_value, color="red", lw=1, label=f"{labels.get(ref, ref)} after training ({ref_split})")
+    for ax in axes[0]:
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel(metric if len(splits) > 1 else f"{splits[0]} {metric}")
+    title = spec.get("title", f"{ds}: {', '.join(splits)} {metric} per epoch ({seed_count(config, models)} seeds)")
+    if panels:
+        fig.suptitle(title, fontsize=10)
+    else:
+        axes[0][0].set_title(title)
     save(fig, prefix)
 
 
-def split_run(path: Path, split: str) -> pd.DataFrame:
-    """(qid, aid, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``."""
-    from ansel.evaluation.metrics import read_trec_run  # lazy: ranx is slow to import
-
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
-    run = read_trec_run(path)
-    rows = run[run.qid.str.startswith(f"{split}:")]
-    if rows.empty:
-        found = sorted(run.qid.str.partition(":")[0].unique())
-        raise KeyError(f"{path}: no rows of split {split!r}; it has {', '.join(found)}")
-    return rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "score"]]
+def percent_scale(published) -> float:
+    """100 where a published value is printed as a percentage (> 1), else 1."""
+    return 100.0 if any(v > 1.0 for v in published) else 1.0
 
 
-def split_labels(data: Dataset, split: str, where: str) -> pd.DataFrame:
-    if split not in data.splits:
-        raise KeyError(f"{where}: dataset {data.name} has no split {split!r}; it has {', '.join(data.splits)}")
-    return data.splits[split]
+def bar_values(config: dict, spec: dict) -> pd.DataFrame:
+    """(model, label, mean, std, n, published) per model of an accuracy_bars spec: ``metric`` on
+    ``split`` over seeds under ``protocol`` (``ansel.report.tables.run_value``), the published value
+    from ``published_table`` by the model's label (NaN where none)."""
+    ds, split, metric, protocol = (dataset_name(config, spec["dataset"]), spec["split"], spec["metric"],
+                                   spec.get("protocol", "dev"))
+    published = (published_lookup(papers_dir() / "published_results.csv", spec["paper"], spec["published_table"])
+                 if "published_table" in spec else {})
+    rows = []
+    for model in figure_models(spec):
+        label = spec.get("labels", {}).get(model, model)
+        v = np.array([run_value(r, split, metric, protocol) for r in runs(config, ds, Variant(model))])
+        rows.append({"model": model, "label": label, "mean": v.mean(), "std": v.std(ddof=1) if len(v) > 1 else 0.0,
+                     "n": len(v), "published": published.get(
+                         (spec.get("published_dataset", spec["dataset"]), split, label, metric), math.nan)})
+    return pd.DataFrame(rows)
+
+
+@figure_kind("accuracy_bars")
+def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
+    """A bar per model (``bar_values``: mean, ± std as an error bar), the published value as a
+    marker beside it; a solid red line at ``reference_model``'s mean and a dashed green one at the
+    best bar's, as the paper's Figure 3 draws them."""
+    values = bar_values(config, spec)
+    bars = values[values.model.isin(spec["models"])].reset_index(drop=True)
+    scale = percent_scale(bars.published.dropna())
+    x = np.arange(len(bars))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(bars)) + 2, 4))
+    ax.bar(x, bars["mean"] * scale, yerr=bars["std"] * scale, width=0.6, color="lightsteelblue", capsize=3,
+           label=f"ours ({'last epoch' if spec.get('protocol') == 'last' else 'selected on dev'})")
+    shown = bars.published.notna()
+    ax.plot(x[shown] + 0.38, bars.published[shown], "kD", markersize=4, label="published")
+    if "reference_model" in spec:
+        ref = values.set_index("model").loc[spec["reference_model"]]
+        ax.axhline(ref["mean"] * scale, color="red", lw=1, label=f"{ref['label']} (ours)")
+    best = bars.loc[bars["mean"].idxmax()]
+    ax.axhline(best["mean"] * scale, color="green", lw=1, ls="--", label=f"best: {best['label']} (ours)")
+    ax.set_xticks(x, bars.label, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(f"{spec['split']} {spec['metric']}{' (%)' if scale == 100.0 else ''}")
+    low = np.nanmin(np.r_[bars["mean"] - bars["std"], bars.published.dropna() / scale]) * scale
+    ax.set_ylim(max(0.0, low - 0.1 * scale), None)  # the paper's bars differ by a few points
+    ds = dataset_name(config, spec["dataset"])
+    ax.set_title(spec.get("title", f"{ds} {spec['split']}: {spec['metric']} per model "
+                                   f"({seed_count(config, spec['models'])} seeds)"), fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    save(fig, prefix)
 
 
 def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
@@ -118,7 +190,6 @@ def accuracy_by_length_figure(config: dict, spec: dict, prefix: Path) -> None:
 def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     """σq/σa heat map of one correctly answered question with a long answer (the spec's
     ``example``-th longest, answers of at least ``min_answer_tokens``), from one seed's model."""
-    import numpy as np
     import torch
 
     from ansel.data.vocab import Vocab
@@ -126,7 +197,7 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     from ansel.report.attention_maps import long_correct_examples, plot_attention_map, window_to_tokens
     from ansel.models.io import load_model
 
-    ds, split, seed = dataset_name(config, spec["dataset"]), spec["split"], figure_seed(config, spec)
+    ds, split, seed = dataset_name(config, spec["dataset"]), spec["split"], spec_seed(config, spec, [spec["model"]])
     run, processed = Path(Run(ds, Variant(spec["model"]), seed).dir), Path(processed_dir(ds))
     data = Dataset.load(processed)
     lengths = dict(zip(data.answers.aid, data.answers.tokens.map(len)))
@@ -187,7 +258,7 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
         lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], ref["table"])
         published = {split: lookup[key] for split in spec["splits"]
                      if (key := (spec["dataset"], split, ref["label"], metric)) in lookup}
-    scale = 100.0 if any(v > 1.0 for v in published.values()) else 1.0  # the papers print percentages
+    scale = percent_scale(published.values())
     curves = sweep_curves(config, spec, scale)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for split, c in curves.groupby("split", sort=False):

@@ -1,11 +1,13 @@
 """Paper tables: seeds aggregated per cell, rendered beside the published value.
 
 A cell is "ours" = mean ± sample std over seeds (n shown), from each run's metrics.json
-(selected on dev; a timing from its timings file, ``ansel.targets.metric_file``); a model with an
-lr grid shows the grid point best on dev (``grid_choice``).
+(selected on dev; a timing from its timings file, ``ansel.targets.metric_file``), or for a column
+with ``protocol: last`` from the last epoch of each run's log.csv (MatchZoo's protocol: the final
+iteration, no selection); a model with an lr grid shows the grid point best on dev (``grid_choice``).
 It is flagged (†) when |ours − published| > max(tolerance, 2·std);
 tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
-Every table kind produces the same cell frame (``CELL_COLUMNS``), so rendering is shared.
+The metrics and dataset_stats kinds produce the same cell frame (``CELL_COLUMNS``), so rendering is
+shared; every kind writes its files through ``write_table``.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ansel.config import model_config
-from ansel.evaluation.metrics import METRICS
+from ansel.data.canonical import Dataset
+from ansel.evaluation.config import CLASSIFICATION_METRICS, METRICS
 from ansel.targets import Run, Variant, grid_points, metric_file, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
@@ -25,10 +28,17 @@ CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "me
                 "mean", "std", "n", "published", "digits", "differs"]
 
 
+# Our spelling of each metric, by its case-folded name: a paper may print ndcg@3 for our nDCG@3.
+_METRIC_NAMES = {m.casefold(): m for m in METRICS + CLASSIFICATION_METRICS}
+
+
 def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
+    """{(dataset, split, row label, metric): value} of one published table; a metric name that
+    matches one of ours case-insensitively is keyed by ours."""
     df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
     df = df[(df.paper == paper) & (df.table == table)]
-    return {(r.dataset, r.split, r.model, r.metric): float(r.value) for r in df.itertuples()}
+    return {(r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): float(r.value)
+            for r in df.itertuples()}
 
 
 def run_metric(run: Run, split: str, metric: str) -> float:
@@ -41,6 +51,52 @@ def run_metric(run: Run, split: str, metric: str) -> float:
     if metric not in metrics.get(split, {}):
         raise KeyError(f"{path}: no {split}/{metric}; it has {', '.join(f'{s}/{m}' for s in metrics for m in metrics[s])}")
     return metrics[split][metric]
+
+
+def run_log(run: Run, columns: list[str]) -> pd.DataFrame:
+    """A run's log.csv (one row per epoch), with an error naming the file and the missing columns
+    (test_<metric> columns exist only for a model with ``train.monitor_splits: [test]``)."""
+    path = Path(run.dir) / "log.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
+    log = pd.read_csv(path)
+    missing = [c for c in columns if c not in log]
+    if missing or log.empty:
+        raise KeyError(f"{path}: no {', '.join(missing) or 'epoch'}; it has columns {', '.join(log.columns)}"
+                       + (" (test_ columns need the model's train.monitor_splits: [test])"
+                          if any(c.startswith("test_") for c in missing) else ""))
+    return log
+
+
+def last_epoch_metric(run: Run, split: str, metric: str) -> float:
+    """``split``/``metric`` at the run's last epoch (its log.csv's last row)."""
+    return float(run_log(run, [f"{split}_{metric}"])[f"{split}_{metric}"].iloc[-1])
+
+
+def run_value(run: Run, split: str, metric: str, protocol: str = "dev") -> float:
+    """A run's ``split``/``metric`` under a protocol (``ansel.targets.value_file`` names the file):
+    ``dev`` the checkpoint selected on dev, ``last`` the last epoch."""
+    return last_epoch_metric(run, split, metric) if protocol == "last" else run_metric(run, split, metric)
+
+
+def split_run(path: Path, split: str) -> pd.DataFrame:
+    """(qid, aid, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``."""
+    from ansel.evaluation.metrics import read_trec_run  # lazy: ranx is slow to import
+
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
+    run = read_trec_run(path)
+    rows = run[run.qid.str.startswith(f"{split}:")]
+    if rows.empty:
+        found = sorted(run.qid.str.partition(":")[0].unique())
+        raise KeyError(f"{path}: no rows of split {split!r}; it has {', '.join(found)}")
+    return rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "score"]]
+
+
+def split_labels(data: Dataset, split: str, where: str) -> pd.DataFrame:
+    if split not in data.splits:
+        raise KeyError(f"{where}: dataset {data.name} has no split {split!r}; it has {', '.join(data.splits)}")
+    return data.splits[split]
 
 
 def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant, float]:
@@ -81,30 +137,47 @@ def grid_notes(config: dict, table: dict) -> list[str]:
     return notes
 
 
+def column_label(col: dict) -> str:
+    """A metrics column's header: dataset, split, metric, and "(last epoch)" under ``protocol: last``."""
+    last = " (last epoch)" if col.get("protocol") == "last" else ""
+    return f"{col['dataset']} {col['split']} {col['metric']}{last}"
+
+
+def protocol_notes(table: dict) -> list[str]:
+    """What a "(last epoch)" column is, when the table has one."""
+    if not any(c.get("protocol") == "last" for c in table["columns"]):
+        return []
+    return ["(last epoch) columns = the paper's protocol: each run's value at its last training epoch (log.csv), "
+            "no selection (MatchZoo reports the final iteration); the other columns use the checkpoint selected "
+            "on dev; published values are the same rows beside both."]
+
+
 def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
-    """One row per (row label, column): ours mean/std/n over seeds and the published value."""
+    """One row per (row label, column): ours mean/std/n over seeds and the published value (looked
+    up under the column's ``published_dataset``, default its dataset)."""
     records = []
-    run_cells = {(row["label"], col["dataset"], col["split"], col["metric"]): (row, col, ds)
-                 for row, col, ds in table_cells(config, table)}
+    run_cells = {(row["label"], column_label(col)): ds for row, col, ds in table_cells(config, table)}
     for row in table["rows"]:
         for col in table["columns"]:
-            key = (row["label"], col["dataset"], col["split"], col["metric"])
-            pub = published.get((col["dataset"], col["split"], row["label"], col["metric"]), math.nan)
+            key = (row["label"], column_label(col))
+            pub = published.get((col.get("published_dataset", col["dataset"]), col["split"], row["label"],
+                                 col["metric"]), math.nan)
             values = []
             resolved = col["dataset"]
             if key in run_cells:
-                _, _, resolved = run_cells[key]
+                resolved = run_cells[key]
                 _, variant, _ = grid_choice(config, row["model"], resolved)
-                values = [run_metric(r, col["split"], col["metric"]) for r in runs(config, resolved, variant)]
-            # ranking metrics (0-1) may be printed as percentages; other metrics (seconds) never are
-            percent = col["metric"] in METRICS and not math.isnan(pub) and pub > 1.0
+                values = [run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
+                          for r in runs(config, resolved, variant)]
+            # ranking and classification metrics (0-1) may be printed as percentages; others (seconds) never are
+            percent = col["metric"] in _METRIC_NAMES.values() and not math.isnan(pub) and pub > 1.0
             scale = 100.0 if percent else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
             tol = 1.0 if scale == 100.0 else 0.01
             differs = bool(len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
-            records.append({"row": row["label"], "column": f"{col['dataset']} {col['split']} {col['metric']}",
+            records.append({"row": row["label"], "column": key[1],
                             "model": row.get("model") or "", "dataset": col["dataset"],
                             "run_dataset": resolved if key in run_cells else "", "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
@@ -147,17 +220,23 @@ def nested(cells: pd.DataFrame) -> dict:
 
 def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path, legend: str | None = None) -> None:
     """prefix.{csv,md,tex,json}; ``legend`` explains "ours" and † (default: the seed aggregate)."""
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    cells.to_csv(prefix.with_suffix(".csv"), index=False)
-    wide = pivot(cells)
-    caption = table.get("caption", table["id"])
-    all_notes = list(table.get("notes", [])) + notes + [legend or (
+    write_table(cells, pivot(cells), nested(cells), table, notes + [legend or (
         "ours = mean ± sample std over seeds, model selected on dev; † = differs from published by more than "
-        "max(1 point, 2·std).")]
+        "max(1 point, 2·std).")], prefix)
+
+
+def write_table(long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: dict, notes: list[str],
+                prefix: Path) -> None:
+    """prefix.csv (``long``), .md and .tex (``wide``, the caption, the spec's notes and ``notes``)
+    and .json (``as_json``, DVC's metrics)."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    long.to_csv(prefix.with_suffix(".csv"), index=False)
+    caption = table.get("caption", table["id"])
+    all_notes = list(table.get("notes", [])) + notes
     md = [f"**{caption}**", "", wide.to_markdown(disable_numparse=True), ""]
     md += [f"- {n}" for n in all_notes]
     prefix.with_suffix(".md").write_text("\n".join(md) + "\n")
     tex = wide.to_latex(escape=True, caption=caption, label=f"tab:{table['id']}")
     tex += "".join(f"% {n}\n" for n in all_notes)
     prefix.with_suffix(".tex").write_text(tex)
-    prefix.with_suffix(".json").write_text(json.dumps(nested(cells), indent=1, ensure_ascii=False) + "\n")
+    prefix.with_suffix(".json").write_text(json.dumps(as_json, indent=1, ensure_ascii=False) + "\n")

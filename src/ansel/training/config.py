@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ansel.evaluation.config import METRICS
+from ansel.evaluation.config import CLASSIFICATION_METRICS, METRICS
 from ansel.settings import check
 
 
@@ -23,9 +23,11 @@ class NegativesConfig:
 class TrainConfig:
     epochs: int
     batch_size: int
-    optimizer: Literal["sgd", "adam", "rmsprop", "adagrad"]
+    optimizer: Literal["sgd", "adam", "rmsprop", "adagrad", "adadelta"]
     lr: float
-    loss: Literal["hinge", "pointwise"]
+    # hinge, pointwise: a question's positive against a drawn negative (ranking);
+    # classification: every labelled training pair, cross-entropy of the model's two-way head
+    loss: Literal["hinge", "pointwise", "classification"]
     select_metric: str          # the dev metric the kept checkpoint (and an lr-grid point) is chosen on
     margin: float | None = None  # hinge only
     lr_grid: list[float] | None = None  # the tables' business: one run per point (ansel.targets)
@@ -36,6 +38,9 @@ class TrainConfig:
     max_batches: int | None = None  # an epoch stops after this many batches (a preset's shorter epoch)
     negatives: NegativesConfig = field(default_factory=NegativesConfig)
     dev_split: str = "dev"
+    # scored after every epoch and logged (log.csv: <split>_<metric>), never used to select: the
+    # curves of a paper that reports its last epoch (aMV-LSTM), and that epoch's values
+    monitor_splits: list[str] = field(default_factory=list)
     device: str = "auto"        # auto: CUDA when available, else the CPU
 
     def __post_init__(self):
@@ -47,8 +52,10 @@ class TrainConfig:
         check(self.weight_decay >= 0, "weight_decay", f"{self.weight_decay} is not >= 0")
         check(self.clip_norm is None or self.clip_norm > 0, "clip_norm", f"{self.clip_norm} is not > 0")
         check(self.max_batches is None or self.max_batches >= 1, "max_batches", f"{self.max_batches} is not >= 1")
-        check(self.select_metric in METRICS, "select_metric",
-              f"{self.select_metric!r} is not a metric; known: {', '.join(METRICS)}")
+        check(self.select_metric in METRICS + CLASSIFICATION_METRICS, "select_metric",
+              f"{self.select_metric!r} is not a metric; known: {', '.join(METRICS + CLASSIFICATION_METRICS)}")
+        check(self.dev_split not in self.monitor_splits, "monitor_splits",
+              f"{self.monitor_splits} repeats the dev split {self.dev_split!r}")
         check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")
         check(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), "device",
               f"{self.device!r}: expected auto, cpu, cuda or cuda:N")

@@ -26,12 +26,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
+import torch.nn.functional as F
 from tqdm import tqdm
 
 from ansel.config import fingerprint
 from ansel.data.batches import RunData, trim_padding
 from ansel.device import resolve_device
 from ansel.models import build_model
+from ansel.models.registry import needs_lexicon
 from ansel.models.io import save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
@@ -46,6 +48,8 @@ OPTIMIZERS = {
     "adam": lambda p, t: torch.optim.Adam(p, lr=t.lr, weight_decay=t.weight_decay),
     "rmsprop": lambda p, t: torch.optim.RMSprop(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
     "adagrad": lambda p, t: torch.optim.Adagrad(p, lr=t.lr, weight_decay=t.weight_decay),
+    # Keras 2's rho and epsilon: MatchZoo 1.x trains its WikiQA models with adadelta at lr 1.0
+    "adadelta": lambda p, t: torch.optim.Adadelta(p, lr=t.lr, rho=0.95, eps=1e-7, weight_decay=t.weight_decay),
 }
 
 
@@ -74,9 +78,12 @@ class _State:
 
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
-              evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None) -> Trained:
+              evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None,
+              monitors: dict[str, DevEvaluator] | None = None) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
-    write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``."""
+    write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``.
+    ``monitors`` ({split: evaluator}, ``train.monitor_splits``) are scored after every epoch into
+    the log only."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     if not (data.pairs("train")[0].label == 1).any():  # epochs of no batch would save an untrained model
         raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
@@ -96,6 +103,8 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
             dev_scores, dev = evaluate_dev(model)
             timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
             row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
+            for split, evaluate in (monitors or {}).items():
+                row.update({f"{split}_{m}": v for m, v in evaluate(model)[1].items() if not m.startswith("n_")})
             _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
             state.timings.append(timing)
             save_torch({"fingerprint": key, "model": model.state_dict(),
@@ -137,21 +146,34 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
     """The run's model, seeded, on ``device``; its trainable parameters and their optimizer (None:
     nothing to train)."""
     torch.manual_seed(cfg["seed"])
-    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}").to(device)
+    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}",
+                        data.lexicon if needs_lexicon(cfg["arch"]) else None).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     return model, params, OPTIMIZERS[t.optimizer](params, t) if params else None
 
 
 class _EpochTrainer:
-    """One epoch of pairwise steps over the shuffled training positives, seeded by (seed, epoch)."""
+    """One epoch of steps, seeded by (seed, epoch): pairwise over the shuffled training positives
+    (each with a drawn negative), or, for ``loss: classification``, over every labelled training pair."""
 
     def __init__(self, cfg, t: TrainConfig, data: RunData, model, optimizer, params, device, progress: bool):
         self.cfg, self.t, self.data, self.model, self.optimizer = cfg, t, data, model, optimizer
         self.params, self.device, self.progress = params, device, progress
         cands, qi, ai = data.pairs("train")
         labels = cands.label.to_numpy()
-        self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
-        self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n)
+        if t.loss == "classification":
+            self.pos_q, self.pos_a, self.labels = qi, ai, torch.from_numpy((labels > 0).astype(np.float32))
+        else:
+            self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
+            self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n)
+
+    def _loss(self, rows: np.ndarray, rng: np.random.Generator) -> torch.Tensor:
+        q = self._ids(self.data.q_ids, self.pos_q[rows])
+        s = self.model(q, self._ids(self.data.a_ids, self.pos_a[rows]))
+        if self.t.loss == "classification":  # the score is the two-way head's log-odds (layers.OutputHead)
+            return F.binary_cross_entropy_with_logits(s, self.labels[rows].to(self.device))
+        neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, self.data.q_ids, self.data.a_ids)
+        return pair_loss(s, self.model(q, self._ids(self.data.a_ids, neg_a)), self.t)
 
     def _ids(self, ids: np.ndarray, rows: np.ndarray) -> torch.Tensor:
         return trim_padding(torch.from_numpy(ids[rows])).to(self.device)
@@ -174,11 +196,7 @@ class _EpochTrainer:
         bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seed} epoch {epoch}",
                    disable=not self.progress, leave=False, mininterval=2)
         for i in bar:
-            rows = order[i:i + t.batch_size]
-            neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, self.data.q_ids, self.data.a_ids)
-            q = self._ids(self.data.q_ids, self.pos_q[rows])
-            loss = pair_loss(self.model(q, self._ids(self.data.a_ids, self.pos_a[rows])),
-                             self.model(q, self._ids(self.data.a_ids, neg_a)), t)
+            loss = self._loss(order[i:i + t.batch_size], rng)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if t.clip_norm:

@@ -4,8 +4,11 @@ Each pair is one candidate row: question = question 1, answer = question 2, labe
 (aMV-LSTM classifies pairs; ranking metrics are not meaningful here).
 
 ``quoraqp``: {train,dev,test}.tsv, no header: ``is_duplicate<TAB>q1 tokens<TAB>q2 tokens<TAB>pair_ID``
-  (tokenized with CoreNLP). Ids: qid = "<split>-q<pair_ID>", aid = "<split>-a<pair_ID>".
-  Options: splits (default [train, dev, test]); tokenizer: default "whitespace".
+  (tokenized with CoreNLP). Ids: qid = "<split>-q<pair_ID>", aid = "<split>-a<pair_ID>" (the file's split).
+  Options: splits (files read; default [train, dev, test]); tokenizer: default "whitespace";
+  resplit: {dev: 0.1, test: 0.1} pools the pairs of those files and splits them again at random,
+  by pair (the rest is train), with ``seed`` (default 13) — the stand-in for aMV-LSTM's 80/10/10
+  split of the raw release when only BiMPM's dev.tsv and test.tsv (20,000 pairs) are at hand.
 ``quoraqp_raw``: quora_duplicate_questions.tsv (header ``id qid1 qid2 question1 question2
   is_duplicate``, quoted fields with embedded newlines; 404,290 pairs), split at random into
   train/dev/test as aMV-LSTM describes (80/10/10).
@@ -27,7 +30,9 @@ from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
-BIMPM_OPTIONS = {"splits": "subset of train, dev, test (default all)"}
+BIMPM_OPTIONS = {"splits": "subset of train, dev, test (default all)",
+                 "resplit": "fractions of the pooled pairs, e.g. {dev: 0.1, test: 0.1}; the rest is train",
+                 "seed": "of resplit (default 13)"}
 RAW_OPTIONS = {"split": "fractions of pairs, default {dev: 0.1, test: 0.1}", "seed": "13"}
 
 RAW_FILE = "quora_duplicate_questions.tsv"
@@ -61,6 +66,18 @@ def read_raw(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
 
 
+def check_fractions(source: str, key: str, fractions: Any) -> dict[str, float]:
+    """``fractions`` (split name -> share of the pairs, the rest being train), or an error naming ``key``."""
+    if not isinstance(fractions, dict) or not fractions:
+        raise ValueError(f"{source}: read option {key} must map split names to fractions, got {fractions!r}")
+    bad = {k: v for k, v in fractions.items() if k == "train" or isinstance(v, bool)
+           or not isinstance(v, (int, float)) or not 0 < v < 1}
+    if bad or sum(fractions.values()) >= 1:
+        raise ValueError(f"{source}: read option {key}: fractions of splits other than train, each in (0, 1) "
+                         f"and summing below 1 (the rest is train); got {fractions!r}")
+    return fractions
+
+
 def random_split(n: int, fractions: dict[str, float], seed: int) -> np.ndarray:
     order = np.random.default_rng(seed).permutation(n)
     names = np.full(n, "train", dtype=object)
@@ -79,9 +96,16 @@ class QuoraQP:
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         check_options("quoraqp", options, BIMPM_OPTIONS)
+        if "seed" in options and "resplit" not in options:
+            raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
+        resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
         pairs = pd.concat([read_bimpm(common.require(raw_dir / f"{s}.tsv"), s)
                            for s in options.get("splits", ["train", "dev", "test"])], ignore_index=True)
+        if resplit:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
+            pairs["split"] = random_split(len(pairs), resplit, options.get("seed", 13))
         ds = from_pairs(options.get("name", "quoraqp"), pairs, options.get("tokenizer", "whitespace"))
+        if resplit:  # train, then the splits in the option's order (not the order they first occur)
+            ds.splits = {s: ds.splits[s] for s in ["train", *resplit] if s in ds.splits}
         return apply_options(ds, options)
 
 

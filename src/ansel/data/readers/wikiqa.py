@@ -5,7 +5,10 @@ All pairs are kept by default (20,360 / 2,733 / 6,165). The evaluation protocols
 ``drop_questions`` (see preprocess.COMMON_OPTIONS):
   AP-CNN ("questions that have correct answers"): {no_positive: true, splits: [dev, test]}
   filtered .ref (standard answer-sentence selection): {no_positive: true, all_positive: true, splits: [dev, test]}
-  MatchZoo: nothing dropped.
+    (= the questions and candidates of WikiQA-{dev,test}-filtered.ref: 122 / 237 questions)
+  MatchZoo 1.x (aMV-LSTM; params.yaml wikiqa_mz): the filtered .ref questions in dev/test, and in train
+    only questions with both labels (its PairGenerator uses no others): the same flags on [train, dev, test].
+  Nothing dropped: the release as it is (wikiqa_all).
 Ids: qid = QuestionID (e.g. Q1), aid = SentenceID (e.g. D1-0; a sentence shared by questions is one answer).
 """
 from __future__ import annotations

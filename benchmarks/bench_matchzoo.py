@@ -1,0 +1,352 @@
+"""ansel's MatchZoo-family models against MatchZoo-py's published CPU figures: training pairs/s,
+scoring candidates/s and peak resident memory, per model.
+
+MatchZoo-py (PyTorch), 2 threads, WikiQA with its tutorial settings (rank-hinge loss, batch 20
+with one negative, text lengths 10/40, 300-d random embeddings, adam), as published:
+
+    model          train pairs/s   score candidates/s   peak RSS
+    MV-LSTM             287              2,095          700-790 MB
+    ARC-I               305              2,368          700-790 MB
+    MatchPyramid        193              2,982          700-790 MB
+    DSSM                110                 87          ~5 GB (its letter-trigram matrices)
+    ARC-II              263              1,965          700-790 MB
+    aNMM                183              2,879          700-790 MB
+
+Targets: >= 3x both throughputs for every model, <= 350 MB peak resident, DSSM without the blow-up.
+
+What is counted. A training step takes a batch of 20 (question, positive, negative) triples and
+scores 40 (question, answer) pairs: model(q, pos) and model(q, neg), then the hinge loss, backward
+and an adam step (lr 1e-3), as ``ansel.training.trainer`` does. MatchZoo-py's rank-hinge batch of
+20 with one negative also scores 40 pairs, so its "pairs/s" is compared with ours in pairs
+(2 per triple); triples/s is printed beside it. The negative is drawn from the question's own
+labelled candidates (``NegativeSampler``, strategy ``pool``), inside the timed loop. Scoring
+rates every test candidate through ``ansel.evaluation.scoring.score`` (batch 256, eval mode;
+siamese models encode each distinct text once), after a warm-up batch.
+
+Each model runs in its own process (this script re-invoked with ``--one``), so its peak RSS
+(``ru_maxrss`` at that process's end) is its own: Python, torch, the data, the model, training and
+scoring. A bare ``import torch`` process is measured too, as the floor.
+
+Data: the pipeline's processed WikiQA (``data/processed/wikiqa_mz``, else ``data/processed/wikiqa``,
+or ``--data DIR``); without it a synthetic stand-in of WikiQA's sizes (18,600 random lower-case
+words drawn Zipf-like; 2,118 training questions, 20,360 training candidates, 1,040 positives;
+2,351 test candidates over 243 questions; texts of 10/40 tokens). The output says which.
+Hyperparameters: each architecture's defaults (its WikiQA config) with text lengths 10/40 and
+``embedding_dim: 300``; random 300-d embeddings (a numpy array). aMV-LSTM (``mv_lstm`` with
+``attend_question``) and CDSSM have no MatchZoo-py figure: aMV-LSTM is set beside MV-LSTM's,
+CDSSM's ratios are left blank. An architecture not registered yet is skipped with a note.
+
+    PYTHONPATH=src python benchmarks/bench_matchzoo.py [--quick] [--models mv_lstm,dssm]
+        [--steps 200] [--threads 2] [--data DIR | --synthetic]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import string
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+Q_LEN, A_LEN, BATCH, EMBED_DIM, SCORE_BATCH, WARMUP_STEPS, MARGIN = 10, 40, 20, 300, 256, 3, 1.0
+MARKER = "BENCH_MATCHZOO_RESULT "
+RSS_TARGET_MB, SPEED_TARGET = 350, 3.0
+
+# name -> (registered arch, hparams over its defaults, MatchZoo-py's figure as (label, train
+# pairs/s, scoring candidates/s, peak RSS MB as (low, high)) or None)
+MZ_RSS = (700, 790)
+MODELS: dict[str, tuple[str, dict, tuple | None]] = {
+    "mv_lstm": ("mv_lstm", {}, ("MV-LSTM", 287, 2095, MZ_RSS)),
+    "amv_lstm": ("mv_lstm", {"attend_question": True}, ("MV-LSTM", 287, 2095, MZ_RSS)),
+    "arc_i": ("arc_i", {}, ("ARC-I", 305, 2368, MZ_RSS)),
+    "match_pyramid": ("match_pyramid", {}, ("MatchPyramid", 193, 2982, MZ_RSS)),
+    "dssm": ("dssm", {}, ("DSSM", 110, 87, (5000, 5000))),
+    "cdssm": ("cdssm", {}, None),
+    "arc_ii": ("arc_ii", {}, ("ARC-II", 263, 1965, MZ_RSS)),
+    "anmm": ("anmm", {}, ("aNMM", 183, 2879, MZ_RSS)),
+}
+DEFAULT_DATA = [ROOT / "data/processed/wikiqa_mz", ROOT / "data/processed/wikiqa"]
+
+
+@dataclass
+class BenchData:
+    source: str
+    q_ids: "object"        # [n_questions, Q_LEN] int64
+    a_ids: "object"        # [n_answers, A_LEN] int64
+    vocab_size: int
+    train: tuple           # (qi, ai, labels) of the training candidates
+    test: tuple            # (qi, ai) of the test candidates
+    lexicon_fn: "object"   # () -> Lexicon, built only for the archs that read it
+
+
+def real_data(directory: Path) -> BenchData:
+    from ansel.data.batches import RunData
+    from ansel.data.vocab import Vocab
+
+    data = RunData.load(directory, Vocab.load(directory / "vocab.json"), Q_LEN, A_LEN)
+    train_cands, tqi, tai = data.pairs("train")
+    test_cands, sqi, sai = data.pairs("test")
+    source = (f"real WikiQA from {directory.relative_to(ROOT) if directory.is_relative_to(ROOT) else directory}: "
+              f"vocabulary {data.vocab_size:,}, {len(train_cands):,} training candidates "
+              f"({int((train_cands.label == 1).sum()):,} positives), {len(test_cands):,} test candidates over "
+              f"{test_cands.qid.nunique():,} questions")
+    return BenchData(source, data.q_ids, data.a_ids, data.vocab_size, (tqi, tai, train_cands.label.to_numpy()),
+                     (sqi, sai), lambda: data.lexicon)
+
+
+def synthetic_data(seed: int = 0) -> BenchData:
+    """WikiQA's sizes: 18,600 words; 2,118 training questions with 20,360 candidates, 1,040 of
+    them positive (one per question for 1,040 questions); 243 test questions with 2,351
+    candidates; every candidate a distinct answer; texts of exactly 10 / 40 tokens."""
+    import numpy as np
+
+    from ansel.data.vocab import PAD_TOKEN, UNK_TOKEN, Lexicon, Vocab
+
+    rng = np.random.default_rng(seed)
+    words: set[str] = set()
+    letters = np.array(list(string.ascii_lowercase))
+    while len(words) < 18_600:
+        words.add("".join(rng.choice(letters, rng.integers(2, 12))))
+    vocab = Vocab([PAD_TOKEN, UNK_TOKEN, *sorted(words)])
+    zipf = 1 / np.arange(1, len(words) + 1)
+    zipf /= zipf.sum()
+    rank_to_id = rng.permutation(len(words)) + 2
+
+    def texts(n: int, length: int) -> np.ndarray:
+        return rank_to_id[rng.choice(len(words), (n, length), p=zipf)]
+
+    def candidates(n_questions: int, n_cands: int, q_offset: int, a_offset: int, positives: int):
+        qi = q_offset + np.sort(np.concatenate([np.arange(n_questions),
+                                                rng.integers(0, n_questions, n_cands - n_questions)]))
+        ai = a_offset + np.arange(n_cands)
+        labels = np.zeros(n_cands, dtype=np.int64)
+        first = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # each question's first candidate
+        labels[rng.choice(first, positives, replace=False)] = 1
+        return qi, ai, labels
+
+    n_train_q, n_train_c, n_test_q, n_test_c = 2_118, 20_360, 243, 2_351
+    q_ids = texts(n_train_q + n_test_q, Q_LEN)
+    a_ids = texts(n_train_c + n_test_c, A_LEN)
+    train = candidates(n_train_q, n_train_c, 0, 0, 1_040)
+    test = candidates(n_test_q, n_test_c, n_train_q, n_train_c, n_test_q)[:2]
+
+    def lexicon() -> Lexicon:  # over the training texts, as RunData.lexicon
+        docs = [[vocab.tokens[i] for i in row] for row in (*q_ids[:n_train_q], *a_ids[:n_train_c])]
+        return Lexicon.build(vocab, docs)
+
+    source = (f"synthetic stand-in with WikiQA's sizes (no processed WikiQA found): vocabulary {len(vocab):,} "
+              f"random lower-case words, {n_train_c:,} training candidates ({train[2].sum():,} positives), "
+              f"{n_test_c:,} test candidates over {n_test_q} questions, texts of {Q_LEN}/{A_LEN} tokens")
+    return BenchData(source, q_ids, a_ids, len(vocab), train, test, lexicon)
+
+
+def load_data(args) -> BenchData:
+    if not args.synthetic:
+        for directory in ([Path(args.data)] if args.data else DEFAULT_DATA):
+            if (directory / "vocab.json").exists():
+                return real_data(directory)
+        if args.data:
+            raise SystemExit(f"--data {args.data}: no processed dataset there (vocab.json missing)")
+    return synthetic_data()
+
+
+def hparams_for(arch: str, extra: dict) -> dict:
+    from ansel.models.registry import hparams_fields
+
+    fields = hparams_fields(arch)
+    hp = {k: v for k, v in (("text1_maxlen", Q_LEN), ("text2_maxlen", A_LEN), ("embedding_dim", EMBED_DIM))
+          if k in fields}
+    return {**hp, **extra}
+
+
+def run_one(name: str, args) -> dict:
+    """Build, train ``args.steps`` timed steps and score the test split in this process."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    from ansel.data.batches import trim_padding
+    from ansel.device import start_torch
+    from ansel.evaluation.scoring import score
+    from ansel.models.registry import build_model, needs_lexicon
+    from ansel.training.sampler import NegativeSampler
+
+    start_torch(args.threads)
+    arch, extra, _ = MODELS[name]
+    data = load_data(args)
+    hparams = hparams_for(arch, extra)
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    embeddings = None
+    if "embedding_dim" in hparams:  # U(-0.2, 0.2) float32, drawn in place: no float64 copy to inflate the peak
+        embeddings = rng.random((data.vocab_size, EMBED_DIM), dtype=np.float32)
+        embeddings *= 0.4
+        embeddings -= 0.2
+    model = build_model(arch, hparams, data.vocab_size, embeddings, f"bench.{name}",
+                        data.lexicon_fn() if needs_lexicon(arch) else None)
+    del embeddings  # the model holds its own copy, as after ``ansel train`` loads them
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=1e-3)
+
+    tqi, tai, labels = data.train
+    pos_q, pos_a = tqi[labels == 1], tai[labels == 1]
+    sampler = NegativeSampler(tqi, tai, labels, "pool")
+
+    def ids(matrix, rows):
+        return trim_padding(torch.from_numpy(matrix[rows]))
+
+    def step() -> None:
+        rows = rng.choice(len(pos_q), BATCH, replace=False)
+        q = ids(data.q_ids, pos_q[rows])
+        s_pos = model(q, ids(data.a_ids, pos_a[rows]))
+        s_neg = model(q, ids(data.a_ids, sampler.sample(pos_q[rows], rng)))
+        loss = F.relu(MARGIN - s_pos + s_neg).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    model.train()
+    for _ in range(WARMUP_STEPS):
+        step()
+    started = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    train_s = time.perf_counter() - started
+
+    sqi, sai = data.test
+    score(model, data.q_ids, data.a_ids, sqi[:SCORE_BATCH], sai[:SCORE_BATCH], SCORE_BATCH)  # warm-up
+    times = []
+    for _ in range(args.score_repeats):
+        started = time.perf_counter()
+        scores = score(model, data.q_ids, data.a_ids, sqi, sai, SCORE_BATCH)
+        times.append(time.perf_counter() - started)
+    if not np.isfinite(scores).all():
+        raise RuntimeError(f"{name}: non-finite scores")
+    score_s = sorted(times)[len(times) // 2]
+    return {
+        "name": name, "arch": arch, "hparams": hparams, "source": data.source,
+        "threads": torch.get_num_threads(), "siamese": bool(model.siamese),
+        "params": sum(p.numel() for p in model.parameters()), "trainable": sum(p.numel() for p in params),
+        "steps": args.steps, "train_s": train_s, "triples_per_s": args.steps * BATCH / train_s,
+        "candidates": len(sqi), "score_s": score_s, "candidates_per_s": len(sqi) / score_s,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def child(argv: list[str]) -> tuple[dict | None, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(MARKER):
+            return json.loads(line[len(MARKER):]), ""
+    return None, f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-1500:]}"
+
+
+def bare_torch_rss_mb() -> float:
+    code = "import resource, torch; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return int(out.split()[-1]) / 1024
+
+
+def ratio(ours: float, theirs: float | None, target: float) -> str:
+    if theirs is None:
+        return "-"
+    r = ours / theirs
+    return f"{r:.1f}x {'ok' if r >= target else 'LOW'}"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of: {', '.join(MODELS)}")
+    p.add_argument("--steps", type=int, default=None, help="timed training steps per model (default 200; --quick 10)")
+    p.add_argument("--score-repeats", type=int, default=None, help="timed scoring passes, median (default 3; --quick 1)")
+    p.add_argument("--threads", type=int, default=2, help="torch threads (MatchZoo-py's figures: 2)")
+    p.add_argument("--quick", action="store_true", help="10 steps and one scoring pass per model (smoke)")
+    p.add_argument("--data", help="a processed dataset directory (default: data/processed/wikiqa_mz or wikiqa)")
+    p.add_argument("--synthetic", action="store_true", help="the synthetic stand-in even where WikiQA is processed")
+    p.add_argument("--one", metavar="MODEL", help=argparse.SUPPRESS)  # internal: one model, in this process
+    args = p.parse_args()
+    args.steps = args.steps or (10 if args.quick else 200)
+    args.score_repeats = args.score_repeats or (1 if args.quick else 3)
+
+    if args.one:
+        print(MARKER + json.dumps(run_one(args.one, args)), flush=True)
+        return
+
+    from ansel.models.registry import registered
+
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        p.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    known = set(registered())
+    passed = ["--steps", str(args.steps), "--score-repeats", str(args.score_repeats), "--threads", str(args.threads),
+              *(["--data", args.data] if args.data else []), *(["--synthetic"] if args.synthetic else [])]
+
+    baseline = bare_torch_rss_mb()
+    print(f"MatchZoo-family models vs MatchZoo-py's published CPU figures; {os.cpu_count()} cores here, "
+          f"torch threads {args.threads}; {args.steps} timed training steps after {WARMUP_STEPS} warm-up, "
+          f"scoring median of {args.score_repeats} pass(es)")
+    print(f"pair = one (question, answer) scored: a training step on a batch of {BATCH} (question, positive, "
+          f"negative) triples scores {2 * BATCH} pairs. Train ratio = our pairs/s (2 per triple) / MatchZoo-py's "
+          f"pairs/s, as its rank-hinge batch of {BATCH} with one negative scores {2 * BATCH} pairs.")
+    print(f"targets: train and scoring >= {SPEED_TARGET:.0f}x MatchZoo-py; peak RSS <= {RSS_TARGET_MB} MB "
+          f"(MatchZoo-py 700-790 MB, DSSM ~5 GB). Bare `import torch` process: {baseline:.0f} MB peak RSS.")
+
+    results, notes = [], []
+    for name in names:
+        arch = MODELS[name][0]
+        if arch not in known:
+            notes.append(f"{name}: skipped, arch {arch!r} is not registered yet")
+            continue
+        result, error = child(["--one", name, *passed])
+        if result is None:
+            notes.append(f"{name}: failed ({error})")
+            continue
+        results.append(result)
+        print(f"  {name}: done ({result['train_s']:.1f} s training, {result['score_s']:.1f} s scoring)", flush=True)
+    if results:
+        print(f"data: {results[0]['source']}")
+        print(f"hparams: each arch's defaults with {', '.join(f'{k}={v}' for k, v in results[0]['hparams'].items())}"
+              " where it has them; aMV-LSTM = mv_lstm with attend_question, set beside MatchZoo-py's MV-LSTM")
+        head = (f"{'model':<14}{'params':>9}{'trainable':>10} | {'triples/s':>9}{'pairs/s':>9}{'MZ-py':>7}"
+                f"{'ratio':>10} | {'cand/s':>8}{'MZ-py':>7}{'ratio':>10} | {'RSS MB':>7}{'MZ-py':>10}{'MZ/ours':>8}"
+                f"{'<=' + str(RSS_TARGET_MB):>7}")
+        print(f"{'':<33} | {'training (pairs = 2 x triples)':^35} | {'scoring (test candidates)':^25} | "
+              f"{'peak resident memory':^32}")
+        print(head)
+        print("-" * len(head))
+        met = 0
+        for r in results:
+            ref = MODELS[r["name"]][2]
+            label, mz_train, mz_score, mz_rss = ref if ref else (None, None, None, None)
+            pairs = 2 * r["triples_per_s"]
+            rss = r["peak_rss_mb"]
+            mz_rss_txt = "-" if not mz_rss else (f"{mz_rss[0]:,}" if mz_rss[0] == mz_rss[1] else f"{mz_rss[0]}-{mz_rss[1]}")
+            rss_ratio = "-" if not mz_rss else f"{mz_rss[0] / rss:.1f}x"
+            ok = (rss <= RSS_TARGET_MB and (ref is None or (pairs >= SPEED_TARGET * mz_train
+                                                             and r["candidates_per_s"] >= SPEED_TARGET * mz_score)))
+            met += ok
+            print(f"{r['name']:<14}{r['params'] / 1e6:>8.2f}M{r['trainable'] / 1e6:>9.2f}M | "
+                  f"{r['triples_per_s']:>9,.0f}{pairs:>9,.0f}{f'{mz_train:,}' if ref else '-':>7}{ratio(pairs, mz_train, SPEED_TARGET):>10} | "
+                  f"{r['candidates_per_s']:>8,.0f}{f'{mz_score:,}' if ref else '-':>7}"
+                  f"{ratio(r['candidates_per_s'], mz_score, SPEED_TARGET):>10} | "
+                  f"{rss:>7,.0f}{mz_rss_txt:>10}{rss_ratio:>8}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}")
+        print(f"all targets met by {met} of {len(results)} models measured "
+              f"(MZ/ours for RSS uses MatchZoo-py's low end, 700 MB; DSSM's 5 GB)")
+    for note in notes:
+        print(f"note: {note}")
+    if args.quick:
+        print(f"--quick: {args.steps} steps and {args.score_repeats} scoring pass per model; figures are rough")
+
+
+if __name__ == "__main__":
+    main()

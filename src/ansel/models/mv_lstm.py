@@ -1,0 +1,80 @@
+"""The MV-LSTM / aMV-LSTM module (hyperparameters and the code-vs-paper switches:
+``ansel.models.archs.mvlstm``)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ansel.models.base import Ranker, padding_mask
+from ansel.models.layers import OutputHead, fixed_length, keras_init, masked_softmax, word_embedding
+
+
+class WordAttention(nn.Module):
+    """aMV-LSTM eq. (4): weight_i = softmax_i(v · x_i) over the text's positions; x_i scaled by it.
+    Unmasked (as coded), a padding position has a zero vector, so logit 0, and takes its share."""
+
+    def __init__(self, dim: int, mask_padding: bool):
+        super().__init__()
+        self.v = nn.Linear(dim, 1, bias=False)
+        nn.init.uniform_(self.v.weight, -0.01, 0.01)  # the authors' RandomUniform(-0.01, 0.01)
+        self.mask_padding = mask_padding
+
+    def weights(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.v(x).squeeze(-1)
+        return masked_softmax(logits, mask) if self.mask_padding else torch.softmax(logits, dim=-1)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return x * self.weights(x, mask).unsqueeze(-1)
+
+
+class MVLSTM(Ranker):
+    def __init__(self, cfg, vocab_size: int, embeddings: np.ndarray | None):
+        super().__init__()
+        self.cfg = cfg
+        if embeddings is not None and cfg.normalize_embeddings:
+            norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+            embeddings = embeddings / np.where(norms > 0, norms, 1.0)
+        self.embedding = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
+        self.attend_q = WordAttention(cfg.embedding_dim, cfg.mask_padding) if cfg.attend_question else None
+        self.attend_a = WordAttention(cfg.embedding_dim, cfg.mask_padding) if cfg.attend_answer else None
+        # one BiLSTM per side (the code's two Bidirectional layers; the paper shares nothing either)
+        self.lstm_q = keras_init(nn.LSTM(cfg.embedding_dim, cfg.hidden, batch_first=True, bidirectional=True))
+        self.lstm_a = keras_init(nn.LSTM(cfg.embedding_dim, cfg.hidden, batch_first=True, bidirectional=True))
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.head = keras_init(OutputHead(cfg.top_k, cfg.classes))
+
+    def _states(self, ids: torch.Tensor, length: int, lstm: nn.LSTM, attention: WordAttention | None):
+        ids = fixed_length(ids, length)
+        mask = padding_mask(ids)
+        x = self.embedding(ids)
+        if attention is not None:
+            x = attention(x, mask)
+        if self.training and self.cfg.lstm_dropout:
+            # Keras's LSTM input dropout: one mask per sequence, the same at every step
+            keep = 1 - self.cfg.lstm_dropout
+            x = x * torch.bernoulli(x.new_full((x.size(0), 1, x.size(2)), keep)) / keep
+        if not self.cfg.mask_padding:
+            return lstm(x)[0], mask
+        packed = pack_padded_sequence(x, mask.sum(1).clamp_min(1).cpu(), batch_first=True, enforce_sorted=False)
+        return pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=length)[0], mask
+
+    def match_matrix(self, q: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The [B, Lq, La] matching matrix and the mask of its cells between two real tokens."""
+        hq, mq = self._states(q, self.cfg.text1_maxlen, self.lstm_q, self.attend_q)
+        ha, ma = self._states(a, self.cfg.text2_maxlen, self.lstm_a, self.attend_a)
+        if self.cfg.match == "cosine":
+            hq, ha = F.normalize(hq, dim=-1), F.normalize(ha, dim=-1)
+        return hq @ ha.transpose(1, 2), mq.unsqueeze(2) & ma.unsqueeze(1)
+
+    def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        m, cells = self.match_matrix(q, a)
+        flat = m.flatten(1)
+        if self.cfg.mask_padding:  # padding cells lose every comparison; missing values are 0
+            flat = flat.masked_fill(~cells.flatten(1), float("-inf"))
+        top = flat.topk(self.cfg.top_k, dim=1).values
+        if self.cfg.mask_padding:
+            top = top.masked_fill(torch.isinf(top), 0.0)
+        return self.head(self.dropout(top))

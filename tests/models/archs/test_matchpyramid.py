@@ -1,0 +1,122 @@
+import pytest
+import torch
+
+from ansel.models import build_model
+from ansel.models.registry import ModelConfigError
+from ansel.models.text_matching import dynamic_max_pool, dynamic_pooling_index
+from tests.models.archs.test_arc import (ANSWERS, QUESTIONS, VOCAB, assert_classifies_pairs,
+                                         assert_gradient_reaches_every_parameter, assert_overfits_triples,
+                                         assert_padding_invariant, ids)
+
+# 6 x 9 match matrix pooled to 3 x 3 (windows of 2 x 3); trainable embeddings, no dropout
+SMALL = {"text1_maxlen": 6, "text2_maxlen": 9, "embedding_dim": 8, "dropout": 0.0, "kernel_count": 4,
+         "kernel_size": [3, 3], "dpool_size": [3, 3]}
+
+
+def build(seed: int = 0, **overrides):
+    torch.manual_seed(seed)
+    return build_model("match_pyramid", {**SMALL, **overrides}, VOCAB)
+
+
+def test_pooling_index_stretches_the_real_rows_over_the_grid():
+    index = dynamic_pooling_index(torch.tensor([10, 5, 4, 3, 1, 0]), 10)
+    assert index.tolist() == [
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],  # full text: every row once
+        [0, 0, 1, 1, 2, 2, 3, 3, 4, 4],  # stride 2
+        [0, 0, 0, 1, 1, 2, 2, 2, 3, 3],  # stride 2.5
+        [0, 0, 0, 0, 1, 1, 1, 2, 2, 2],  # stride 3.33
+        [0] * 10,                        # one word
+        [0] * 10,                        # empty: row 0 (MatchZoo 2.x), not a division by zero
+    ]
+    # upstream's float64 int(i / (18 / 14)): row 9 reads 6 where the exact floor(9 * 14 / 18) is 7
+    assert dynamic_pooling_index(torch.tensor([14]), 18).tolist() == [[0, 0, 1, 2, 3, 3, 4, 5, 6, 6, 7, 8, 9, 10,
+                                                                       10, 11, 12, 13]]
+
+
+def test_dynamic_max_pool_reads_only_the_real_region():
+    # 4 x 6 matrix of 2 x 3 real words, padding cells larger than any real one: the stretched real
+    # region tiles the 2 x 3 grid exactly
+    x = torch.arange(1.0, 25.0).view(1, 1, 4, 6)
+    x[..., 2:, :] += 100
+    x[..., :, 3:] += 100
+    pooled = dynamic_max_pool(x, torch.tensor([2]), torch.tensor([3]), (2, 3))
+    assert pooled.tolist() == [[[[1, 2, 3], [7, 8, 9]]]]
+
+
+def test_dynamic_max_pool_of_texts_shorter_than_the_grid_and_of_a_remainder():
+    column = torch.tensor([10.0, 20, 30, 40, 50, 90]).view(1, 1, 6, 1)
+    # 2 real rows stretched to [r0 r0 r0 r1 r1 r1], windows of 2: r0, max(r0, r1), r1
+    assert dynamic_max_pool(column, torch.tensor([2]), torch.tensor([1]), (3, 1)).flatten().tolist() == [10, 20, 20]
+    # 5 real rows in 2 windows of 5 // 2 = 2: the fifth row is dropped, as by upstream's 'VALID' pooling
+    fifth_dropped = dynamic_max_pool(column[:, :, :5], torch.tensor([5]), torch.tensor([1]), (2, 1))
+    assert fifth_dropped.flatten().tolist() == [20, 40]
+    # an empty text reads its first row in every window
+    assert dynamic_max_pool(column, torch.tensor([0]), torch.tensor([1]), (3, 1)).flatten().tolist() == [10, 10, 10]
+
+
+def test_batched_pooling_is_per_row():
+    # each pair's pooling follows its own lengths: alone, or among batch-mates of other lengths
+    model = build().eval()
+    q, a = ids(QUESTIONS, 8), ids(ANSWERS, 12)
+    with torch.no_grad():
+        batch = model(q, a)
+        alone = torch.cat([model(q[i:i + 1], a[i:i + 1]) for i in range(len(q))])
+    torch.testing.assert_close(batch, alone)
+    x = torch.randn(3, 2, 6, 9)
+    lengths1, lengths2 = torch.tensor([6, 2, 4]), torch.tensor([1, 9, 5])
+    rows = [dynamic_max_pool(x[i:i + 1], lengths1[i:i + 1], lengths2[i:i + 1], (3, 3)) for i in range(3)]
+    torch.testing.assert_close(dynamic_max_pool(x, lengths1, lengths2, (3, 3)), torch.cat(rows))
+
+
+def test_convolves_the_dot_products_of_the_word_vectors():
+    model = build().eval()
+    q, a = ids(QUESTIONS, 8), ids(ANSWERS, 12)
+    images = []
+    model.conv.register_forward_hook(lambda module, args, out: images.append(args[0]))
+    with torch.no_grad():
+        model(q, a)
+        vq, va = model.sides.embedding(q[:, :6]), model.sides.embedding(a[:, :9])
+    torch.testing.assert_close(images[0], torch.einsum("bid,bjd->bij", vq, va).unsqueeze(1))
+
+
+def test_defaults_are_the_wikiqa_config_and_the_quora_one_builds():
+    model = build_model("match_pyramid", {}, VOCAB)
+    assert model.head[2].linear.in_features == 64 * 3 * 10 and model.head[1].p == 0.95
+    assert model.sides.embedding.weight.requires_grad and model.sides.embedding.weight.shape == (VOCAB, 300)
+    quora = build_model("match_pyramid", {"text1_maxlen": 20, "text2_maxlen": 20, "embedding_dim": 8,
+                                          "kernel_size": [5, 5], "dpool_size": [5, 5], "classes": 2}, VOCAB).eval()
+    with torch.no_grad():
+        assert quora(ids(QUESTIONS, 8), ids(ANSWERS, 12)).shape == (5,)
+
+
+@pytest.mark.parametrize("classes", [1, 2])
+def test_one_finite_score_per_pair(classes):
+    with torch.no_grad():
+        scores = build(classes=classes).eval()(ids(QUESTIONS, 8), ids(ANSWERS, 12))
+    assert scores.shape == (5,) and torch.isfinite(scores).all()
+
+
+def test_padding_and_truncation_do_not_change_scores():
+    assert_padding_invariant(build(), QUESTIONS, ANSWERS)
+
+
+def test_gradient_reaches_every_trainable_parameter():
+    assert_gradient_reaches_every_parameter(build(), ids(QUESTIONS, 8), ids(ANSWERS, 12))
+
+
+def test_overfits_32_triples_with_hinge_loss():
+    assert_overfits_triples(build())
+
+
+def test_two_class_head_fits_32_labelled_pairs():
+    assert_classifies_pairs(build(classes=2))
+
+
+@pytest.mark.parametrize("hparams", [
+    {"dpool_size": [4, 10]},                     # 10 rows in windows of 2 make 5, not 4
+    {"text2_maxlen": 8, "dpool_size": [3, 10]},  # more windows than columns
+    {"dpool_size": [3]},
+])
+def test_pool_grids_upstream_cannot_make_are_refused(hparams):
+    with pytest.raises(ModelConfigError, match="model.dpool_size"):
+        build_model("match_pyramid", hparams, VOCAB)

@@ -1,0 +1,146 @@
+"""The MatchZoo protocol (the last epoch's values, from log.csv) beside ours (selected on dev):
+table columns with ``protocol: last``, the bars of the aMV-LSTM paper's Figure 3 and the per-epoch
+curves of its Figure 4, on fake run directories."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ansel.config import papers_dir
+from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
+from ansel.report.tables import aggregate, published_lookup, render
+from ansel.targets import figure_inputs, figure_runs, table_inputs
+
+# model -> per seed: (dev-selected test MAP, test accuracy) in metrics.json; log.csv's epochs below
+SELECTED = {"mv": [(0.60, 0.70), (0.62, 0.72)], "q": [(0.65, 0.80), (0.69, 0.78)]}
+EPOCHS = 3
+CONFIG = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wikiqa_mz": "syn", "quoraqp": "syn"}}
+LABELS = {"mv": "MV-LSTM", "q": "aMV-LSTM (Q)"}
+
+
+def epoch_value(model: str, seed: int, epoch: int, split: str) -> float:
+    """A distinct value per (model, seed, epoch, split): the last epoch's differs from metrics.json's."""
+    return round(0.5 + 0.1 * (model == "q") + 0.01 * seed + 0.02 * epoch + 0.005 * (split == "test"), 6)
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch, repo_root):
+    monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # published_results.csv from the checkout, outputs here
+    monkeypatch.chdir(tmp_path)
+    for model, per_seed in SELECTED.items():
+        for seed, (test_map, accuracy) in enumerate(per_seed, start=1):
+            d = tmp_path / f"results/runs/syn/{model}/seed{seed}"
+            d.mkdir(parents=True)
+            (d / "metrics.json").write_text(json.dumps(
+                {"dev": {"MAP": 0.5}, "test": {"MAP": test_map, "nDCG@3": test_map, "accuracy": accuracy}}))
+            pd.DataFrame([{"epoch": e, "lr": 1.0, "loss": 1 / e,
+                           **{f"{s}_{m}": epoch_value(model, seed, e, s) for s in ("dev", "test")
+                              for m in ("MAP", "nDCG@3", "accuracy")}} for e in range(1, EPOCHS + 1)]
+                         ).to_csv(d / "log.csv", index=False)
+    return tmp_path
+
+
+def last(model: str, split: str = "test") -> list[float]:
+    return [epoch_value(model, seed, EPOCHS, split) for seed in (1, 2)]
+
+
+TABLE = {"id": "table3", "caption": "WikiQA", "rows": [{"label": "MV-LSTM", "model": "mv"},
+                                                        {"label": "aMV-LSTM (Q)", "model": "q"}],
+         "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": m, "published_dataset": "wikiqa", **p}
+                     for p in ({}, {"protocol": "last"}) for m in ("nDCG@3", "MAP")]}
+
+
+def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs):
+    published = published_lookup(papers_dir() / "published_results.csv", "amvlstm", "table3")
+    cells = aggregate(CONFIG, "amvlstm", TABLE, published).set_index(["row", "column"])
+    ours = cells.loc[("aMV-LSTM (Q)", "wikiqa_mz test MAP")]
+    paper = cells.loc[("aMV-LSTM (Q)", "wikiqa_mz test MAP (last epoch)")]
+    assert ours["mean"] == pytest.approx(np.mean([0.65, 0.69]))
+    assert paper["mean"] == pytest.approx(np.mean(last("q")))
+    assert paper["std"] == pytest.approx(np.std(last("q"), ddof=1))
+    # one published row (wikiqa, not the run's dataset wikiqa_mz) beside both; ndcg@3 in the CSV is our nDCG@3
+    assert ours["published"] == paper["published"] == 0.650664
+    assert cells.loc[("MV-LSTM", "wikiqa_mz test nDCG@3 (last epoch)"), "published"] == 0.610065
+
+    render(cells.reset_index(), TABLE, [], runs / "out/table3")
+    header = (runs / "out/table3.md").read_text().splitlines()[2]
+    assert "wikiqa_mz test MAP (last epoch) ours" in header and "wikiqa_mz test MAP (last epoch) published" in header
+    assert table_inputs(CONFIG, TABLE)[:3] == [f"results/runs/syn/mv/seed1/{name}"
+                                               for name in ("config.json", "metrics.json", "log.csv")]
+
+
+def test_published_metric_names_match_ours_case_insensitively(tmp_path):
+    csv = tmp_path / "published.csv"
+    csv.write_text("paper,table,dataset,split,model,metric,value\np,t,d,test,M,ndcg@5,0.6\np,t,d,test,M,MAP,0.5\n"
+                   "p,t,d,train,M,seconds_per_batch,1.2\np,t,d,test,M,ACCURACY,0.7\n")
+    assert published_lookup(csv, "p", "t") == {("d", "test", "M", "nDCG@5"): 0.6, ("d", "test", "M", "MAP"): 0.5,
+                                               ("d", "train", "M", "seconds_per_batch"): 1.2,
+                                               ("d", "test", "M", "accuracy"): 0.7}
+
+
+def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
+    table = {**TABLE, "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": "P@1", "protocol": "last"}]}
+    with pytest.raises(KeyError, match=r"results/runs/syn/mv/seed1/log.csv: no test_P@1; it has columns epoch, lr, "
+                                       r".*train.monitor_splits: \[test\]"):
+        aggregate(CONFIG, "amvlstm", table, {})
+    (runs / "results/runs/syn/q/seed2/log.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="results/runs/syn/q/seed2/log.csv: missing"):
+        aggregate(CONFIG, "amvlstm", {**table, "columns": [{**table["columns"][0], "metric": "MAP"}]}, {})
+
+
+FIG3 = {"id": "figure3", "kind": "accuracy_bars", "paper": "amvlstm", "dataset": "quoraqp", "split": "test",
+        "metric": "accuracy", "models": ["mv", "q"], "labels": LABELS, "reference_model": "mv",
+        "published_table": "figure3", "title": "QuoraQP test accuracy"}
+
+
+@pytest.mark.parametrize("protocol", ["dev", "last"])
+def test_accuracy_bars_are_seed_means_beside_the_published_figure3_values(runs, protocol):
+    spec = {**FIG3, "protocol": protocol}
+    bars = bar_values(CONFIG, spec).set_index("label")
+    expected = [0.80, 0.78] if protocol == "dev" else last("q")
+    assert bars.loc["aMV-LSTM (Q)", "mean"] == pytest.approx(np.mean(expected))
+    assert bars.loc["aMV-LSTM (Q)", "std"] == pytest.approx(np.std(expected, ddof=1))
+    assert bars["published"].tolist() == [0.759707, 0.790089]  # amvlstm,figure3 rows, by label; dataset quoraqp
+    assert bars["n"].tolist() == [2, 2]
+    render_figure(CONFIG, spec, runs / "figures/amvlstm/figure3")
+    assert (runs / "figures/amvlstm/figure3.png").stat().st_size > 0
+    name = "log.csv" if protocol == "last" else "metrics.json"
+    runs_read = [f"results/runs/syn/{m}/seed{s}/{name}" for m in ("mv", "q") for s in (1, 2)]
+    assert figure_inputs(CONFIG, spec) == runs_read + ["workflow/papers/published_results.csv"]
+
+
+def test_accuracy_bars_name_a_missing_metric(runs):
+    with pytest.raises(KeyError, match="results/runs/syn/mv/seed1/metrics.json: no test/F1"):
+        bar_values(CONFIG, {**FIG3, "metric": "F1"})
+
+
+FIG4 = {"id": "figure4", "kind": "learning_curves", "paper": "amvlstm", "dataset": "quoraqp", "metric": "accuracy",
+        "splits": ["dev", "test"], "panels": True, "models": ["mv", "q"], "labels": LABELS, "reference_model": "mv"}
+
+
+def test_epoch_curves_per_split_and_the_reference_after_training(runs):
+    curves = epoch_curves(CONFIG, FIG4)["q"].set_index(["split", "epoch"])
+    for split in ("dev", "test"):
+        for epoch in range(1, EPOCHS + 1):
+            per_seed = [epoch_value("q", s, epoch, split) for s in (1, 2)]
+            assert curves.loc[(split, epoch), "mean"] == pytest.approx(np.mean(per_seed))
+            assert curves.loc[(split, epoch), "std"] == pytest.approx(np.std(per_seed, ddof=1))
+    assert reference_value(CONFIG, FIG4) == pytest.approx(np.mean(last("mv", "test")))  # the last split's
+    assert reference_value(CONFIG, {**FIG4, "reference_split": "dev"}) == pytest.approx(np.mean(last("mv", "dev")))
+    render_figure(CONFIG, FIG4, runs / "figures/amvlstm/figure4")
+    assert (runs / "figures/amvlstm/figure4.pdf").stat().st_size > 0
+    # the default layout: one axes, dev only, as the smoke paper's learning_curves
+    render_figure(CONFIG, {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP",
+                           "models": ["mv", "q"]}, runs / "figures/p/lc")
+    assert (runs / "figures/p/lc.png").stat().st_size > 0
+    # a reference model outside the panels is read too
+    assert [r.dir for r in figure_runs(CONFIG, {**FIG4, "models": ["q"]})] == [
+        f"results/runs/syn/{m}/seed{s}" for m in ("mv", "q") for s in (1, 2)]
+
+
+def test_epoch_curves_name_a_log_without_test_values(runs):
+    log = runs / "results/runs/syn/q/seed1/log.csv"
+    pd.read_csv(log).filter(regex="^(epoch|lr|loss|dev_.*)$").to_csv(log, index=False)
+    with pytest.raises(KeyError, match=r"syn/q/seed1/log.csv: no test_accuracy; .*monitor_splits"):
+        epoch_curves(CONFIG, FIG4)
