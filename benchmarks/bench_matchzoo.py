@@ -289,7 +289,7 @@ def main() -> None:
         p.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(MODELS)}")
     known = set(registered())
     passed = ["--steps", str(args.steps), "--score-repeats", str(args.score_repeats), "--threads", str(args.threads),
-              *(["--data", args.data] if args.data else []), *(["--synthetic"] if args.synthetic else [])]
+              *(["--data", str(Path(args.data).resolve())] if args.data else []), *(["--synthetic"] if args.synthetic else [])]
 
     baseline = bare_torch_rss_mb()
     print(f"MatchZoo-family models vs MatchZoo-py's published CPU figures; {os.cpu_count()} cores here, "
