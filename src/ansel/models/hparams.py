@@ -35,8 +35,8 @@ def fraction(value, hparams) -> str | None:
     return None if 0 <= value < 1 else "is not in [0, 1)"
 
 
-def one_of(*names: str) -> Check:
-    return lambda value, hparams: None if value in names else f"is not one of {', '.join(names)}"
+def one_of(*values) -> Check:
+    return lambda value, hparams: None if value in values else f"is not one of {', '.join(map(str, values))}"
 
 
 def divides(key: str) -> Check:
@@ -62,10 +62,6 @@ class HParams:
                     raise SettingError(field.name, f"{value!r} {wrong}")
 
 
-def among(*values) -> Check:
-    return lambda value, hparams: None if value in values else f"is not one of {', '.join(map(str, values))}"
-
-
 @dataclasses.dataclass
 class TextMatchConfig(HParams):
     """Shared by the MatchZoo-family models (aMV-LSTM paper): each pads or truncates its inputs to
@@ -74,4 +70,4 @@ class TextMatchConfig(HParams):
     softmax head for pair classification (``layers.OutputHead``)."""
     text1_maxlen: int = hparam(10, positive)
     text2_maxlen: int = hparam(40, positive)
-    classes: int = hparam(1, among(1, 2))
+    classes: int = hparam(1, one_of(1, 2))

@@ -18,6 +18,7 @@ import csv
 import dataclasses
 import json
 import math
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,13 +244,30 @@ def _write_log(rows: list[dict], path: Path) -> None:
     save_atomic(path, write)
 
 
+def checkout_commit() -> str | None:
+    """The git commit of the checkout this process runs in, ``+dirty`` when tracked files differ
+    from it; None outside a git checkout (a copied tree, an sdist)."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None
+    return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
     the device, its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
-    end (Unix seconds)}}."""
+    end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
-    train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time()}
+    train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time(),
+              "commit": checkout_commit()}
     save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
 
 

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from ansel.data.vocab import Lexicon
 from ansel.models import build_model
 from ansel.models.registry import ModelConfigError, needs_lexicon, parse_hparams
+from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 
 
 def _lexicon(vocab: int, seed: int = 0) -> Lexicon:
@@ -125,29 +126,16 @@ def _matching_task(n: int, vocab: int = 40, seed: int = 0):
     return (torch.tensor(np.array(x)) for x in (q, pos, neg))
 
 
-def _train(m, loss_fn, steps):
-    opt = torch.optim.Adam(m.parameters(), lr=0.02)
-    for _ in range(steps):
-        loss = loss_fn()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
-
 def test_overfits_triples_with_hinge_loss():
     m = _model(vocab=40, dim=16)
-    q, pos, neg = _matching_task(32)
-    _train(m, lambda: F.relu(1 - m(q, pos) + m(q, neg)).mean(), 300)
-    assert bool((m(q, pos) > m(q, neg)).all())
+    assert_ranks_positives_first(m, *_matching_task(32), steps=300, lr=0.02)
 
 
 def test_classifies_pairs_with_two_classes():
     m = _model({"classes": 2}, vocab=40, dim=16)
     q, pos, neg = _matching_task(16, seed=1)
     qq, aa = torch.cat([q, q]), torch.cat([pos, neg])
-    y = torch.cat([torch.ones(16), torch.zeros(16)])
-    _train(m, lambda: F.binary_cross_entropy_with_logits(m(qq, aa), y), 300)
-    assert ((m(qq, aa) > 0).float() == y).float().mean() >= 0.97
+    assert_classifies(m, qq, aa, torch.cat([torch.ones(16), torch.zeros(16)]), steps=300, lr=0.02)
 
 
 @pytest.mark.parametrize("gate", ["idf", "embedding"])

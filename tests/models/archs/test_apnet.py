@@ -3,6 +3,7 @@ import torch
 import torch.nn.functional as F
 
 from ansel.models.registry import ModelConfigError, build_model
+from tests.models.fitting import assert_ranks_positives_first
 
 SMALL = {
     "ap_cnn": {"embedding_dim": 8, "filters": 6, "kernel": 3},
@@ -61,13 +62,4 @@ def test_overfits_32_pairs_with_hinge_loss(arch):
     q, _ = random_batch(vocab=60, batch=32, max_len=6, seed=6)
     pos, _ = random_batch(vocab=60, batch=32, max_len=10, seed=7)
     neg, _ = random_batch(vocab=60, batch=32, max_len=10, seed=8)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
-    margin = 0.2
-    for _ in range(40):
-        optimizer.zero_grad()
-        loss = torch.relu(margin - model(q, pos) + model(q, neg)).mean()
-        loss.backward()
-        optimizer.step()
-    model.eval()
-    with torch.no_grad():
-        assert (model(q, pos) > model(q, neg)).all()
+    assert_ranks_positives_first(model, q, pos, neg, margin=0.2, steps=40, lr=0.02)

@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 from ansel.evaluation.scoring import score_pairs, score_siamese_cached
 from ansel.models import build_model
 from ansel.models.registry import ModelConfigError
+from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 
 VOCAB = 40
 # small widths, trainable embeddings, no dropout; ARC-II: two blocks, 6 x 9 -> 3 x 4 -> 3 x 2
@@ -68,33 +68,14 @@ def assert_overfits_triples(model, steps: int = 200, lr: float = 0.01):
     """32 (question, positive, negative) triples, hinge loss max(0, 1 - s+ + s-): every positive
     ends above its negative."""
     q, pos, neg = (ids(texts(32, 9, seed), 9) for seed in (10, 11, 12))
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        loss = F.relu(1 - model(q, pos) + model(q, neg)).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        assert bool((model(q, pos) > model(q, neg)).all())
+    assert_ranks_positives_first(model, q, pos, neg, steps=steps, lr=lr)
 
 
 def assert_classifies_pairs(model, steps: int = 200, lr: float = 0.01):
     """32 labelled pairs, BCE on the score as the match logit (a two-way softmax head): >= 0.97
     accuracy with score > 0 as the predicted match."""
     q, a = ids(texts(32, 9, 20), 9), ids(texts(32, 9, 21), 9)
-    labels = (torch.arange(32) % 2).float()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        loss = F.binary_cross_entropy_with_logits(model(q, a), labels)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        assert ((model(q, a) > 0).float() == labels).float().mean() >= 0.97
+    assert_classifies(model, q, a, (torch.arange(32) % 2).float(), steps=steps, lr=lr)
 
 
 def test_defaults_are_the_wikiqa_configs_and_the_quora_ones_build():

@@ -12,6 +12,7 @@ from ansel.models import build_model
 from ansel.models.archs.dssm import letter_trigrams, trigram_table
 from ansel.models.layers import OutputHead
 from ansel.models.registry import ModelConfigError, parse_hparams
+from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 
 # small widths; trigrams kept from 2 occurrences, so the filter drops some
 SMALL = {
@@ -206,16 +207,7 @@ def _triples(vocab: int, n: int = 32):
 
 @pytest.mark.parametrize("arch", SMALL)
 def test_overfits_tiny_triples_with_hinge_loss(arch):
-    m = _build(arch)
-    q, pos, neg = _triples(62)
-    opt = torch.optim.Adam(m.parameters(), lr=0.01)
-    for _ in range(200):
-        loss = F.relu(0.5 - m(q, pos) + m(q, neg)).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    m.eval()
-    assert bool((m(q, pos) > m(q, neg)).all())
+    assert_ranks_positives_first(_build(arch), *_triples(62), margin=0.5)
 
 
 @pytest.mark.parametrize("arch", SMALL)
@@ -223,15 +215,7 @@ def test_two_classes_fit_labelled_pairs(arch):
     m = _build(arch, classes=2)
     q, pos, neg = _triples(62)
     q, a = torch.cat([q[:16], q[16:]]), torch.cat([pos[:16], neg[16:]])
-    y = torch.cat([torch.ones(16), torch.zeros(16)])
-    opt = torch.optim.Adam(m.parameters(), lr=0.01)
-    for _ in range(250):
-        loss = F.binary_cross_entropy_with_logits(m(q, a), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    m.eval()
-    assert ((m(q, a) > 0).float() == y).float().mean() >= 0.97
+    assert_classifies(m, q, a, torch.cat([torch.ones(16), torch.zeros(16)]), steps=250)
 
 
 @pytest.mark.parametrize("arch,classes", CASES)

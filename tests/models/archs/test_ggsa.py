@@ -3,6 +3,7 @@ import torch
 
 from ansel.models.base import SiameseRanker
 from ansel.models.registry import ModelConfigError, build_model
+from tests.models.fitting import assert_ranks_positives_first
 
 VOCAB = 40
 SA = {"embedding_dim": 12, "heads": 6, "ffn_dim": 16, "dropout": 0.0}
@@ -70,12 +71,5 @@ def test_overfits_sixteen_triples(name):
     q = torch.randint(1, VOCAB, (16, 5))
     pos = torch.randint(1, VOCAB, (16, 9))
     neg = torch.randint(1, VOCAB, (16, 9))
-    model = build_model(name, {**SA, "group_size": 3}, VOCAB)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    for _ in range(100):
-        optimizer.zero_grad()
-        torch.relu(0.1 - model(q, pos) + model(q, neg)).mean().backward()
-        optimizer.step()
-    model.eval()
-    with torch.no_grad():
-        assert (model(q, pos) > model(q, neg)).all()
+    assert_ranks_positives_first(build_model(name, {**SA, "group_size": 3}, VOCAB), q, pos, neg,
+                                 margin=0.1, steps=100, lr=1e-2)

@@ -4,6 +4,7 @@ import torch.nn.functional as F
 
 from ansel.models import build_model
 from ansel.models.registry import ModelConfigError
+from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 
 VOCAB = 40
 SMALL = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 5, "text2_maxlen": 9, "top_k": 12,
@@ -97,27 +98,11 @@ def test_overfits_32_triples_with_rank_hinge(variant):
     g = torch.Generator().manual_seed(0)
     q = torch.randint(1, VOCAB, (32, 4), generator=g)
     pos, neg = torch.randint(1, VOCAB, (32, 7), generator=g), torch.randint(1, VOCAB, (32, 7), generator=g)
-    m = model(variant, dropout=0.0, lstm_dropout=0.0)
-    opt = torch.optim.Adam(m.parameters(), lr=0.01)
-    for _ in range(200):
-        loss = F.relu(1 - m(q, pos) + m(q, neg)).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        assert bool((m(q, pos) > m(q, neg)).all())
+    assert_ranks_positives_first(model(variant, dropout=0.0, lstm_dropout=0.0), q, pos, neg)
 
 
 def test_two_way_head_overfits_32_labelled_pairs():
     g = torch.Generator().manual_seed(1)
     q, a = torch.randint(1, VOCAB, (32, 4), generator=g), torch.randint(1, VOCAB, (32, 7), generator=g)
     y = torch.randint(0, 2, (32,), generator=g).float()
-    m = model("aMV-LSTM (Q)", classes=2, dropout=0.0, lstm_dropout=0.0)
-    opt = torch.optim.Adam(m.parameters(), lr=0.01)
-    for _ in range(200):
-        loss = F.binary_cross_entropy_with_logits(m(q, a), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        assert ((m(q, a) > 0).float() == y).float().mean() >= 0.97
+    assert_classifies(model("aMV-LSTM (Q)", classes=2, dropout=0.0, lstm_dropout=0.0), q, a, y)

@@ -1,9 +1,9 @@
 import pytest
 import torch
-import torch.nn.functional as F
 
 from ansel.models import build_model
 from ansel.evaluation.scoring import score_pairs, score_siamese_cached
+from tests.models.fitting import assert_ranks_positives_first
 
 ARCHS = {"qa_lstm": {"embedding_dim": 8, "hidden": 6}, "qa_cnn": {"embedding_dim": 8, "filters": 12, "kernel": 3}}
 
@@ -50,13 +50,7 @@ def test_overfits_tiny_triples(arch):
     m = build_model(arch, ARCHS[arch], vocab_size=40)
     q = torch.randint(1, 40, (16, 4))
     pos, neg = torch.randint(1, 40, (16, 6)), torch.randint(1, 40, (16, 6))
-    opt = torch.optim.Adam(m.parameters(), lr=0.02)
-    for _ in range(150):
-        loss = F.relu(0.2 - m(q, pos) + m(q, neg)).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    assert bool((m(q, pos) > m(q, neg)).all())
+    assert_ranks_positives_first(m, q, pos, neg, margin=0.2, steps=150, lr=0.02)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

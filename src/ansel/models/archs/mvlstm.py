@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ansel.models.hparams import TextMatchConfig, among, fraction, hparam, positive
+from ansel.models.hparams import TextMatchConfig, fraction, hparam, one_of, positive
 from ansel.models.registry import register
 
 
@@ -35,7 +35,7 @@ class MVLSTMConfig(TextMatchConfig):
     lstm_dropout: float = hparam(0.5, fraction)  # Keras LSTM(dropout=...): on the LSTM's inputs
     top_k: int = hparam(100, positive, _top_k_fits)
     dropout: float = hparam(0.5, fraction)       # after the top-k
-    match: str = hparam("dot", among("dot", "cosine"))
+    match: str = hparam("dot", one_of("dot", "cosine"))
     mask_padding: bool = False
     attend_question: bool = False        # aMV-LSTM (Q); with attend_answer: (Q+A)
     attend_answer: bool = False          # aMV-LSTM (A)

@@ -1,0 +1,68 @@
+"""Where a table cell comes from: its runs (directory, seed), the git commit that trained each
+(recorded in its timings file by ``ansel train``), a hash of each run's resolved config, and the
+sha256 of the raw files its dataset was made from (the download's manifest).
+
+A table's JSON twin carries this per cell; its notes name the commits and checksums once.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ansel.targets import Run, timings_file
+
+
+def raw_manifest(config: dict, dataset: str) -> str:
+    """The download manifest of the raw files a (resolved) dataset is preprocessed from."""
+    return f"data/raw/{config['datasets'][dataset]['source']}/manifest.json"
+
+
+def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
+    """The files ``cell_provenance`` reads for these runs (so a table job depends on them)."""
+    return list(dict.fromkeys([f for r in runs for f in (timings_file(r), f"{r.dir}/config.json")]
+                              + [raw_manifest(config, d) for d in sorted({r.dataset for r in runs})]))
+
+
+def _read_json(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing; the run or download must be made first (snakemake {path})") from None
+    except ValueError as e:
+        raise ValueError(f"{path}: not JSON ({e})") from None
+
+
+def run_provenance(run: Run) -> dict:
+    """{run, seed, commit (None: trained outside a git checkout or before commits were recorded),
+    config_sha256 (of the resolved config as canonical JSON)}."""
+    config = _read_json(f"{run.dir}/config.json")
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    commit = _read_json(timings_file(run)).get("train", {}).get("commit")
+    return {"run": run.dir, "seed": run.seed, "commit": commit, "config_sha256": digest}
+
+
+def raw_checksums(config: dict, dataset: str) -> dict[str, str]:
+    """{raw file (relative to data/raw/<source>/): sha256} of the dataset's download."""
+    entries = _read_json(raw_manifest(config, dataset))
+    return {name: e["sha256"] if isinstance(e, dict) else e for name, e in sorted(entries.items())}
+
+
+def cell_provenance(config: dict, runs: list[Run]) -> dict:
+    """A cell's provenance: every run's ``run_provenance`` and, per dataset, its raw files' sha256."""
+    return {"runs": [run_provenance(r) for r in runs],
+            "raw_sha256": {d: raw_checksums(config, d) for d in sorted({r.dataset for r in runs})}}
+
+
+def provenance_note(cells: list[dict]) -> str:
+    """One sentence naming, for all of a table's cells, the commits that trained the runs and the
+    raw files' sha256 (first 12 hex digits; the JSON twin has them whole)."""
+    by_run = {r["run"]: r["commit"] or "unknown (not trained in a git checkout)" for c in cells for r in c["runs"]}
+    raw = {d: files for c in cells for d, files in c["raw_sha256"].items()}
+    if not by_run:
+        return ""
+    commits = {c: list(by_run.values()).count(c) for c in dict.fromkeys(by_run.values())}
+    trained = "; ".join(f"{c} ({n} run{'s' * (n > 1)})" if len(commits) > 1 else c for c, n in commits.items())
+    data = "; ".join(f"{d}: " + ", ".join(f"{f} {h[:12]}" for f, h in files.items()) for d, files in raw.items())
+    return f"Provenance: runs trained at commit {trained}; raw data sha256 (download manifests) {data}."

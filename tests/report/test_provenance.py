@@ -1,0 +1,70 @@
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ansel.report.provenance import cell_provenance, provenance_inputs, provenance_note
+from ansel.targets import Run, Variant, timings_file
+from ansel.training.trainer import checkout_commit
+
+CONFIG = {"datasets": {"wikiqa": {"source": "wikiqa"}}}
+
+
+def _run(seed: int, commit: str | None, cfg: dict) -> Run:
+    run = Run("wikiqa", Variant("m"), seed)
+    Path(run.dir).mkdir(parents=True)
+    Path(run.dir, "config.json").write_text(json.dumps(cfg, indent=2))
+    Path(timings_file(run)).parent.mkdir(parents=True, exist_ok=True)
+    Path(timings_file(run)).write_text(json.dumps({"train": {"commit": commit}}))
+    return run
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("data/raw/wikiqa").mkdir(parents=True)
+    Path("data/raw/wikiqa/manifest.json").write_text(json.dumps(
+        {"WikiQA-test.tsv": {"size": 3, "sha256": "ab" * 32}, "WikiQA-train.tsv": {"size": 4, "sha256": "cd" * 32}}))
+    return [_run(1, "1" * 40, {"seed": 1, "lr": 0.1}), _run(2, None, {"lr": 0.1, "seed": 2})]
+
+
+def test_a_cell_names_its_runs_commits_config_hashes_and_raw_files(runs):
+    cell = cell_provenance(CONFIG, runs)
+    assert [r["run"] for r in cell["runs"]] == ["results/runs/wikiqa/m/seed1", "results/runs/wikiqa/m/seed2"]
+    assert [r["commit"] for r in cell["runs"]] == ["1" * 40, None]
+    # the hash is of the config's content, whatever its key order or indentation
+    assert cell["runs"][0]["config_sha256"] == hashlib.sha256(b'{"lr":0.1,"seed":1}').hexdigest()
+    assert cell["raw_sha256"] == {"wikiqa": {"WikiQA-test.tsv": "ab" * 32, "WikiQA-train.tsv": "cd" * 32}}
+    assert set(provenance_inputs(CONFIG, runs)) == {
+        "results/timings/wikiqa/m/seed1.json", "results/timings/wikiqa/m/seed2.json",
+        "results/runs/wikiqa/m/seed1/config.json", "results/runs/wikiqa/m/seed2/config.json",
+        "data/raw/wikiqa/manifest.json"}
+
+
+def test_the_note_names_each_commit_once_with_its_run_count(runs):
+    cell = cell_provenance(CONFIG, runs)
+    note = provenance_note([cell, cell])  # two columns of the same runs: each run counted once
+    assert f"commit {'1' * 40} (1 run); unknown (not trained in a git checkout) (1 run)" in note
+    assert f"wikiqa: WikiQA-test.tsv {'ab' * 6}, WikiQA-train.tsv {'cd' * 6}" in note
+
+
+def test_a_missing_timings_file_is_named(runs):
+    Path(timings_file(runs[0])).unlink()
+    with pytest.raises(FileNotFoundError, match="results/timings/wikiqa/m/seed1.json: missing"):
+        cell_provenance(CONFIG, runs)
+
+
+def test_the_commit_is_the_checkouts_and_marks_uncommitted_changes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert checkout_commit() is None  # not a git checkout
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    Path("f").write_text("a")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert checkout_commit() == head
+    Path("f").write_text("b")
+    assert checkout_commit() == head + "+dirty"
