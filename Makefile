@@ -5,7 +5,7 @@ BIN := $(abspath $(VENV))/bin
 # Rules call the `ansel` command: put the venv first on PATH for every recipe.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup smoke cpu test bench pull clean
+.PHONY: setup smoke report cpu test bench pull clean
 
 setup: $(VENV)/.installed
 
@@ -16,6 +16,12 @@ $(VENV)/.installed: pyproject.toml
 
 smoke: setup                ## the whole DAG on the embedded default (synthetic data, minutes on 2 CPUs)
 	snakemake --profile workflow/profiles/local all
+
+# The preset whose outputs `make report` shows: PRESET=cpu for those of `make cpu`.
+PRESET ?= smoke
+report: setup               ## results/report.html: every table and figure of `make smoke` (or PRESET=cpu), grouped by paper; runs no job
+	snakemake --profile workflow/profiles/local all --config preset=$(PRESET) \
+		--report results/report.html --report-stylesheet workflow/report/style.css
 
 cpu: setup                  ## the real datasets that fit a CPU (WikiQA, TREC-QA): hours
 	snakemake --profile workflow/profiles/local all --config preset=cpu

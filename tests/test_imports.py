@@ -83,3 +83,12 @@ def test_commands_that_run_no_model_do_not_import_torch():
     code = f"import sys; {'; '.join(f'import {m}' for m in modules)}; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_scoring_and_negative_sampling_do_not_import_pandas():
+    """pandas (and the pyarrow it loads: ~60 MB resident) reads datasets; a process that scores or
+    trains on id matrices it already holds does without it."""
+    modules = ["ansel.data.batches", "ansel.evaluation.scoring", "ansel.training.sampler", "ansel.models.base"]
+    code = f"import sys; {'; '.join(f'import {m}' for m in modules)}; print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

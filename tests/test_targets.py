@@ -137,6 +137,11 @@ def _declared(paper):
             | {f"figures/{paper}/{f['id']}.{e}" for f in spec.get("figures", []) for e in T.FIGURE_EXTENSIONS})
 
 
+def _synthetic(path: str) -> bool:
+    """A synthetic dataset's file (data/raw/synthetic/: their download manifest), or the checkout's."""
+    return "/synthetic_" in path or path.startswith(("data/raw/synthetic/", "workflow/"))
+
+
 def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
     cfg = load()  # params.yaml with its default preset: smoke
     assert cfg["preset"] == "smoke"
@@ -146,11 +151,11 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
         assert _declared(paper) <= outputs, paper
         spec = load_paper(paper)
         for table in spec.get("tables", []):
-            for path in T.table_inputs(cfg, table):
-                assert "/synthetic_" in path, (paper, table["id"], path)
+            for path in T.table_inputs(cfg, table):  # workflow/: the context rows' published values
+                assert _synthetic(path), (paper, table["id"], path)
         for fig in spec.get("figures", []):
-            for path in T.figure_inputs(cfg, fig):
-                assert "/synthetic_" in path or path.startswith("workflow/"), (paper, fig["id"], path)
+            for path in T.figure_inputs(cfg, T.spec_figure(paper, fig["id"])):  # with its paper (a heatmap's table)
+                assert _synthetic(path), (paper, fig["id"], path)
     # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
     variants = {r.variant for r in T.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
     assert {v.point for v in variants if v.point} == {("group_size", 4), ("heads", 3)}
@@ -170,3 +175,43 @@ def test_cpu_preset_builds_real_data_and_names_its_one_stand_in():
 def test_unknown_table_id_in_papers_is_named():
     with pytest.raises(KeyError, match="papers.apnet: spec has no table 'nope'"):
         T.paper_outputs({"papers": {"apnet": {"tables": ["nope"]}}})
+
+
+def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
+    cfg = config(dataset_alias={"pairs": "syn"},
+                 models={"g": GGSA, "g2": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}})
+    table = {"rows": [{"label": "G", "model": "g", "models": {"pairs": "g2"}},
+                      {"label": "R", "model": "ref", "models": {"pairs": None}},
+                      {"label": "Prior"}],
+             "columns": [{"dataset": "ds", "split": "test", "metric": "MAP"},
+                         {"dataset": "pairs", "split": "test", "metric": "accuracy"}]}
+    cells = [(row["label"], row["model"], col["dataset"], ds) for row, col, ds in T.table_cells(cfg, table)]
+    assert cells == [("G", "g", "ds", "ds"), ("G", "g2", "pairs", "syn"), ("R", "ref", "ds", "ds")]
+    assert T.table_models(table) == ["g", "g2", "ref"]
+    assert dirs(T.table_runs(cfg, table)) == [f"results/runs/{ds}/{m}/seed{s}" for ds, m in
+                                              [("ds", "g"), ("ds", "ref"), ("syn", "g2")] for s in (1, 2)]
+    rows, (ranking, pairs) = table["rows"], table["columns"]
+    assert T.not_applicable(rows[1], pairs)  # a row with runs, none here: n/a
+    assert not T.not_applicable(rows[1], ranking) and not T.not_applicable(rows[0], pairs)
+    assert not T.not_applicable(rows[2], pairs)  # no model at all: a row kept as published
+    typo = {**table, "id": "t", "rows": [{"label": "G", "model": "g", "models": {"pair": "g2"}}]}
+    with pytest.raises(ConfigError, match="table t: row 'G': models names pair, not a dataset of the table's columns"):
+        T.table_cells(cfg, typo)
+
+
+def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset():
+    from ansel.models.registry import registered
+
+    cfg = load(preset="full")
+    table = T.spec_table(cfg, "matrix", "models_by_dataset")
+    archs = {model_config(cfg, m)["arch"] for m in T.table_models(table)}
+    assert archs == set(registered())
+    for row, col, ds in T.table_cells(cfg, table):
+        for run in T.runs(cfg, ds, T.Variant(row["model"])):
+            run.config(cfg)  # refuses a loss that does not fit the dataset's task (ranking / classification)
+    assert {T.cell_model(row, col) for row in table["rows"] for col in table["columns"]
+            if col["dataset"] == "quoraqp_standin" and T.not_applicable(row, col)} == {None}
+    heatmap = T.spec_figure("matrix", "heatmap")  # reads the table's runs and files
+    assert T.figure_runs(cfg, heatmap) == T.table_runs(cfg, table)
+    assert T.figure_inputs(cfg, heatmap) == T.table_inputs(cfg, table)
+    assert T.figure_models(heatmap) == T.table_models(table)

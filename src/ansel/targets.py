@@ -11,14 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansel.config import ConfigError, dataset_name, load_paper, model_config, run_config, variant_name
+from ansel.config import ConfigError, dataset_name, load_paper, model_config, papers_dir, run_config, variant_name
+from ansel.evaluation.config import METRICS
 
 PUBLISHED = {  # where each table kind's published values live
     "metrics": "workflow/papers/published_results.csv",
     "dataset_stats": "workflow/papers/dataset_stats_published.csv",
     "top_answers": "workflow/papers/published_results.csv",  # the rank of the correct answer
 }
-TABLE_EXTENSIONS = ("csv", "md", "tex", "json")
+# published values of the context rows (``context: true``; ansel.report.context), in any paper's table
+CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
+TABLE_EXTENSIONS = ("csv", "md", "tex", "html", "json")
 FIGURE_EXTENSIONS = ("png", "pdf")
 # What each figure kind reads from a run directory, and whether it reads the processed dataset.
 FIGURE_RUN_FILES = {
@@ -27,6 +30,7 @@ FIGURE_RUN_FILES = {
     "attention_maps": ["config.json", "model.pt", "run.trec"],
     "sweep": [],  # its metric's file (value_file)
     "accuracy_bars": [],  # its metric's file (value_file)
+    "heatmap": [],  # its table's files (table_inputs)
 }
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
@@ -128,8 +132,62 @@ def stats_file(dataset: str) -> str:
 def spec_table(config: dict, paper: str, table_id: str) -> dict:
     for table in load_paper(paper).get("tables", []):
         if table["id"] == table_id:
+            check_significance_rows(paper, table)
             return table
     raise KeyError(f"papers.{paper}: spec has no table {table_id!r}")
+
+
+def claim_pair(claim: str) -> tuple[str, str]:
+    """("A", "B") of a spec's claim "A > B" (row labels: A's metric is higher than B's)."""
+    parts = claim.split(" > ")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise ConfigError(f"claim {claim!r}: expected '<row label> > <row label>'")
+    return parts[0].strip(), parts[1].strip()
+
+
+def compared_pairs(table: dict) -> list[tuple[str, str]]:
+    """(row, other) label pairs a metrics table's paired tests compare: each row with a model against
+    the spec's ``baseline``, then each claim's (better, worse) not compared already (either way round)."""
+    pairs: dict[frozenset, tuple[str, str]] = {}
+    baseline = table.get("baseline")
+    if baseline:
+        for row in table["rows"]:
+            if row.get("model") and row["label"] != baseline:
+                pairs.setdefault(frozenset((row["label"], baseline)), (row["label"], baseline))
+    for claim in table.get("claims", []):
+        a, b = claim_pair(claim)
+        pairs.setdefault(frozenset((a, b)), (a, b))
+    return list(pairs.values())
+
+
+def significance_columns(table: dict) -> list[dict]:
+    """The columns a paired test over questions can use: ranking metrics (one value per question,
+    from a run.trec) of the checkpoint selected on dev. A ``protocol: last`` column has no run.trec
+    of its epoch; accuracy/F1 (pairs, not questions) and timings have no per-question value."""
+    return [c for c in table["columns"] if c["metric"] in METRICS and c.get("protocol", "dev") == "dev"]
+
+
+def check_significance_rows(paper: str, table: dict) -> None:
+    """The rows a table's ``baseline`` and ``claims`` name must be rows of it, with runs: refused
+    while the DAG is built, naming the spec file, the table and the label."""
+    where = f"{papers_dir() / f'{paper}.yaml'}: table {table['id']}"
+    models = {row["label"]: row.get("model") for row in table.get("rows", [])}
+    named = [("baseline", table["baseline"])] if "baseline" in table else []
+    for claim in table.get("claims", []):
+        try:
+            better, worse = claim_pair(claim)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        if better == worse:
+            raise ConfigError(f"{where}: claim {claim!r} compares a row with itself")
+        named += [(f"claim {claim!r}", better), (f"claim {claim!r}", worse)]
+    for key, label in named:
+        if label not in models:
+            raise ConfigError(f"{where}: {key} names {label!r}, not a row of the table "
+                              f"(rows: {', '.join(map(repr, models))})")
+        if not models[label]:
+            raise ConfigError(f"{where}: {key} names {label!r}, a row kept as published (no model): "
+                              "it has no runs to test")
 
 
 def spec_figure(paper: str, figure_id: str) -> dict:
@@ -160,13 +218,36 @@ def table_models(table: dict) -> list[str]:
     kind = table_kind(table)
     if kind == "top_answers":
         return list(dict.fromkeys([table["reference"], *table["models"]]))
-    return [] if kind == "dataset_stats" else list(dict.fromkeys(r["model"] for r in table["rows"] if r.get("model")))
+    return [] if kind == "dataset_stats" else list(dict.fromkeys(m for r in table["rows"] for m in row_models(r)))
+
+
+def row_models(row: dict) -> list[str]:
+    """The models a metrics table row runs: its ``model`` and its per-dataset ``models``."""
+    return [m for m in [row.get("model"), *row.get("models", {}).values()] if m]
+
+
+def cell_model(row: dict, col: dict) -> str | None:
+    """The model a row runs on a column's dataset (the spec's name): the row's ``models`` entry for
+    it where there is one (null: no model of the row applies there), else the row's ``model``."""
+    return row.get("models", {}).get(col["dataset"], row.get("model"))
+
+
+def not_applicable(row: dict, col: dict) -> bool:
+    """A cell of a row with runs where none of its models applies: rendered n/a (a row without
+    any model is a row kept as published)."""
+    return cell_model(row, col) is None and bool(row_models(row))
 
 
 def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
-    """(row, column, resolved dataset) for every cell that is run (rows with a model)."""
-    return [(row, col, dataset_name(config, col["dataset"]))
-            for row in table["rows"] if row.get("model") for col in table["columns"]]
+    """(row, column, resolved dataset) for every cell that is run; the row's ``model`` is the
+    cell's (``cell_model``), so a row may run another model on one dataset."""
+    datasets = {col["dataset"] for col in table["columns"]}
+    for row in table["rows"]:
+        if unknown := sorted(set(row.get("models", {})) - datasets):  # a typo would silently run `model`
+            raise ConfigError(f"table {table.get('id')}: row {row['label']!r}: models names {', '.join(unknown)}, "
+                              f"not a dataset of the table's columns ({', '.join(sorted(datasets))})")
+    return [({**row, "model": model}, col, dataset_name(config, col["dataset"]))
+            for row in table["rows"] for col in table["columns"] if (model := cell_model(row, col))]
 
 
 def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
@@ -202,6 +283,18 @@ def table_runs(config: dict, table: dict) -> list[Run]:
                    for _, v in grid_points(config, row["model"]) for r in runs(config, ds, v)})
 
 
+def raw_manifest(config: dict, dataset: str) -> str:
+    """The download manifest of the raw files a (resolved) dataset is preprocessed from."""
+    return f"data/raw/{config['datasets'][dataset]['source']}/manifest.json"
+
+
+def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
+    """The files ``ansel.report.provenance`` reads for these runs: timings (the commit), configs
+    and the datasets' download manifests."""
+    return list(dict.fromkeys([f for r in runs for f in (timings_file(r), f"{r.dir}/config.json")]
+                              + [raw_manifest(config, d) for d in sorted({r.dataset for r in runs})]))
+
+
 def table_inputs(config: dict, table: dict) -> list[str]:
     """The files a table reads: its runs' metrics (dev ones choose the lr), each column's file
     (``value_file``: a timing, or log.csv under ``protocol: last``) and configs (the notes list how
@@ -218,11 +311,27 @@ def table_inputs(config: dict, table: dict) -> list[str]:
             files += [f"{r.dir}/run.trec"] * (r.seed == seed)
         return files
     files = []
-    for r in table_runs(config, table):
+    table_run_list = table_runs(config, table)
+    for r in table_run_list:
         files += dict.fromkeys([f"{r.dir}/config.json", f"{r.dir}/metrics.json",
                                 *(value_file(r, c["split"], c["metric"], c.get("protocol", "dev"))
                                   for c in table["columns"])])
-    return files
+    files += [CONTEXT_PUBLISHED] * any(row.get("context") for row in table["rows"])
+    return list(dict.fromkeys(files + provenance_inputs(config, table_run_list) + significance_inputs(config, table)))
+
+
+def significance_inputs(config: dict, table: dict) -> list[str]:
+    """What a table's paired tests read (only a table with a ``baseline`` or ``claims``): the
+    run.trec of every run of the compared rows, at every point of an lr grid (dev chooses among
+    them), and the processed datasets of the tested columns (the labels)."""
+    pairs, columns = compared_pairs(table), significance_columns(table)
+    if not pairs or not columns:
+        return []
+    models = {row["label"]: row.get("model") for row in table["rows"]}
+    compared = dict.fromkeys(models[label] for pair in pairs for label in pair)
+    datasets = list(dict.fromkeys(dataset_name(config, c["dataset"]) for c in columns))
+    trec = sorted({r for m in compared for ds in datasets for _, v in grid_points(config, m) for r in runs(config, ds, v)})
+    return [f"{r.dir}/run.trec" for r in trec] + [processed_dir(ds) for ds in datasets]
 
 
 def published_file(table: dict) -> str:
@@ -268,6 +377,8 @@ def figure_models(figure: dict) -> list[str]:
         return [figure["model"]]
     if figure["kind"] == "sweep":
         return [figure["base_model"], figure["reference_model"]]
+    if figure["kind"] == "heatmap":
+        return table_models(figure_table(figure))
     return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
 
 
@@ -276,6 +387,8 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
     kind = figure["kind"]
     if kind not in FIGURE_RUN_FILES:
         raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
+    if kind == "heatmap":
+        return table_runs(config, figure_table(figure))
     ds = dataset_name(config, figure["dataset"])
     if kind == "attention_maps":
         return [Run(ds, Variant(figure["model"]), spec_seed(config, figure, figure_models(figure)))]
@@ -286,7 +399,18 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
     return sorted({r for v in variants for r in runs(config, ds, v)})
 
 
+def figure_table(figure: dict) -> dict:
+    """The metrics table of its paper whose cells a heatmap figure draws (spec key ``table``)."""
+    table = spec_table({}, figure["paper"], figure["table"])
+    if table_kind(table) != "metrics":
+        raise ConfigError(f"figure {figure['id']}: table {figure['table']!r} is of kind {table_kind(table)!r}; "
+                          "a heatmap draws a metrics table")
+    return table
+
+
 def figure_inputs(config: dict, figure: dict) -> list[str]:
+    if figure["kind"] == "heatmap":
+        return table_inputs(config, figure_table(figure))
     files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
     if figure["kind"] in ("sweep", "accuracy_bars"):
         splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]

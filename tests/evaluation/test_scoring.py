@@ -55,3 +55,23 @@ def test_mismatched_index_arrays_are_rejected(pool):
     model = build_model("qa_cnn", {"embedding_dim": 8, "filters": 10}, vocab_size=40).eval()
     with pytest.raises(ValueError, match="pairs"):
         score_pairs(model, q_ids, a_ids, qi, ai[:-1], batch_size=4)
+
+
+@pytest.mark.parametrize("hparams", [{}, {"attend_question": True, "match": "cosine", "mask_padding": True}])
+def test_mv_lstm_scores_each_run_of_a_question_once_and_as_one_pair_at_a_time(pool, hparams):
+    """Scoring batches share a question's BiLSTM states across its consecutive candidates: the
+    scores are those of each pair alone (to BLAS rounding of other batch sizes)."""
+    q_ids, a_ids, qi, ai = pool
+    qi = np.sort(qi)  # each question beside its candidates, as a split's candidate table lists them
+    torch.manual_seed(0)
+    model = build_model("mv_lstm", {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12,
+                                    "top_k": 10, **hparams}, vocab_size=40).eval()
+    encoded = []  # question rows the question BiLSTM reads per call (packed: the first step's batch)
+    model.lstm_q.register_forward_hook(lambda module, args, out: encoded.append(
+        int(args[0].batch_sizes[0]) if hasattr(args[0], "batch_sizes") else args[0].size(0)))
+    batched = score_pairs(model, q_ids, a_ids, qi, ai, batch_size=25)
+    assert sum(encoded) == sum(len(np.unique(qi[i:i + 25])) for i in range(0, len(qi), 25)) < len(qi)
+    with torch.no_grad():
+        alone = np.concatenate([model(q_ids[qi[i:i + 1]], a_ids[ai[i:i + 1]]).numpy() for i in range(len(qi))])
+    np.testing.assert_allclose(batched, alone, rtol=0, atol=1e-6)
+    assert np.unique(np.round(batched, 4)).size > 30

@@ -43,7 +43,7 @@ def setup(tmp_path, monkeypatch):
     csv = tmp_path / "published.csv"
     pd.DataFrame(PUBLISHED, columns=["paper", "table", "dataset", "split", "statistic", "value"]).assign(
         found="yes", note="").to_csv(csv, index=False)
-    config = {"seeds": 5, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}
+    config = {"seeds": 5, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     return config, published_stats(csv)
 
 
@@ -66,7 +66,7 @@ def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path)
     render(cells.reset_index(), TABLE, [], tmp_path / "out/stats")
     md = (tmp_path / "out/stats.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| Wiki all"))
-    assert [c.strip() for c in row.split("|")[1:-1]] == ["Wiki all", "3", "—", "6", "—", "2.67", "2.70", "10", "—"]
+    assert [c.strip() for c in row.split("|")[1:-1]] == ["Wiki all", "3", "—", "6", "—", "2.67", "2.70", "10"]  # vocabulary: nothing published, no column
     nested = json.loads((tmp_path / "out/stats.json").read_text())
     assert nested["Wiki test"]["questions"] == {"mean": 1.0, "std": 0.0, "n": 1, "published": 5.0}
 

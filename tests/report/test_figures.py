@@ -43,7 +43,7 @@ def workdir(tmp_path, monkeypatch, repo_root):
     return tmp_path
 
 
-CONFIG = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}
+CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
 
 
 def test_accuracy_by_length_is_the_mean_over_seeds(workdir):
@@ -122,3 +122,64 @@ def test_sweep_points_are_means_over_seeds_of_the_derived_runs(workdir):
 def test_unknown_figure_kind_is_named(workdir):
     with pytest.raises(KeyError, match="unknown kind 'pie'"):
         render_figure(CONFIG, {"id": "x", "kind": "pie"}, workdir / "x")
+
+
+HEATMAP_SPEC = """
+paper: mini
+title: two models, a ranking and a classification dataset
+tables:
+  - id: grid
+    rows:
+      - {label: Ranker, model: r, models: {pairs: null}}
+      - {label: Both, model: b, models: {pairs: b_pairs}}
+      - {label: Prior}
+    columns:
+      - {dataset: wiki, split: test, metric: MAP}
+      - {dataset: pairs, split: test, metric: accuracy}
+figures:
+  - {id: grid_heatmap, kind: heatmap, table: grid}
+"""
+
+
+def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_path, monkeypatch, repo_root):
+    from ansel.report import figures
+    from ansel.targets import spec_figure
+
+    checkout = tmp_path / "checkout"  # a checkout of its own: the figure reads its table from the spec
+    (checkout / "workflow/papers").mkdir(parents=True)
+    (checkout / "workflow/schemas").mkdir()
+    (checkout / "params.yaml").write_text("{}\n")
+    (checkout / "workflow/papers/mini.yaml").write_text(HEATMAP_SPEC)
+    schema = "workflow/schemas/paper.schema.yaml"
+    (checkout / schema).write_text((repo_root / schema).read_text())
+    monkeypatch.setenv("ANSEL_ROOT", str(checkout))
+    monkeypatch.chdir(tmp_path)
+    values = {("syn", "r"): ("MAP", [0.6, 0.7]), ("syn", "b"): ("MAP", [0.5, 0.5]), ("pairs", "b_pairs"): ("accuracy", [0.8, 0.9])}
+    for (ds, model), (metric, per_seed) in values.items():
+        for seed, v in enumerate(per_seed, start=1):
+            d = tmp_path / f"results/runs/{ds}/{model}/seed{seed}"
+            d.mkdir(parents=True)
+            (d / "metrics.json").write_text(json.dumps({"test": {metric: v}}))
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, prefix: drawn.update(
+        texts=[t.get_text() for t in fig.axes[0].texts], image=fig.axes[0].images[0].get_array()))
+    config = {"seeds": 2, "preset": "smoke", "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}}, "dataset_alias": {"wiki": "syn"}}
+    render_figure(config, spec_figure("mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
+    assert drawn["texts"] == ["0.650", "n/a", "0.500", "0.850", "", ""]  # row by row; Prior has no runs
+    # per column: Ranker is wiki's best (1), Both its worst (0); one accuracy value: the middle; n/a grey
+    assert drawn["image"].tolist() == [[1.0, None], [0.0, 0.5], [None, None]]
+
+    monkeypatch.undo()  # the real writer, on the repository's checkout again
+    monkeypatch.setenv("ANSEL_ROOT", str(checkout))
+    monkeypatch.chdir(tmp_path)
+    render_figure(config, spec_figure("mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
+    assert (tmp_path / "figures/mini/grid_heatmap.png").stat().st_size > 0
+
+
+def test_a_heatmap_of_a_table_that_is_not_of_metrics_is_refused(monkeypatch, repo_root):
+    from ansel.config import ConfigError
+    from ansel.targets import figure_table
+
+    monkeypatch.setenv("ANSEL_ROOT", str(repo_root))
+    with pytest.raises(ConfigError, match="figure h: table 'table1' is of kind 'dataset_stats'"):
+        figure_table({"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})

@@ -15,7 +15,7 @@ from ansel.targets import figure_inputs, figure_runs, table_inputs
 # model -> per seed: (dev-selected test MAP, test accuracy) in metrics.json; log.csv's epochs below
 SELECTED = {"mv": [(0.60, 0.70), (0.62, 0.72)], "q": [(0.65, 0.80), (0.69, 0.78)]}
 EPOCHS = 3
-CONFIG = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wikiqa_mz": "syn", "quoraqp": "syn"}}
+CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wikiqa_mz": "syn", "quoraqp": "syn"}}
 LABELS = {"mv": "MV-LSTM", "q": "aMV-LSTM (Q)"}
 
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ansel.report.provenance import cell_provenance, provenance_inputs, provenance_note
+from ansel.report.provenance import cell_provenance, provenance_note
+from ansel.targets import provenance_inputs
 from ansel.targets import Run, Variant, timings_file
 from ansel.training.trainer import checkout_commit
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ansel.report.tables import aggregate, published_lookup, render
-from ansel.targets import Variant, table_inputs
+from ansel.targets import Variant, table_inputs, timings_file
 
 TABLE = {"id": "t1", "caption": "Demo", "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
          "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
@@ -27,7 +27,7 @@ def runs(tmp_path, monkeypatch):
     pd.DataFrame([["p", "t1", "wiki", "test", "M", "MAP", "68.86"], ["p", "t1", "wiki", "test", "Prior", "MAP", "65.2"],
                   ["p", "other", "wiki", "test", "M", "MRR", "1"]],
                  columns=["paper", "table", "dataset", "split", "model", "metric", "value"]).to_csv(published, index=False)
-    return {"seeds": 3, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}, published
+    return {"seeds": 3, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}, published
 
 
 def test_cells_are_mean_and_sample_std_over_seeds_beside_published(runs, tmp_path):
@@ -86,15 +86,21 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     papers = load(preset="full")
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
     monkeypatch.chdir(tmp_path)
-    config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {}, "synthetic_zh": {}}, "dataset_alias": {},
-              "paper_settings": papers}
+    config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {"source": "synthetic"},
+                                                          "synthetic_zh": {"source": "synthetic"}},
+              "dataset_alias": {}, "paper_settings": papers}
     table = spec_table(config, "smoke", "synthetic")
+    (tmp_path / "data/raw/synthetic").mkdir(parents=True)
+    (tmp_path / "data/raw/synthetic/manifest.json").write_text(json.dumps({"corpus.json": {"sha256": "ab" * 32}}))
     for i, run in enumerate(table_runs(config, table)):  # every metric of every split: 0.1 * (i % 7)
         path = tmp_path / run.dir / "metrics.json"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps({"test": {m: 0.1 * (i % 7) for m in ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]}}))
         used = run_config(papers, "wikiqa", run.variant.model, run.seed)  # the paper's settings on another dataset
         path.with_name("config.json").write_text(json.dumps({**used, "dataset": run.dataset}))
+        timings = tmp_path / timings_file(run)
+        timings.parent.mkdir(parents=True, exist_ok=True)
+        timings.write_text(json.dumps({"train": {"commit": "c0ffee" * 6 + "abcd"}}))
     main(["table", "--config", json.dumps(config), "--paper", "smoke", "--table", "synthetic",
           "--published", _empty_published(tmp_path),
           "--out-prefix", "results/tables/smoke/synthetic"])
@@ -103,7 +109,14 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     notes = (tmp_path / "results/tables/smoke/synthetic.md").read_text()
     assert "every row: max_len_a 40 → 120, max_len_q 20 → 40" in notes  # the runs used wikiqa's lengths
     cell = nested["QA-CNN"]["synthetic_en test MAP"]  # qa_cnn's two seeds are inputs 0 and 1
+    provenance = cell.pop("provenance")
     assert cell == pytest.approx({"mean": 0.05, "std": np.std([0.0, 0.1], ddof=1), "n": 2, "published": None})
+    assert [(r["run"], r["seed"], r["commit"]) for r in provenance["runs"]] == [
+        (f"results/runs/synthetic_en/qa_cnn/seed{s}", s, "c0ffee" * 6 + "abcd") for s in (1, 2)]
+    assert provenance["raw_sha256"] == {"synthetic_en": {"corpus.json": "ab" * 32}}
+    # the commit and checksums once in the notes; the seed count once too, not in every cell
+    assert f"runs trained at commit {'c0ffee' * 6 + 'abcd'}; raw data sha256" in notes and "(n=2)" not in notes
+    assert "preset smoke; 2 seeds per cell" in notes
 
 
 def _empty_published(tmp_path):
@@ -125,7 +138,7 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
             run.mkdir(parents=True)
             (run / "metrics.json").write_text(json.dumps({"dev": {"MAP": d}, "test": {"MAP": t, "MRR": t}}))
     train = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5, 1e-5], "select_metric": "MAP"}
-    config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}, "scale": {},
+    config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}, "scale": {},
               "models": {"m": {"arch": "qa_lstm", "train": train}}}
     lr, variant, dev = grid_choice(config, "m", "syn")
     assert (lr, variant.name, dev) == (5e-5, "m@lr=5e-05", pytest.approx(0.57))
@@ -155,15 +168,35 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
         timings.write_text(json.dumps({"train": {"seconds_per_batch": 0.1 * seed, "epochs": epochs}}))
     table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
                                   {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"}]}
-    config = {"seeds": 2, "datasets": {"syn": {}}, "dataset_alias": {"wiki": "syn"}}
+    config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     published = {("wiki", "train", "M", "seconds_per_batch"): 1.28}
     cells = aggregate(config, "p", table, published).set_index(["row", "metric"])
     assert cells.loc[("M", "seconds_per_batch"), "mean"] == pytest.approx(0.15)
     assert cells.loc[("M", "seconds_per_batch"), "published"] == 1.28
     assert table_inputs(config, table) == [f"results/{kind}" for seed in (1, 2) for kind in (
-        f"runs/syn/m/seed{seed}/config.json", f"runs/syn/m/seed{seed}/metrics.json", f"timings/syn/m/seed{seed}.json")]
+        f"runs/syn/m/seed{seed}/config.json", f"runs/syn/m/seed{seed}/metrics.json", f"timings/syn/m/seed{seed}.json")
+    ] + ["data/raw/syn/manifest.json"]
+    # the timings files name the commit that trained each run (provenance), and the manifest the raw files
     assert table_inputs(config, TABLE) == [f"results/runs/syn/m/seed{seed}/{name}"
-                                           for seed in (1, 2) for name in ("config.json", "metrics.json")]
+                                           for seed in (1, 2) for name in ("config.json", "metrics.json")] + [
+        f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)] + ["data/raw/syn/manifest.json"]
     (tmp_path / "results/timings/syn/m/seed2.json").unlink()
     with pytest.raises(FileNotFoundError, match="results/timings/syn/m/seed2.json: missing"):
         aggregate(config, "p", table, published)
+
+
+def test_a_cell_where_none_of_a_rows_models_applies_reads_na(runs, tmp_path):
+    config, _ = runs
+    table = {"id": "t2", "rows": [{"label": "M", "model": "m", "models": {"pairs": None}}, {"label": "Prior"}],
+             "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
+                         {"dataset": "pairs", "split": "test", "metric": "accuracy"}]}
+    config = {**config, "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}}}
+    cells = aggregate(config, "p", table, {}).set_index(["row", "dataset"])
+    assert cells.loc[("M", "wiki"), "n"] == 3 and not cells.loc[("M", "wiki"), "na"]
+    assert cells.loc[("M", "pairs"), "n"] == 0 and cells.loc[("M", "pairs"), "na"]
+    assert cells.loc[("M", "pairs"), "model"] == "" and not cells.loc[("Prior", "pairs"), "na"]
+    render(cells.reset_index(), table, [], tmp_path / "out" / "t2")
+    md = (tmp_path / "out/t2.md").read_text()
+    # nothing published: no published columns, the headers are the columns'
+    assert "| M     | 0.6600 ± 0.0458 (n=3) | n/a " in md and "published" not in md and "MAP ours" not in md
+    assert "| Prior | —  " in md and md.count("n/a") == 1

@@ -49,7 +49,7 @@ figures:
   - {id: figure4, kind: learning_curves, dataset: quoraqp, metric: accuracy, splits: [dev, test], panels: true,
      models: [mv, q], labels: {mv: MV-LSTM, q: aMV-LSTM (Q)}, reference_model: mv, reference_split: test}
 """
-CONFIG = {"preset": "test", "seeds": 2, "datasets": {"syn": {}}, "scale": {},
+CONFIG = {"preset": "test", "seeds": 2, "datasets": {"syn": {"source": "syn"}}, "scale": {},
           "dataset_alias": {"wikiqa_mz": "syn", "quoraqp": "syn"}, "models": {"mv": {"arch": "qa_lstm", "train": {"lr": 1.0, "select_metric": "MAP"}},
                                   "q": {"arch": "qa_lstm", "train": {"lr": 1.0, "lr_grid": [1.0, 0.1],
                                                                      "select_metric": "MAP"}}}}

@@ -20,7 +20,7 @@ GIT = ["git", "-c", "user.email=test@ansel", "-c", "user.name=test"]
 SMALL = {
     "seeds": 1,
     "scale": {"train": {"epochs": 2}},
-    "papers": {p: {"tables": [], "figures": []} for p in ("datasets", "apnet", "ggsa", "amvlstm")},
+    "papers": {p: {"tables": [], "figures": []} for p in ("datasets", "apnet", "ggsa", "amvlstm", "matrix")},
 }
 SMALL_DATA = {"fetch": {"questions": {"train": 150, "dev": 30, "test": 30, "test1": 30, "test2": 30}}}
 PAPER = {

@@ -67,7 +67,7 @@ def report_cfg():
         "preset": C["preset"],
         "seeds": C["seeds"],
         "dataset_alias": C.get("dataset_alias", {}),
-        "datasets": {d: {} for d in C["datasets"]},
+        "datasets": {d: {"source": C["datasets"][d]["source"]} for d in C["datasets"]},  # provenance: the raw manifests
     }
 
 

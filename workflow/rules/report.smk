@@ -1,5 +1,14 @@
 # Seeds aggregated into each paper's tables (published value beside ours) and figures.
 
+# `snakemake --report results/report.html` (make report): every table and figure, grouped by paper
+# (category = the paper's id), and all of them on its first page (workflow/report/workflow.rst,
+# whose inline-figure directive ansel.report_page registers).
+from ansel import report_page  # noqa: F401
+
+
+report: "../report/workflow.rst"
+
+
 rule dataset_stats:
     """Statistics of a processed dataset (ansel.data.stats), read by tables of kind dataset_stats."""
     input:
@@ -22,9 +31,13 @@ rule table:
         published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
         code=package_code("report"),
     output:
-        report("results/tables/{paper}/{table}.csv", category="{paper}", labels={"table": "{table}"}),
+        # the long form (one row per cell, numbers unrounded), to download from the report
+        report("results/tables/{paper}/{table}.csv", category="{paper}", subcategory="tables (CSV)",
+               labels={"table": "{table}"}),
         "results/tables/{paper}/{table}.md",
         "results/tables/{paper}/{table}.tex",
+        report("results/tables/{paper}/{table}.html", category="{paper}", subcategory="tables",
+               labels={"table": "{table}"}),
         # DVC metrics: {row: {column: {mean, std, n, published}}}; top_answers: {aid: {label, model: {score, rank}}}
         "results/tables/{paper}/{table}.json",
     params:
@@ -46,7 +59,8 @@ rule figure:
         spec="workflow/papers/{paper}.yaml",
         code=package_code("report"),
     output:
-        report("figures/{paper}/{figure}.png", category="{paper}", labels={"figure": "{figure}"}),
+        report("figures/{paper}/{figure}.png", category="{paper}", subcategory="figures",
+               labels={"figure": "{figure}"}),
         "figures/{paper}/{figure}.pdf",
     params:
         cfg=figure_cfg,

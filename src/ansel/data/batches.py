@@ -4,12 +4,16 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ansel.data.canonical import Dataset
 from ansel.data.vocab import PAD, Lexicon, Vocab, training_texts
+
+if TYPE_CHECKING:  # pandas (+60 MB resident) is imported by loading a dataset, not by scoring's trim_padding
+    import pandas as pd
+
+    from ansel.data.canonical import Dataset
 
 
 @dataclass
@@ -23,6 +27,8 @@ class RunData:
 
     @classmethod
     def load(cls, processed_dir: str | Path, vocab: Vocab, max_len_q: int, max_len_a: int) -> "RunData":
+        from ansel.data.canonical import Dataset
+
         ds = Dataset.load(processed_dir)
         return cls(
             dataset=ds,

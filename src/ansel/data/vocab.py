@@ -6,11 +6,12 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from ansel.data.canonical import Dataset
+if TYPE_CHECKING:  # canonical imports pandas (+60 MB resident), which only dataset I/O needs
+    from ansel.data.canonical import Dataset
 
 PAD_TOKEN, UNK_TOKEN = "<pad>", "<unk>"
 PAD = 0  # the id of <pad>: padded positions of an id matrix

@@ -17,10 +17,11 @@ import pandas as pd
 import torch
 
 from ansel.data.batches import RunData
-from ansel.evaluation import scoring
+from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import split_metrics, write_trec_run
 from ansel.models.io import load_model, save_atomic, save_text, save_torch
+from ansel.models.lexical_ranker import LexicalRanker
 from ansel.models.registry import needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
@@ -31,7 +32,10 @@ DEV_SCORES = "dev_scores.pt"
 def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.DataFrame:
     cands, qi, ai = data.pairs(split)
     out = cands[["qid", "aid", "label"]].copy()
-    out["score"] = scoring.score(model, data.q_ids, data.a_ids, qi, ai, batch_size)
+    if isinstance(model, LexicalRanker):  # from the tokens: words outside the vocabulary still match
+        out["score"] = lexical.score_candidates(model.method, model.hparams, data.dataset, cands)
+    else:
+        out["score"] = scoring.score(model, data.q_ids, data.a_ids, qi, ai, batch_size)
     return out
 
 

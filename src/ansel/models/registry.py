@@ -38,19 +38,21 @@ class Arch(NamedTuple):
     hparams: type
     build: Builder
     lexicon: bool = False
+    trained: bool = True  # False: no trainable parameters (random and lexical rankers): no epochs
 
 
 _ARCHS: dict[str, Arch] = {}
 
 
-def register(name: str, hparams: type, lexicon: bool = False):
+def register(name: str, hparams: type, lexicon: bool = False, trained: bool = True):
     """Decorator: ``@register("qa_lstm", QALSTMConfig)`` on ``build(cfg, vocab_size, embeddings)``;
-    with ``lexicon=True`` on ``build(cfg, vocab_size, embeddings, lexicon)``."""
+    with ``lexicon=True`` on ``build(cfg, vocab_size, embeddings, lexicon)``; ``trained=False``
+    for an architecture without trainable parameters (its runs log no epoch)."""
 
     def wrap(build: Builder) -> Builder:
         if name in _ARCHS:
             raise ValueError(f"model architecture {name!r} registered twice")
-        _ARCHS[name] = Arch(hparams, build, lexicon)
+        _ARCHS[name] = Arch(hparams, build, lexicon, trained)
         return build
 
     return wrap
@@ -71,6 +73,12 @@ def _hparams_class(arch: str, where: str) -> type:
     if arch not in _discovered():
         raise ModelConfigError(f"{where}: unknown arch {arch!r}; known: {', '.join(registered())}")
     return _ARCHS[arch].hparams
+
+
+def is_trained(arch: str) -> bool:
+    """Whether the architecture has trainable parameters (else its runs log no epoch)."""
+    _hparams_class(arch, "model")
+    return _ARCHS[arch].trained
 
 
 def hparams_fields(arch: str, where: str = "model") -> set[str]:

@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ansel.report import dataset_stats as S
+from ansel.report.context import context_notes
 from ansel.report.deviations import table_setting_notes
+from ansel.report.provenance import provenance_note, table_provenance
+from ansel.report.significance import annotate
 from ansel.report.tables import aggregate, grid_notes, protocol_notes, published_lookup, render
 from ansel.report.top_answers import render_top_answers
 from ansel.targets import seed_count, spec_table, table_datasets, table_kind, table_models
@@ -19,8 +22,10 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
     table = spec_table(config, paper, table_id)
     kind = table_kind(table)
     aliases = {d: config["dataset_alias"][d] for d in table_datasets(table) if d in config.get("dataset_alias", {})}
+    seeded = {**table, "rows": [r for r in table.get("rows", []) if not r.get("context")]}  # context rows: 1 run
+    n_seeds = seed_count(config, table_models(seeded)) if kind == "metrics" else ""
     notes = [f"preset {config.get('preset', 'full')}"
-             + (f"; {seed_count(config, table_models(table))} seeds" if kind == "metrics" else "")]
+             + (f"; {n_seeds} seed{'s' * (n_seeds != '1')} per cell" if kind == "metrics" else "")]
     if aliases:
         notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
                      + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))
@@ -34,6 +39,9 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
                            notes, out_prefix)
         return
     cells = aggregate(config, paper, table, published_lookup(published, paper, table_id))
-    notes += (grid_notes(config, table) + protocol_notes(table)
+    notes += (grid_notes(config, table) + protocol_notes(table) + context_notes(table)
               + table_setting_notes(config, table, config["paper_settings"]))
-    render(cells, table, notes, out_prefix)
+    cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
+    provenance = table_provenance(config, table)
+    render(cells, table, notes + significance_notes + [provenance_note(list(provenance.values()))], out_prefix,
+           extra_json=significance_json, provenance=provenance, show_n="-" in n_seeds)

@@ -62,11 +62,13 @@ def embeddings_note(rows: list[tuple[str, dict]]) -> str:
 
 
 def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[str]:
-    """Deviation and embeddings notes for a table of runs, from each (row, dataset)'s first seed.
+    """Deviation and embeddings notes for a table of runs, from each (row, dataset)'s first seed
+    (context rows left out).
 
     ``papers_config`` is params.yaml without a preset (``ansel.config.load(preset="full")``).
     """
-    cells = {(row["label"], row["model"], col["dataset"], ds) for row, col, ds in table_cells(config, table)}
+    cells = {(row["label"], row["model"], col["dataset"], ds) for row, col, ds in table_cells(config, table)
+             if not row.get("context")}  # a lexical context row trains nothing: no settings to compare
     several = len({c[2] for c in cells}) > 1
     rows, used_by_label = [], []
     for label, model, dataset, resolved in sorted(cells, key=lambda c: (c[2], c[0])):

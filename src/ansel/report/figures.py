@@ -25,10 +25,10 @@ from ansel.config import dataset_name, papers_dir  # noqa: E402
 from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
 from ansel.report.plotting import save  # noqa: E402
-from ansel.report.tables import (last_epoch_metric, published_lookup, run_log, run_metric, run_value,  # noqa: E402
-                                 split_labels, split_run)
-from ansel.targets import (Run, Variant, figure_models, processed_dir, runs, seed_count, spec_seed,  # noqa: E402
-                           sweep_models, sweep_values)
+from ansel.report.tables import (aggregate, column_label, last_epoch_metric, published_lookup, run_log,  # noqa: E402
+                                 run_metric, run_value, split_labels, split_run)
+from ansel.targets import (Run, Variant, figure_models, figure_table, processed_dir, runs, seed_count,  # noqa: E402
+                           spec_seed, sweep_models, sweep_values)
 
 FigureFn = Callable[[dict, dict, Path], None]
 _KINDS: dict[str, FigureFn] = {}
@@ -280,3 +280,43 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_title(spec.get("title", f"{ds}: {spec['base_model']} by {x} ({seed_count(config, [spec['base_model'], spec['reference_model']])} seeds)"), fontsize=9)
     ax.legend(fontsize=7)
     save(fig, prefix)
+
+
+def column_position(means: pd.DataFrame) -> pd.DataFrame:
+    """Each mean's place between its column's lowest (0) and highest (1) mean; 0.5 where a column
+    has one value (or all equal), NaN where a cell has none."""
+    low, high = means.min(), means.max()
+    span = (high - low).where(high > low)  # per column; NaN: nothing to spread
+    return ((means - low) / span).fillna(0.5).where(means.notna())
+
+
+@figure_kind("heatmap")
+def heatmap(config: dict, spec: dict, prefix: Path) -> None:
+    """A metrics table (spec key ``table``) as a grid: rows x columns, each cell's mean over seeds
+    printed in it. Colour = the cell's place within its column (``column_position``): columns are
+    different datasets and metrics, whose ranges differ (MAP on 100-candidate pools vs 5; accuracy),
+    so one scale over all of them would compare datasets, not models. n/a cells (no model of the
+    row applies) and cells without runs are grey."""
+    table = figure_table(spec)
+    cells = aggregate(config, spec["paper"], table, {})
+    rows, columns = [r["label"] for r in table["rows"]], [column_label(c) for c in table["columns"]]
+    position = column_position(cells.pivot(index="row", columns="column", values="mean")
+                               .reindex(index=rows, columns=columns))
+    cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
+    fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 3.5, 0.32 * len(rows) + 1.8))
+    image = ax.imshow(np.ma.masked_invalid(position.to_numpy(dtype=float)), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for cell in cells.itertuples():
+        where = position.loc[cell.row, cell.column]
+        text = "n/a" if cell.na else "" if cell.n == 0 else f"{cell.mean:.3f}"
+        ax.text(columns.index(cell.column), rows.index(cell.row), text, ha="center", va="center", fontsize=7,
+                color="white" if where < 0.5 else "black")  # NaN (grey) compares False: black
+    ax.set_xticks(range(len(columns)), [c.replace(" ", "\n", 1) for c in columns], fontsize=7)
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    ax.xaxis.tick_top()
+    bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label("place within the column (0 = its lowest mean, 1 = its highest)", fontsize=7)
+    seeds = seed_count(config, [m for m in cells.model.unique() if m])
+    ax.set_title(f"{spec.get('title', table.get('caption', table['id']))}\nmean over {seeds} seeds, preset "
+                 f"{config.get('preset', 'full')}; colour: place within each column", fontsize=9)
+    save(fig, prefix)
+

@@ -10,18 +10,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ansel.targets import Run, timings_file
-
-
-def raw_manifest(config: dict, dataset: str) -> str:
-    """The download manifest of the raw files a (resolved) dataset is preprocessed from."""
-    return f"data/raw/{config['datasets'][dataset]['source']}/manifest.json"
-
-
-def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
-    """The files ``cell_provenance`` reads for these runs (so a table job depends on them)."""
-    return list(dict.fromkeys([f for r in runs for f in (timings_file(r), f"{r.dir}/config.json")]
-                              + [raw_manifest(config, d) for d in sorted({r.dataset for r in runs})]))
+from ansel.report.tables import column_label, grid_choice
+from ansel.targets import Run, raw_manifest, runs, table_cells, timings_file
 
 
 def _read_json(path: str | Path) -> dict:
@@ -53,6 +43,16 @@ def cell_provenance(config: dict, runs: list[Run]) -> dict:
     """A cell's provenance: every run's ``run_provenance`` and, per dataset, its raw files' sha256."""
     return {"runs": [run_provenance(r) for r in runs],
             "raw_sha256": {d: raw_checksums(config, d) for d in sorted({r.dataset for r in runs})}}
+
+
+def table_provenance(config: dict, table: dict) -> dict[tuple[str, str], dict]:
+    """{(row label, column label): cell_provenance} of a metrics table's cells that show runs (at the
+    lr grid point dev chose, as ``ansel.report.tables.aggregate``)."""
+    out = {}
+    for row, col, ds in table_cells(config, table):
+        _, variant, _ = grid_choice(config, row["model"], ds)
+        out[(row["label"], column_label(col))] = cell_provenance(config, runs(config, ds, variant))
+    return out
 
 
 def provenance_note(cells: list[dict]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +22,13 @@ import pandas as pd
 from ansel.config import model_config
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CLASSIFICATION_METRICS, METRICS
-from ansel.targets import Run, Variant, grid_points, metric_file, runs, table_cells
+from ansel.report.context import context_lookup, context_rows
+from ansel.targets import Run, Variant, grid_points, metric_file, not_applicable, runs, table_cells
 
-# row/column: the rendered table's labels; digits: decimals shown; differs: the † marker.
+# row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
+# model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a.
 CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
-                "mean", "std", "n", "published", "digits", "differs"]
+                "mean", "std", "n", "published", "digits", "differs", "na"]
 
 
 # Our spelling of each metric, by its case-folded name: a paper may print ndcg@3 for our nDCG@3.
@@ -69,7 +72,11 @@ def run_log(run: Run, columns: list[str]) -> pd.DataFrame:
 
 
 def last_epoch_metric(run: Run, split: str, metric: str) -> float:
-    """``split``/``metric`` at the run's last epoch (its log.csv's last row)."""
+    """``split``/``metric`` at the run's last epoch (its log.csv's last row); a run that trained no
+    epoch (no trainable parameters: random, lexical rows) has one state, the one metrics.json scored."""
+    path = Path(run.dir) / "log.csv"
+    if path.exists() and pd.read_csv(path).empty:
+        return run_metric(run, split, metric)
     return float(run_log(run, [f"{split}_{metric}"])[f"{split}_{metric}"].iloc[-1])
 
 
@@ -80,7 +87,7 @@ def run_value(run: Run, split: str, metric: str, protocol: str = "dev") -> float
 
 
 def split_run(path: Path, split: str) -> pd.DataFrame:
-    """(qid, aid, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``."""
+    """(qid, aid, rank, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``."""
     from ansel.evaluation.metrics import read_trec_run  # lazy: ranx is slow to import
 
     if not path.exists():
@@ -90,7 +97,7 @@ def split_run(path: Path, split: str) -> pd.DataFrame:
     if rows.empty:
         found = sorted(run.qid.str.partition(":")[0].unique())
         raise KeyError(f"{path}: no rows of split {split!r}; it has {', '.join(found)}")
-    return rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "score"]]
+    return rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "rank", "score"]]
 
 
 def split_labels(data: Dataset, split: str, where: str) -> pd.DataFrame:
@@ -156,17 +163,18 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
     """One row per (row label, column): ours mean/std/n over seeds and the published value (looked
     up under the column's ``published_dataset``, default its dataset)."""
     records = []
-    run_cells = {(row["label"], column_label(col)): ds for row, col, ds in table_cells(config, table)}
+    run_cells = {(row["label"], column_label(col)): (ds, row["model"]) for row, col, ds in table_cells(config, table)}
+    context = context_lookup() if context_rows(table) else {}  # other papers' values, by model
     for row in table["rows"]:
         for col in table["columns"]:
             key = (row["label"], column_label(col))
-            pub = published.get((col.get("published_dataset", col["dataset"]), col["split"], row["label"],
-                                 col["metric"]), math.nan)
+            where = (col.get("published_dataset", col["dataset"]), col["split"])
+            pub = (context.get((*where, row["model"], col["metric"]), math.nan) if row.get("context")
+                   else published.get((*where, row["label"], col["metric"]), math.nan))
             values = []
-            resolved = col["dataset"]
+            resolved, model = run_cells.get(key, (col["dataset"], None))
             if key in run_cells:
-                resolved = run_cells[key]
-                _, variant, _ = grid_choice(config, row["model"], resolved)
+                _, variant, _ = grid_choice(config, model, resolved)
                 values = [run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
                           for r in runs(config, resolved, variant)]
             # ranking and classification metrics (0-1) may be printed as percentages; others (seconds) never are
@@ -178,11 +186,11 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             tol = 1.0 if scale == 100.0 else 0.01
             differs = bool(len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
             records.append({"row": row["label"], "column": key[1],
-                            "model": row.get("model") or "", "dataset": col["dataset"],
+                            "model": model or "", "dataset": col["dataset"],
                             "run_dataset": resolved if key in run_cells else "", "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
                             "published": pub, "digits": 2 if (pub > 1.0 or mean > 1.0) else 4,
-                            "differs": differs})
+                            "differs": differs, "na": not_applicable(row, col)})
     return pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
 
 
@@ -190,45 +198,60 @@ def _fmt(x: float, digits: int) -> str:
     return "—" if math.isnan(x) else f"{x:.{digits}f}"
 
 
-def _ours(r) -> str:
+def _ours(r, show_n: bool = True) -> str:
+    """mean ± std (n, unless ``show_n`` is off: every row has the same seed count, said once in the
+    notes), then the significance mark against the baseline row (ansel.report.significance: a
+    ``mark`` column, only in tables that declare a baseline) and †."""
     if r.n == 0:
-        return "—"
-    spread = f" ± {_fmt(r.std, r.digits)} (n={r.n})" if r.n > 1 else ""
-    return f"{_fmt(r.mean, r.digits)}{spread}{' †' if r.differs else ''}"
+        return "n/a" if r.na is True else "—"  # na is NaN in a dataset_stats frame
+    spread = f" ± {_fmt(r.std, r.digits)}" + (f" (n={r.n})" if show_n else "") if r.n > 1 else ""
+    marks = [getattr(r, "mark", ""), "†" if r.differs else ""]
+    return " ".join([f"{_fmt(r.mean, r.digits)}{spread}", *filter(None, marks)])
 
 
-def pivot(cells: pd.DataFrame) -> pd.DataFrame:
-    """Rows = table rows; per column two entries: ours (mean ± std, n) and published."""
+def pivot(cells: pd.DataFrame, show_n: bool = True) -> pd.DataFrame:
+    """Rows = table rows; per column ours (mean ± std, n) and, for a column with any published
+    value, published beside it (a table with none has only ours, headed by the column)."""
+    with_published = set(cells.column[cells.published.notna()])
+    suffix = " ours" if with_published else ""
     out: dict[str, dict[str, str]] = {}
     for r in cells.itertuples():
-        out.setdefault(r.row, {})[f"{r.column} ours"] = _ours(r)
-        out[r.row][f"{r.column} published"] = _fmt(r.published, r.digits)
+        out.setdefault(r.row, {})[f"{r.column}{suffix}"] = _ours(r, show_n)
+        if r.column in with_published:
+            out[r.row][f"{r.column} published"] = _fmt(r.published, r.digits)
     return pd.DataFrame.from_dict(out, orient="index")
 
 
-def nested(cells: pd.DataFrame) -> dict:
-    """{row: {column: {mean, std, n, published}}} (NaN as null): the table as DVC metrics."""
+def nested(cells: pd.DataFrame, provenance: dict[tuple, dict] | None = None) -> dict:
+    """{row: {column: {mean, std, n, published[, provenance]}}} (NaN as null): the table as DVC
+    metrics; ``provenance`` (``ansel.report.provenance.table_provenance``) by (row, column)."""
     def num(x):
         return None if isinstance(x, float) and math.isnan(x) else x
 
     out: dict[str, dict] = {}
     for r in cells.itertuples():
-        out.setdefault(r.row, {})[r.column] = {"mean": num(float(r.mean)), "std": num(float(r.std)),
-                                               "n": int(r.n), "published": num(float(r.published))}
+        cell = {"mean": num(float(r.mean)), "std": num(float(r.std)), "n": int(r.n), "published": num(float(r.published))}
+        if provenance and (r.row, r.column) in provenance:
+            cell["provenance"] = provenance[(r.row, r.column)]
+        out.setdefault(r.row, {})[r.column] = cell
     return out
 
 
-def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path, legend: str | None = None) -> None:
-    """prefix.{csv,md,tex,json}; ``legend`` explains "ours" and † (default: the seed aggregate)."""
-    write_table(cells, pivot(cells), nested(cells), table, notes + [legend or (
-        "ours = mean ± sample std over seeds, model selected on dev; † = differs from published by more than "
-        "max(1 point, 2·std).")], prefix)
+def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path, legend: str | None = None,
+           extra_json: dict | None = None, provenance: dict[tuple, dict] | None = None, show_n: bool = True) -> None:
+    """prefix.{csv,md,tex,html,json}; ``legend`` explains "ours" and † (default: the seed aggregate);
+    ``extra_json``: keys the .json holds beside the rows (a table's "significance"); ``provenance``
+    per cell into the .json; ``show_n``: the seed count in each cell (off: the notes say it once)."""
+    legend = legend or "ours = mean ± sample std over seeds, model selected on dev" + (
+        "; † = differs from published by more than max(1 point, 2·std)." if cells.published.notna().any() else ".")
+    write_table(cells, pivot(cells, show_n), nested(cells, provenance) | (extra_json or {}), table, notes + [legend],
+                prefix)
 
 
 def write_table(long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: dict, notes: list[str],
                 prefix: Path) -> None:
-    """prefix.csv (``long``), .md and .tex (``wide``, the caption, the spec's notes and ``notes``)
-    and .json (``as_json``, DVC's metrics)."""
+    """prefix.csv (``long``), .md, .tex and .html (``wide``, the caption, the spec's notes and
+    ``notes``) and .json (``as_json``, DVC's metrics)."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     long.to_csv(prefix.with_suffix(".csv"), index=False)
     caption = table.get("caption", table["id"])
@@ -239,4 +262,9 @@ def write_table(long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: di
     tex = wide.to_latex(escape=True, caption=caption, label=f"tab:{table['id']}")
     tex += "".join(f"% {n}\n" for n in all_notes)
     prefix.with_suffix(".tex").write_text(tex)
+    # The HTML report shows this fragment (workflow/report/workflow.rst inlines it); the charset
+    # keeps ± and † readable where it is opened on its own.
+    items = "".join(f"<li>{escape(n)}</li>" for n in all_notes)
+    prefix.with_suffix(".html").write_text(f'<meta charset="utf-8">\n<p><strong>{escape(caption)}</strong></p>\n'
+                                           f'{wide.to_html(escape=True)}\n<ul>{items}</ul>\n', encoding="utf-8")
     prefix.with_suffix(".json").write_text(json.dumps(as_json, indent=1, ensure_ascii=False) + "\n")

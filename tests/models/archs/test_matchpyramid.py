@@ -120,3 +120,26 @@ def test_two_class_head_fits_32_labelled_pairs():
 def test_pool_grids_upstream_cannot_make_are_refused(hparams):
     with pytest.raises(ModelConfigError, match="model.dpool_size"):
         build_model("match_pyramid", hparams, VOCAB)
+
+
+def test_dynamic_max_pool_equals_stretching_both_axes_then_max_pooling():
+    """The cell gather and channels-last pooling against upstream's recipe as written: gather the
+    rows, gather the columns, max-pool. Same values and the same gradient (the first maximum of a
+    window gets it), with repeated rows, empty texts and a remainder row dropped."""
+    def upstream(x, lengths1, lengths2, size):
+        b, c, m1, m2 = x.shape
+        rows = dynamic_pooling_index(lengths1, m1)[:, None, :, None].expand(b, c, m1, m2)
+        cols = dynamic_pooling_index(lengths2, m2)[:, None, None, :].expand(b, c, m1, m2)
+        return torch.nn.functional.max_pool2d(x.gather(2, rows).gather(3, cols), (m1 // size[0], m2 // size[1]))
+
+    torch.manual_seed(0)
+    x = torch.randn(6, 4, 10, 40).round(decimals=1)  # ties within windows
+    lengths1, lengths2 = torch.tensor([10, 3, 0, 7, 1, 10]), torch.tensor([40, 9, 0, 17, 40, 1])
+    grad = torch.randn(6, 4, 3, 10)
+    ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+    pooled = dynamic_max_pool(ours, lengths1, lengths2, (3, 10))
+    expected = upstream(theirs, lengths1, lengths2, (3, 10))
+    assert torch.equal(pooled, expected)
+    (pooled * grad).sum().backward()
+    (expected * grad).sum().backward()
+    torch.testing.assert_close(ours.grad, theirs.grad, rtol=0, atol=1e-6)

@@ -12,7 +12,7 @@ class RandomConfig(HParams):
     max_len: int = hparam(512, positive)
 
 
-@register("random", RandomConfig)
+@register("random", RandomConfig, trained=False)
 def build_random(cfg: RandomConfig, vocab_size: int, embeddings):
     from ansel.models.random_ranker import RandomRanker
 

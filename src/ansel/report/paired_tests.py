@@ -1,0 +1,80 @@
+"""Paired significance tests over questions: does one run's metric differ from another's on the
+same questions? (PyTerrier's ``Experiment(baseline=..., correction="holm")`` is the reference.)
+
+Per-question values come from a split of a run.trec and the split's labels through
+``ansel.evaluation.metrics.per_question``: the numbers whose means are metrics.json's. Two
+two-sided tests of the per-question differences over the questions both runs score:
+
+- paired t-test: ``scipy.stats.ttest_rel``;
+- randomisation test (Fisher's, as in Smucker et al., CIKM 2007): ``scipy.stats.permutation_test``
+  on the differences with ``permutation_type="samples"``, which flips each difference's sign at
+  random; 9,999 resamples from a fixed seed (the exact distribution when 2^n is no larger).
+  Not ranx's ``fisher_randomization_test``: it draws in numba-parallel threads, so its p value
+  depends on the thread count, and ranx costs seconds of import and JIT compilation per process.
+
+Holm–Bonferroni (``holm``) adjusts a family of p values: scipy has no Holm correction
+(``false_discovery_control`` is Benjamini–Hochberg/Yekutieli) and statsmodels is not a dependency.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ansel.evaluation.metrics import per_question
+
+TESTS = ("t", "randomisation")
+RESAMPLES = 9999
+SEED = 0
+
+
+def question_values(ranked: pd.DataFrame, labels: pd.DataFrame, no_positive: str, where: str) -> pd.DataFrame:
+    """Every ranking metric per question (index qid) of one split of a run: ``ranked`` has qid, aid
+    and rank (a run.trec's rows), ``labels`` qid, aid, label (the split's candidates). Questions
+    without a positive are left out under ``no_positive: drop``, count 0 under ``zero``, as in the
+    run's metrics.json."""
+    merged = ranked[["qid", "aid", "rank"]].merge(labels[["qid", "aid", "label"]], on=["qid", "aid"], how="left")
+    unlabelled = merged[merged.label.isna()]
+    if not unlabelled.empty:
+        first = unlabelled.iloc[0]
+        raise KeyError(f"{where}: {len(unlabelled)} ranked candidates are not candidates of the dataset's split, "
+                       f"e.g. question {first.qid} answer {first.aid}")
+    # The file's ranks are the evaluation's ranking, ties already broken: re-ranking by the written
+    # scores (8 decimals) could tie candidates the evaluation told apart.
+    values = per_question(merged.assign(score=-merged["rank"].astype(float), label=merged.label.astype(int)))
+    return values if no_positive == "zero" else values[values.n_pos > 0]
+
+
+def _mean_difference(d: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(d, axis=axis)
+
+
+def paired_tests(a: pd.Series, b: pd.Series) -> dict:
+    """``a`` − ``b`` (per-question values, indexed by qid) over the questions both have: n, the mean
+    difference and the two-sided p value of each test (``TESTS``). Identical values give p = 1."""
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    if len(both) < 2:
+        raise ValueError(f"{len(both)} question(s) in common: a paired test needs at least 2")
+    d = (both.a - both.b).to_numpy(dtype=float)
+    result = {"n": len(d), "difference": float(d.mean())}
+    if not d.any():  # no difference at all: ttest_rel's t is 0/0
+        return result | {test: 1.0 for test in TESTS}
+    result["t"] = float(stats.ttest_rel(both.a, both.b).pvalue)
+    result["randomisation"] = float(stats.permutation_test(
+        (d,), _mean_difference, permutation_type="samples", vectorized=True, n_resamples=RESAMPLES,
+        rng=np.random.default_rng(SEED)).pvalue)
+    return result
+
+
+def holm(p: Sequence[float]) -> np.ndarray:
+    """Holm–Bonferroni adjusted p values, in the input's order: the i-th smallest of m is multiplied
+    by m − i + 1 (i from 1), made non-decreasing in that order and capped at 1. Rejecting where the
+    adjusted p < alpha controls the family-wise error rate at alpha."""
+    p = np.asarray(p, dtype=float)
+    order = np.argsort(p, kind="stable")
+    factors = len(p) - np.arange(len(p))
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(factors * p[order]))
+    return adjusted
