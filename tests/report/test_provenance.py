@@ -37,7 +37,8 @@ def test_a_cell_names_its_runs_commits_config_hashes_and_raw_files(runs):
     assert [r["commit"] for r in cell["runs"]] == ["1" * 40, None]
     # the hash is of the config's content, whatever its key order or indentation
     assert cell["runs"][0]["config_sha256"] == hashlib.sha256(b'{"lr":0.1,"seed":1}').hexdigest()
-    assert cell["raw_sha256"] == {"wikiqa": {"WikiQA-test.tsv": "ab" * 32, "WikiQA-train.tsv": "cd" * 32}}
+    assert cell["raw_sha256"] == [{"dataset": "wikiqa", "file": "WikiQA-test.tsv", "sha256": "ab" * 32},
+                                  {"dataset": "wikiqa", "file": "WikiQA-train.tsv", "sha256": "cd" * 32}]
     assert set(provenance_inputs(CONFIG, runs)) == {
         "results/timings/wikiqa/m/seed1.json", "results/timings/wikiqa/m/seed2.json",
         "results/runs/wikiqa/m/seed1/config.json", "results/runs/wikiqa/m/seed2/config.json",

@@ -113,7 +113,9 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     assert cell == pytest.approx({"mean": 0.05, "std": np.std([0.0, 0.1], ddof=1), "n": 2, "published": None})
     assert [(r["run"], r["seed"], r["commit"]) for r in provenance["runs"]] == [
         (f"results/runs/synthetic_en/qa_cnn/seed{s}", s, "c0ffee" * 6 + "abcd") for s in (1, 2)]
-    assert provenance["raw_sha256"] == {"synthetic_en": {"corpus.json": "ab" * 32}}
+    assert provenance["raw_sha256"] == [{"dataset": "synthetic_en", "file": "corpus.json", "sha256": "ab" * 32}]
+    # lists only: `dvc metrics show` tabulates a twin's numbers and strings, not its lists
+    assert all(isinstance(v, list) for v in provenance.values())
     # the commit and checksums once in the notes; the seed count once too, not in every cell
     assert f"runs trained at commit {'c0ffee' * 6 + 'abcd'}; raw data sha256" in notes and "(n=2)" not in notes
     assert "preset smoke; 2 seeds per cell" in notes

@@ -40,9 +40,12 @@ def raw_checksums(config: dict, dataset: str) -> dict[str, str]:
 
 
 def cell_provenance(config: dict, runs: list[Run]) -> dict:
-    """A cell's provenance: every run's ``run_provenance`` and, per dataset, its raw files' sha256."""
+    """A cell's provenance: every run's ``run_provenance`` and its datasets' raw files
+    ({dataset, file, sha256}). Both are lists: `dvc metrics show` lists a JSON twin's numbers and
+    strings but not lists, so the provenance stays out of its table."""
     return {"runs": [run_provenance(r) for r in runs],
-            "raw_sha256": {d: raw_checksums(config, d) for d in sorted({r.dataset for r in runs})}}
+            "raw_sha256": [{"dataset": d, "file": f, "sha256": h} for d in sorted({r.dataset for r in runs})
+                           for f, h in raw_checksums(config, d).items()]}
 
 
 def table_provenance(config: dict, table: dict) -> dict[tuple[str, str], dict]:
@@ -59,7 +62,9 @@ def provenance_note(cells: list[dict]) -> str:
     """One sentence naming, for all of a table's cells, the commits that trained the runs and the
     raw files' sha256 (first 12 hex digits; the JSON twin has them whole)."""
     by_run = {r["run"]: r["commit"] or "unknown (not trained in a git checkout)" for c in cells for r in c["runs"]}
-    raw = {d: files for c in cells for d, files in c["raw_sha256"].items()}
+    raw: dict[str, dict[str, str]] = {}
+    for entry in (e for c in cells for e in c["raw_sha256"]):
+        raw.setdefault(entry["dataset"], {})[entry["file"]] = entry["sha256"]
     if not by_run:
         return ""
     commits = {c: list(by_run.values()).count(c) for c in dict.fromkeys(by_run.values())}
