@@ -60,9 +60,9 @@ def test_context_rows_are_left_out_of_the_settings_notes(runs):
     from ansel.config import load
     from ansel.report.deviations import table_setting_notes
 
-    for model, seeds in (("nn", (1, 2)), ("lexical_word_count", (1,))):
+    for model, arch, seeds in (("nn", "random", (1, 2)), ("lexical_word_count", "word_count", (1,))):
         for seed in seeds:  # the nn runs used 5 epochs where the (fake) paper says 3
-            used = {"seed": seed, "hparams": {}, "train": {"epochs": 5}, "embeddings": None}
+            used = {"seed": seed, "arch": arch, "hparams": {}, "train": {"epochs": 5}, "embeddings": None}
             (runs / f"results/runs/syn/{model}/seed{seed}/config.json").write_text(json.dumps(used))
     papers = load(preset="full")
     papers["models"] |= {"nn": {"arch": "random", "train": {"epochs": 3}}, "lexical_word_count": {"arch": "word_count"}}

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ansel.config import model_config, run_config
+from ansel.models.registry import is_trained
 from ansel.report.tables import grid_choice
 from ansel.targets import runs, table_cells
 
@@ -33,32 +34,53 @@ def differences(paper: dict, used: dict) -> list[str]:
             if k not in IDENTITY and p.get(k) != u.get(k)]
 
 
-def deviation_notes(rows: list[tuple[str, dict, dict]]) -> list[str]:
-    """Notes for rows given as (label, paper run config, used run config); rows that changed the
-    same settings are listed together ("every row" when all did)."""
-    by_diff: dict[tuple[str, ...], list[str]] = {}
-    for label, paper, used in rows:
+Cell = tuple[str, str | None]  # (row label, dataset: None when the table has one dataset)
+
+
+def who(cells: list[Cell], total: int) -> str:
+    """The rows a note applies to: "every row", or each label once with the datasets it applies on,
+    labels sharing the same datasets listed together ("A, B on wikiqa, trecqa and C on trecqa")."""
+    if len(cells) == total:
+        return "every row"
+    datasets: dict[str, list[str | None]] = {}
+    for label, dataset in cells:
+        datasets.setdefault(label, []).append(dataset)
+    groups: dict[tuple, list[str]] = {}
+    for label, ds in datasets.items():
+        groups.setdefault(tuple(ds), []).append(label)
+    return " and ".join(", ".join(labels) + ("" if ds == (None,) else f" on {', '.join(ds)}")
+                        for ds, labels in groups.items())
+
+
+def deviation_notes(rows: list[tuple[Cell, dict, dict]]) -> list[str]:
+    """Notes for rows given as ((label, dataset), paper run config, used run config); rows
+    that changed the same settings are listed together ("every row" when all did)."""
+    by_diff: dict[tuple[str, ...], list[Cell]] = {}
+    for cell, paper, used in rows:
         diff = tuple(differences(paper, used))
         if diff:
-            by_diff.setdefault(diff, []).append(label)
+            by_diff.setdefault(diff, []).append(cell)
     if not by_diff:
         return ["Runs use the paper's settings (params.yaml) unchanged."]
     return ["Deviations from the paper's settings (params.yaml → this preset): "
-            + "; ".join(f"{'every row' if len(labels) == len(rows) else ', '.join(labels)}: {', '.join(diff)}"
-                        for diff, labels in by_diff.items())]
+            + "; ".join(f"{who(cells, len(rows))}: {', '.join(diff)}" for diff, cells in by_diff.items())]
 
 
-def embeddings_note(rows: list[tuple[str, dict]]) -> str:
-    """Which word vectors each row's runs started from (label, used run config)."""
-    by_kind: dict[str, list[str]] = {}
-    for label, used in rows:
+def embeddings_note(rows: list[tuple[Cell, dict]]) -> str:
+    """Which word vectors each row's runs started from ((label, dataset), used run config)."""
+    by_kind: dict[str, list[Cell]] = {}
+    for cell, used in rows:
         kind = used.get("embeddings")
-        name = f"{kind}-{used['hparams'].get('embedding_dim')}" if kind else "random initialisation"
+        if not is_trained(used["arch"]):
+            name = "none (no parameters)"
+        elif kind:
+            name = f"{kind}-{used['hparams'].get('embedding_dim')}"
+        else:
+            name = "random initialisation"
         if kind == "word2vec":
             name += " (gensim, trained on the dataset's training split)"
-        by_kind.setdefault(name, []).append(label)
-    return "Word embeddings: " + "; ".join(f"{k}: {'every row' if len(v) == len(rows) else ', '.join(v)}"
-                                           for k, v in by_kind.items())
+        by_kind.setdefault(name, []).append(cell)
+    return "Word embeddings: " + "; ".join(f"{k}: {who(v, len(rows))}" for k, v in by_kind.items())
 
 
 def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[str]:
@@ -75,7 +97,7 @@ def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[
         _, shown, _ = grid_choice(config, model, resolved)  # the lr-grid point the table shows
         path = Path(runs(config, resolved, shown)[0].dir) / "config.json"
         used = json.loads(path.read_text())
-        name = f"{label} ({dataset})" if several else label
+        name = (label, dataset if several else None)
         paper = run_config(papers_config, dataset, model, used["seed"])
         if used["train"].get("lr") in model_config(papers_config, model)["train"].get("lr_grid", []):
             paper["train"]["lr"] = used["train"]["lr"]  # a point of the paper's own grid (see the grid note)
