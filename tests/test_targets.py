@@ -162,9 +162,9 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
     assert {v.model for v in variants if v.point} == {"ggsa_ggsa_max_insuranceqa"}
 
 
-def test_cpu_preset_builds_real_data_and_names_its_one_stand_in():
-    cfg = load(preset="cpu")
-    assert cfg["dataset_alias"] == {"quoraqp_raw": "quoraqp_standin"}  # the raw release is not offline
+def test_cpu_preset_builds_real_data_and_names_its_two_stand_ins():
+    cfg = load(preset="cpu")  # the raw QuoraQP release and lawQA.zip are not offline
+    assert cfg["dataset_alias"] == {"quoraqp_raw": "quoraqp_standin", "lawqa": "cmeddialog"}
     outputs = T.paper_outputs(cfg)
     assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
     assert not any("insuranceqa" in o or "/smoke/" in o for o in outputs)

@@ -234,6 +234,12 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
         if "splits" in ds and (unknown := [s for s in splits if s not in ds["splits"]]):
             raise ConfigError(f"{where}.{key}: {', '.join(map(repr, unknown))} not a split of datasets.{dataset} "
                               f"({', '.join(ds['splits'])})")
+    from ansel.models.registry import classifies_categories  # torch-free
+
+    if (t.category_weight or t.loss == "category") and not classifies_categories(m["arch"]):
+        key = "category_weight" if t.category_weight else "loss"
+        raise ConfigError(f"{where}.{key}: trains a question-category classifier; arch {m['arch']!r} has none "
+                          "(an arch registered with categories=True has, e.g. mtas)")
     task = ds.get("eval", {}).get("task", "ranking")
     if (t.loss == "classification") != (task == "classification"):
         raise ConfigError(f"{where}.loss: {t.loss!r} does not fit datasets.{dataset}.eval.task {task!r} "

@@ -109,9 +109,10 @@ def metric_file(run: Run, split: str, metric: str) -> str:
 
 def value_file(run: Run, split: str, metric: str, protocol: str = "dev") -> str:
     """The file a table column or figure reads ``split``/``metric`` of a run from: under
-    ``protocol: last`` its log.csv (the last epoch's value, MatchZoo's protocol: no selection),
-    else ``metric_file`` (the checkpoint selected on dev)."""
-    return f"{run.dir}/log.csv" if protocol == "last" else metric_file(run, split, metric)
+    ``protocol: last`` or ``best_split`` its log.csv (an epoch's values: the last, MatchZoo's
+    protocol, or the best on the split itself, MTAS's), else ``metric_file`` (the checkpoint
+    selected on dev)."""
+    return f"{run.dir}/log.csv" if protocol in ("last", "best_split") else metric_file(run, split, metric)
 
 
 def embeddings_file(cfg: dict) -> str | None:
@@ -350,14 +351,19 @@ def spec_seed(config: dict, spec: dict, models: list[str]) -> int:
 
 
 def sweep_values(config: dict, figure: dict) -> list:
-    """The spec's ``values``, or the preset's ``papers.<paper>.sweeps.<figure id>`` (fewer points)."""
+    """The spec's ``values`` (or its ``points``' values), or the preset's
+    ``papers.<paper>.sweeps.<figure id>`` (fewer points)."""
+    if "points" in figure:
+        return [p["value"] for p in figure["points"]]
     sweeps = config.get("papers", {}).get(figure.get("paper"), {}).get("sweeps", {})
     return sweeps.get(figure["id"], figure["values"])
 
 
 def sweep_models(config: dict, figure: dict) -> list[tuple[object, Variant]]:
-    """(value, variant) per swept value: the base model with ``x`` at the value, or the base
-    model itself at its own value."""
+    """(value, variant) per swept value: the spec's ``points`` (a model per value), or the base
+    model with ``x`` at the value, or the base model itself at its own value."""
+    if "points" in figure:
+        return [(p["value"], Variant(p["model"])) for p in figure["points"]]
     base, x = figure["base_model"], figure["x"]
     m = model_config(config, base)
     from ansel.models.registry import parse_hparams  # torch-free, as in config.model_config
@@ -376,7 +382,8 @@ def figure_models(figure: dict) -> list[str]:
     if figure["kind"] == "attention_maps":
         return [figure["model"]]
     if figure["kind"] == "sweep":
-        return [figure["base_model"], figure["reference_model"]]
+        swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
+        return list(dict.fromkeys([*swept, figure["reference_model"]]))
     if figure["kind"] == "heatmap":
         return table_models(figure_table(figure))
     return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))

@@ -44,6 +44,23 @@ class RunData:
         return len(self.vocab)
 
     @functools.cached_property
+    def categories(self) -> list[str]:
+        """The question categories of the training split, sorted: the classes of a model that also
+        classifies questions (MTAS). Categories seen only in dev or test are not classes."""
+        if "train" not in self.dataset.splits:
+            return []
+        q = self.dataset.questions
+        train = q[q.qid.isin(set(self.dataset.splits["train"].qid))].category
+        return sorted(train.dropna().astype(str).unique())
+
+    @functools.cached_property
+    def q_category(self) -> np.ndarray:
+        """Each question row's class index in ``categories``; -1 where it has none among them."""
+        index = {c: i for i, c in enumerate(self.categories)}
+        return np.array([index.get(c, -1) if isinstance(c, str) else -1 for c in self.dataset.questions.category],
+                        dtype=np.int64)
+
+    @functools.cached_property
     def lexicon(self) -> Lexicon:
         """The vocabulary's words and their IDF over the training texts (models built with a lexicon)."""
         return Lexicon.build(self.vocab, training_texts(self.dataset))

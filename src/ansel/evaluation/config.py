@@ -10,6 +10,9 @@ from ansel.settings import check
 # ranking a question's candidates, or classifying each (question, candidate) pair (QuoraQP).
 METRICS = ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]
 CLASSIFICATION_METRICS = ["accuracy", "F1"]
+# A model that also classifies each question's category (MTAS): over the split's questions whose
+# category is a training class; precision, recall and F1 macro-averaged over those classes
+CATEGORY_METRICS = ["category_accuracy", "category_precision", "category_recall", "category_F1"]
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,17 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 
-from ansel.data.batches import RunData
+from ansel.data.batches import RunData, trim_padding
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
-from ansel.evaluation.metrics import split_metrics, write_trec_run
+from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
 from ansel.models.io import load_model, save_atomic, save_text, save_torch
 from ansel.models.lexical_ranker import LexicalRanker
-from ansel.models.registry import needs_lexicon
+from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 
@@ -42,7 +43,28 @@ def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.D
 def evaluate_split(model, data: RunData, split: str, ev: EvalConfig,
                    batch_size: int = 256) -> tuple[pd.DataFrame, dict[str, float]]:
     scored = score_split(model, data, split, batch_size)
-    return scored, split_metrics(scored, ev.task, ev.no_positive)
+    return scored, split_metrics(scored, ev.task, ev.no_positive) | categorise_split(model, data, split, batch_size)
+
+
+def categorise_split(model, data: RunData, split: str, batch_size: int = 256) -> dict[str, float]:
+    """The category metrics of a model that also classifies questions (``classify``), over the
+    split's questions whose category is a training class; {} for any other model."""
+    if not hasattr(model, "classify"):
+        return {}
+    rows = np.unique(data.pairs(split)[1])
+    rows = rows[data.q_category[rows] >= 0]
+    if not len(rows):
+        raise ValueError(f"split {split!r} of {data.dataset.name!r} has no question in a training category")
+    return category_metrics(data.q_category[rows], _classify(model, data.q_ids[rows], batch_size),
+                            len(data.categories))
+
+
+def _classify(model, q_ids: np.ndarray, batch_size: int) -> np.ndarray:
+    """The argmax of the model's category logits for each row of ``q_ids``, in batches."""
+    device = next(model.parameters()).device
+    with torch.inference_mode():
+        return np.concatenate([model.classify(trim_padding(torch.from_numpy(q_ids[i:i + batch_size])).to(device))
+                               .argmax(1).cpu().numpy() for i in range(0, len(q_ids), batch_size)])
 
 
 def dev_evaluator(data: RunData, split: str, ev: EvalConfig):
@@ -87,15 +109,18 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
     scored = _reusable_scores(run_dir / DEV_SCORES, data)
     missing = [split for split in ev.splits if split not in scored]
-    if missing:
+    model = None
+    if missing or classifies_categories(cfg["arch"]):
         # on the training's device, where the reused dev scores were computed
         device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
         model = load_model(cfg, len(vocab), run_dir / "model.pt", device,
-                           data.lexicon if needs_lexicon(cfg["arch"]) else None)
+                           data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
         scored |= {split: score_split(model, data, split) for split in missing}
     metrics, scored_all = {}, []
     for split in ev.splits:
         metrics[split] = split_metrics(scored[split], ev.task, ev.no_positive)
+        if model is not None:
+            metrics[split] |= categorise_split(model, data, split)
         scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
     ranked = pd.concat(scored_all)
     save_atomic(run_dir / "run.trec", lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))

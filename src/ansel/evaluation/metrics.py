@@ -81,6 +81,20 @@ def classification_metrics(scored: pd.DataFrame) -> dict[str, float]:
     return {"n_pairs": int(len(scored)), "accuracy": float((pred == gold).mean()), "F1": float(f1)}
 
 
+def category_metrics(gold: np.ndarray, predicted: np.ndarray, n_classes: int) -> dict[str, float]:
+    """Accuracy, and precision, recall and F1 macro-averaged over the ``n_classes`` training
+    classes (scikit-learn: F1 is the mean of the classes' F1, not the F1 of the mean precision
+    and recall; a class never predicted has precision 0), of questions' predicted categories."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    if len(gold) == 0:
+        raise ValueError("no question with a training category to classify")
+    p, r, f, _ = precision_recall_fscore_support(gold, predicted, labels=np.arange(n_classes), average="macro",
+                                                 zero_division=0)
+    return {"n_categorised": int(len(gold)), "category_accuracy": float((gold == predicted).mean()),
+            "category_precision": float(p), "category_recall": float(r), "category_F1": float(f)}
+
+
 def split_metrics(scored: pd.DataFrame, task: str, no_positive: str = "drop") -> dict[str, float]:
     """The metrics of a dataset's task (``EvalConfig.task``)."""
     if task == "classification":

@@ -18,10 +18,13 @@ SAVE_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quot
                errno.EROFS: "read-only file system"}
 
 
-def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=None) -> Ranker:
+def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=None,
+               n_categories: int | None = None) -> Ranker:
     """The run's model (``cfg``: a run config with ``model``, ``arch``, ``hparams``) with the
-    weights saved at ``weights``, on ``device``, in eval mode (``lexicon``: ``registry.build_model``)."""
-    model = build_model(cfg["arch"], cfg["hparams"], vocab_size, None, f"models.{cfg['model']}", lexicon)
+    weights saved at ``weights``, on ``device``, in eval mode (``lexicon``, ``n_categories``:
+    ``registry.build_model``)."""
+    model = build_model(cfg["arch"], cfg["hparams"], vocab_size, None, f"models.{cfg['model']}", lexicon,
+                        n_categories)
     try:
         model.load_state_dict(torch.load(weights, map_location=device, weights_only=True))
     except RuntimeError as e:  # names or shapes of other model code (or another config): say which file

@@ -39,20 +39,25 @@ class Arch(NamedTuple):
     build: Builder
     lexicon: bool = False
     trained: bool = True  # False: no trainable parameters (random and lexical rankers): no epochs
+    categories: bool = False  # True: also classifies a question's category (MTAS); built with their count
 
 
 _ARCHS: dict[str, Arch] = {}
 
 
-def register(name: str, hparams: type, lexicon: bool = False, trained: bool = True):
+def register(name: str, hparams: type, lexicon: bool = False, trained: bool = True, categories: bool = False):
     """Decorator: ``@register("qa_lstm", QALSTMConfig)`` on ``build(cfg, vocab_size, embeddings)``;
-    with ``lexicon=True`` on ``build(cfg, vocab_size, embeddings, lexicon)``; ``trained=False``
-    for an architecture without trainable parameters (its runs log no epoch)."""
+    with ``lexicon=True`` on ``build(cfg, vocab_size, embeddings, lexicon)``; with
+    ``categories=True`` on ``build(cfg, vocab_size, embeddings, n_categories)`` (a model with a
+    ``classify(q) -> logits [B, n_categories]`` head besides its scores); ``trained=False`` for an
+    architecture without trainable parameters (its runs log no epoch)."""
+    if lexicon and categories:
+        raise ValueError(f"model architecture {name!r}: a builder takes a lexicon or a category count, not both")
 
     def wrap(build: Builder) -> Builder:
         if name in _ARCHS:
             raise ValueError(f"model architecture {name!r} registered twice")
-        _ARCHS[name] = Arch(hparams, build, lexicon, trained)
+        _ARCHS[name] = Arch(hparams, build, lexicon, trained, categories)
         return build
 
     return wrap
@@ -96,13 +101,24 @@ def needs_lexicon(arch: str) -> bool:
     return arch in _discovered() and _ARCHS[arch].lexicon
 
 
+def classifies_categories(arch: str) -> bool:
+    """Whether the architecture also classifies questions into categories (an unknown one: no)."""
+    return arch in _discovered() and _ARCHS[arch].categories
+
+
 def build_model(arch: str, hparams: dict[str, Any], vocab_size: int,
                 embeddings: "np.ndarray | None" = None, where: str = "model",
-                lexicon: "Lexicon | None" = None) -> "Ranker":
+                lexicon: "Lexicon | None" = None, n_categories: int | None = None) -> "Ranker":
     """The model; ``lexicon`` (the vocabulary's words and IDF) is required by the architectures
-    registered with ``lexicon=True`` and ignored by the others."""
+    registered with ``lexicon=True``, ``n_categories`` (how many question categories the training
+    split has) by those registered with ``categories=True``; the others ignore both."""
     cfg = parse_hparams(arch, hparams, where)
     entry = _ARCHS[arch]
+    if entry.categories:
+        if not n_categories or n_categories < 2:
+            raise ValueError(f"{where}: arch {arch!r} classifies question categories; the training split has "
+                             f"{n_categories or 0} (it needs >= 2: a dataset whose questions carry a category)")
+        return entry.build(cfg, vocab_size, embeddings, n_categories)
     if not entry.lexicon:
         return entry.build(cfg, vocab_size, embeddings)
     if lexicon is None:

@@ -111,6 +111,9 @@ def percent_scale(published) -> float:
     return 100.0 if any(v > 1.0 for v in published) else 1.0
 
 
+PROTOCOL_NAMES = {"dev": "selected on dev", "last": "last epoch", "best_split": "best epoch on the split"}
+
+
 def bar_values(config: dict, spec: dict) -> pd.DataFrame:
     """(model, label, mean, std, n, published) per model of an accuracy_bars spec: ``metric`` on
     ``split`` over seeds under ``protocol`` (``ansel.report.tables.run_value``), the published value
@@ -140,7 +143,7 @@ def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
     x = np.arange(len(bars))
     fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(bars)) + 2, 4))
     ax.bar(x, bars["mean"] * scale, yerr=bars["std"] * scale, width=0.6, color="lightsteelblue", capsize=3,
-           label=f"ours ({'last epoch' if spec.get('protocol') == 'last' else 'selected on dev'})")
+           label=f"ours ({PROTOCOL_NAMES[spec.get('protocol', 'dev')]})")
     shown = bars.published.notna()
     ax.plot(x[shown] + 0.38, bars.published[shown], "kD", markersize=4, label="published")
     if "reference_model" in spec:
@@ -258,7 +261,15 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
         lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], ref["table"])
         published = {split: lookup[key] for split in spec["splits"]
                      if (key := (spec["dataset"], split, ref["label"], metric)) in lookup}
-    scale = percent_scale(published.values())
+    curve = {}  # split -> the paper's value per x (published_curve)
+    if "published_curve" in spec:
+        pc = spec["published_curve"]
+        lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], pc["table"])
+        paper_ds = pc.get("dataset", spec["dataset"])
+        curve = {split: pts for split in spec["splits"]
+                 if (pts := [(v, lookup[key]) for v in sweep_values(config, spec)
+                             if (key := (paper_ds, split, pc["label"].format(value=v), metric)) in lookup])}
+    scale = percent_scale([*published.values(), *(y for pts in curve.values() for _, y in pts)])
     curves = sweep_curves(config, spec, scale)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for split, c in curves.groupby("split", sort=False):
@@ -270,6 +281,10 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
         if split in published:
             ax.axhline(published[split], color=line.get_color(), lw=1, ls="--",
                        label=f"{split}: {spec['reference_published']['label']} (published)")
+        if split in curve:
+            xs, ys = zip(*curve[split])
+            ax.plot(xs, ys, color=line.get_color(), lw=1, ls="--", marker="x", markersize=4,
+                    label=f"{split}: published")
     ax.set_xscale("log")  # the papers' grids are roughly geometric (group size 4 .. 200)
     values = sweep_values(config, spec)
     ax.set_xticks(list(values), [str(v) for v in values])
@@ -277,7 +292,8 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_xlabel(x)
     ax.set_ylabel(f"{metric}{' (%)' if scale == 100.0 else ''}")
     ds = dataset_name(config, spec["dataset"])
-    ax.set_title(spec.get("title", f"{ds}: {spec['base_model']} by {x} ({seed_count(config, [spec['base_model'], spec['reference_model']])} seeds)"), fontsize=9)
+    ax.set_title(spec.get("title", f"{ds}: {spec.get('base_model', 'each model')} by {x} "
+                                   f"({seed_count(config, figure_models(spec))} seeds)"), fontsize=9)
     ax.legend(fontsize=7)
     save(fig, prefix)
 

@@ -162,10 +162,12 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
 
 def _why(columns: list[dict]) -> str:
     reasons = []
-    if any(c.get("protocol") == "last" for c in columns):
-        reasons.append("a (last epoch) column has no run.trec of its epoch: only the checkpoint selected on dev is "
-                       "scored per question")
-    other = sorted({c["metric"] for c in columns if c.get("protocol") != "last"})
+    epochs = [name for protocol, name in (("last", "(last epoch)"), ("best_split", "(best epoch on it)"))
+              if any(c.get("protocol") == protocol for c in columns)]
+    if epochs:
+        reasons.append(f"a {' or '.join(epochs)} column has no run.trec of its epoch: only the checkpoint selected "
+                       "on dev is scored per question")
+    other = sorted({c["metric"] for c in columns if c.get("protocol", "dev") == "dev"})
     if other:
         reasons.append(f"{', '.join(other)}: no per-question value")
     return "; ".join(reasons)

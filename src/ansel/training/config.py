@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ansel.evaluation.config import CLASSIFICATION_METRICS, METRICS
+from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.settings import check
 
 
@@ -26,11 +26,18 @@ class TrainConfig:
     optimizer: Literal["sgd", "adam", "rmsprop", "adagrad", "adadelta"]
     lr: float
     # hinge, pointwise: a question's positive against a drawn negative (ranking);
-    # classification: every labelled training pair, cross-entropy of the model's two-way head
-    loss: Literal["hinge", "pointwise", "classification"]
+    # classification: every labelled training pair, cross-entropy of the model's two-way head;
+    # category: the question-category classifier alone (MTAS's "only text classification")
+    loss: Literal["hinge", "pointwise", "classification", "category"]
     select_metric: str          # the dev metric the kept checkpoint (and an lr-grid point) is chosen on
     margin: float | None = None  # hinge only
     lr_grid: list[float] | None = None  # the tables' business: one run per point (ansel.targets)
+    # MTAS's alpha: loss = (1 - alpha) * ranking loss + alpha * cross-entropy of the question's
+    # category (a model that classifies categories; 0: the ranking loss alone)
+    category_weight: float = 0.0
+    # the ranking loss over a batch: its mean, or its sum (the MTAS authors' code: reduce_sum, which
+    # weighs the category term ~batch_size times less than alpha says; upstream-notes §1.3)
+    rank_reduction: Literal["mean", "sum"] = "mean"
     lr_schedule: Literal["constant", "inverse_epoch"] = "constant"
     momentum: float = 0.0
     weight_decay: float = 0.0
@@ -52,8 +59,12 @@ class TrainConfig:
         check(self.weight_decay >= 0, "weight_decay", f"{self.weight_decay} is not >= 0")
         check(self.clip_norm is None or self.clip_norm > 0, "clip_norm", f"{self.clip_norm} is not > 0")
         check(self.max_batches is None or self.max_batches >= 1, "max_batches", f"{self.max_batches} is not >= 1")
-        check(self.select_metric in METRICS + CLASSIFICATION_METRICS, "select_metric",
-              f"{self.select_metric!r} is not a metric; known: {', '.join(METRICS + CLASSIFICATION_METRICS)}")
+        known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS
+        check(self.select_metric in known, "select_metric",
+              f"{self.select_metric!r} is not a metric; known: {', '.join(known)}")
+        check(0 <= self.category_weight <= 1, "category_weight", f"{self.category_weight} is not in [0, 1]")
+        check(self.loss in ("hinge", "pointwise") or self.category_weight == 0, "category_weight",
+              f"weighs the category loss against a ranking loss; loss {self.loss!r} is not one")
         check(self.dev_split not in self.monitor_splits, "monitor_splits",
               f"{self.monitor_splits} repeats the dev split {self.dev_split!r}")
         check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")

@@ -38,7 +38,7 @@ from ansel.models.registry import needs_lexicon
 from ansel.models.io import save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
-from ansel.training.losses import pair_loss
+from ansel.training.losses import category_loss, pair_loss
 from ansel.training.sampler import NegativeSampler
 
 # model -> (its scores of every candidate of the dev split, in the split's order; {metric: value})
@@ -148,7 +148,7 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
     nothing to train)."""
     torch.manual_seed(cfg["seed"])
     model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}",
-                        data.lexicon if needs_lexicon(cfg["arch"]) else None).to(device)
+                        data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     return model, params, OPTIMIZERS[t.optimizer](params, t) if params else None
 
@@ -164,17 +164,28 @@ class _EpochTrainer:
         labels = cands.label.to_numpy()
         if t.loss == "classification":
             self.pos_q, self.pos_a, self.labels = qi, ai, torch.from_numpy((labels > 0).astype(np.float32))
+        elif t.loss == "category":  # one step per training pair, as the joint loss sees each question
+            keep = (labels == 1) & (data.q_category[qi] >= 0)
+            self.pos_q, self.pos_a = qi[keep], ai[keep]
         else:
             self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
             self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n)
 
     def _loss(self, rows: np.ndarray, rng: np.random.Generator) -> torch.Tensor:
         q = self._ids(self.data.q_ids, self.pos_q[rows])
+        if self.t.loss == "category":
+            return self._category_loss(q, rows)
         s = self.model(q, self._ids(self.data.a_ids, self.pos_a[rows]))
         if self.t.loss == "classification":  # the score is the two-way head's log-odds (layers.OutputHead)
             return F.binary_cross_entropy_with_logits(s, self.labels[rows].to(self.device))
         neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, self.data.q_ids, self.data.a_ids)
-        return pair_loss(s, self.model(q, self._ids(self.data.a_ids, neg_a)), self.t)
+        rank = pair_loss(s, self.model(q, self._ids(self.data.a_ids, neg_a)), self.t)
+        alpha = self.t.category_weight
+        return (1 - alpha) * rank + alpha * self._category_loss(q, rows) if alpha else rank
+
+    def _category_loss(self, q: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+        category = torch.from_numpy(self.data.q_category[self.pos_q[rows]]).to(self.device)
+        return category_loss(self.model.classify(q), category)
 
     def _ids(self, ids: np.ndarray, rows: np.ndarray) -> torch.Tensor:
         return trim_padding(torch.from_numpy(ids[rows])).to(self.device)
