@@ -18,6 +18,7 @@ PUBLISHED = {  # where each table kind's published values live
     "metrics": "workflow/papers/published_results.csv",
     "dataset_stats": "workflow/papers/dataset_stats_published.csv",
     "top_answers": "workflow/papers/published_results.csv",  # the rank of the correct answer
+    "misranked_categories": "workflow/papers/published_results.csv",  # questions per category
 }
 # published values of the context rows (``context: true``; ansel.report.context), in any paper's table
 CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
@@ -209,7 +210,7 @@ def table_kind(table: dict) -> str:
 def table_datasets(table: dict) -> set[str]:
     """The datasets a table names (the spec's names, before the preset's aliases)."""
     kind = table_kind(table)
-    if kind == "top_answers":
+    if kind in ("top_answers", "misranked_categories"):
         return {table["dataset"]}
     return {item["dataset"] for item in table["rows" if kind == "dataset_stats" else "columns"]}
 
@@ -219,6 +220,8 @@ def table_models(table: dict) -> list[str]:
     kind = table_kind(table)
     if kind == "top_answers":
         return list(dict.fromkeys([table["reference"], *table["models"]]))
+    if kind == "misranked_categories":
+        return [table["model"]]
     return [] if kind == "dataset_stats" else list(dict.fromkeys(m for r in table["rows"] for m in row_models(r)))
 
 
@@ -280,6 +283,8 @@ def top_answer_runs(config: dict, table: dict) -> list[Run]:
 def table_runs(config: dict, table: dict) -> list[Run]:
     if table_kind(table) == "top_answers":
         return top_answer_runs(config, table)
+    if table_kind(table) == "misranked_categories":
+        return runs(config, dataset_name(config, table["dataset"]), Variant(table["model"]))
     return sorted({r for row, _, ds in table_cells(config, table)
                    for _, v in grid_points(config, row["model"]) for r in runs(config, ds, v)})
 
@@ -300,7 +305,8 @@ def table_inputs(config: dict, table: dict) -> list[str]:
     """The files a table reads: its runs' metrics (dev ones choose the lr), each column's file
     (``value_file``: a timing, or log.csv under ``protocol: last``) and configs (the notes list how
     they deviate from the paper's settings); (dataset_stats) its datasets' statistics; (top_answers)
-    the processed dataset and the runs' run.trec (metrics.json where an lr grid is chosen on dev)."""
+    the processed dataset and the runs' run.trec (metrics.json where an lr grid is chosen on dev);
+    (misranked_categories) the processed dataset and every seed's run.trec."""
     kind = table_kind(table)
     if kind == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
@@ -311,6 +317,9 @@ def table_inputs(config: dict, table: dict) -> list[str]:
             files += [f"{r.dir}/metrics.json"] * (len(grid_points(config, r.variant.model)) > 1)
             files += [f"{r.dir}/run.trec"] * (r.seed == seed)
         return files
+    if kind == "misranked_categories":
+        return [processed_dir(dataset_name(config, table["dataset"]))] + [f"{r.dir}/run.trec"
+                                                                          for r in table_runs(config, table)]
     files = []
     table_run_list = table_runs(config, table)
     for r in table_run_list:

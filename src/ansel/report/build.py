@@ -11,6 +11,7 @@ from pathlib import Path
 from ansel.report import dataset_stats as S
 from ansel.report.context import context_notes
 from ansel.report.deviations import table_setting_notes
+from ansel.report.misranked_categories import render_misranked
 from ansel.report.provenance import provenance_note, table_provenance
 from ansel.report.significance import annotate
 from ansel.report.tables import aggregate, grid_notes, protocol_notes, published_lookup, render
@@ -37,6 +38,9 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
         question = config.get("papers", {}).get(paper, {}).get("questions", {}).get(table_id, table["question"])
         render_top_answers(config, {**table, "question": question}, published_lookup(published, paper, table_id),
                            notes, out_prefix)
+        return
+    if kind == "misranked_categories":
+        render_misranked(config, table, notes, out_prefix)
         return
     cells = aggregate(config, paper, table, published_lookup(published, paper, table_id))
     notes += (grid_notes(config, table) + protocol_notes(table) + context_notes(table)
