@@ -144,3 +144,22 @@ def test_epoch_curves_name_a_log_without_test_values(runs):
     pd.read_csv(log).filter(regex="^(epoch|lr|loss|dev_.*)$").to_csv(log, index=False)
     with pytest.raises(KeyError, match=r"syn/q/seed1/log.csv: no test_accuracy; .*monitor_splits"):
         epoch_curves(CONFIG, FIG4)
+
+
+def test_best_split_columns_read_the_epoch_best_on_that_split_and_ours_stay_dev_selected(runs):
+    from ansel.report.tables import best_split_epoch_metric
+    from ansel.targets import Run, Variant
+
+    run = Run("syn", Variant("q"), 1)
+    log = pd.read_csv(f"{run.dir}/log.csv")
+    log["test_P@1"] = [0.2, 0.9, 0.5]  # the second epoch is best on test, the last is not
+    log.to_csv(f"{run.dir}/log.csv", index=False)
+    assert best_split_epoch_metric(run, "test", "MAP") == log.test_MAP[1] != log.test_MAP.iloc[-1]
+    table = {**TABLE, "rows": TABLE["rows"][1:],
+             "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": "MAP", **p}
+                         for p in ({}, {"protocol": "best_split"})]}
+    seed2 = "results/runs/syn/q/seed2/log.csv"  # best on test at its last epoch
+    pd.read_csv(seed2).assign(**{"test_P@1": [0.1, 0.2, 0.3]}).to_csv(seed2, index=False)
+    cells = aggregate(CONFIG, "amvlstm", table, {}).set_index("column")["mean"]
+    assert cells["wikiqa_mz test MAP"] == pytest.approx(np.mean([0.65, 0.69]))  # metrics.json: selected on dev
+    assert cells["wikiqa_mz test MAP (best epoch on it)"] == pytest.approx(np.mean([log.test_MAP[1], last("q")[1]]))

@@ -193,3 +193,36 @@ def test_lawqas_word2vec_150_file_loads_through_the_pretrained_loader(tmp_path):
     vocab = Vocab.build([["离婚", "财产", "继承"]])
     matrix, coverage = load_pretrained(path, vocab, 150)
     assert np.allclose(matrix[vocab.index["离婚"]], vectors["离婚"]) and coverage == pytest.approx(2 / 3)
+
+
+def _step_grads(c, processed, rows):
+    """Gradients of one training loss on ``rows`` of the positives, the trainer's negatives drawn
+    from the same seeded generator."""
+    data = _data(c, processed)
+    t = TrainConfig(**{k: v for k, v in c["train"].items() if k != "negatives"})
+    model, params, optimizer = train_mod._model_and_optimizer(c, t, data, None, "cpu")
+    trainer = train_mod._EpochTrainer(c, t, data, model, optimizer, params, "cpu", progress=False)
+    model.zero_grad()
+    trainer._loss(rows, np.random.default_rng(0)).backward()
+    return trainer, {k: p.grad.clone() if p.grad is not None else None for k, p in model.named_parameters()}
+
+
+def test_alpha_zero_is_the_ranking_loss_alone_and_alpha_above_zero_reaches_the_shared_encoder(processed):
+    from ansel.training.losses import pair_loss
+
+    rows = np.arange(16)
+    trainer, joint0 = _step_grads(cfg(category_weight=0.0), processed, rows)
+    # the ranking loss alone, computed by hand: the same step, the same drawn negatives
+    model, data = trainer.model, trainer.data
+    model.zero_grad()
+    q = trainer._ids(data.q_ids, trainer.pos_q[rows])
+    neg = trainer.sampler.sample(trainer.pos_q[rows], np.random.default_rng(0), model, data.q_ids, data.a_ids)
+    pair_loss(model(q, trainer._ids(data.a_ids, trainer.pos_a[rows])), model(q, trainer._ids(data.a_ids, neg)),
+              trainer.t).backward()
+    alone = {k: p.grad for k, p in model.named_parameters()}
+    assert all((joint0[k] is None and alone[k] is None) or torch.equal(joint0[k], alone[k]) for k in alone)
+
+    _, joint = _step_grads(cfg(category_weight=0.5), processed, rows)
+    encoder = [k for k in joint if k.startswith("encoder")]
+    assert encoder and all(not torch.equal(joint[k], joint0[k]) for k in encoder)
+    assert all(joint[k] is not None and joint[k].abs().sum() > 0 for k in joint if k.startswith("classifier"))
