@@ -8,7 +8,6 @@ import torch
 
 from ansel.config import load, run_config
 from ansel.data.batches import RunData
-from ansel.data.readers.synthetic import Synthetic
 from ansel.data.vocab import Vocab, training_texts
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import dev_evaluator, evaluate_run
@@ -16,20 +15,15 @@ from ansel.evaluation.metrics import category_metrics
 from ansel.settings import ConfigError, SettingError
 from ansel.training.config import TrainConfig
 import ansel.training.trainer as train_mod
+from tests.training.corpus import processed_synthetic
 
-SMALL = {"seed": 5, "questions": {"train": 80, "dev": 20, "test": 20}}
+SMALL = {"train": 80, "dev": 20, "test": 20}
 TINY = {"embedding_dim": 16, "hidden": 8, "attention": 8, "heads": 2}
 
 
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory) -> Path:
-    raw, out = tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed")
-    s = Synthetic()
-    s.fetch(raw, None, SMALL)
-    ds = s.read(raw, {"language": "zh", "tokenizer": "chinese", "name": "syn_zh"})
-    ds.save(out)
-    Vocab.build(training_texts(ds)).save(out / "vocab.json")
-    return out
+    return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), SMALL, "zh")
 
 
 def cfg(epochs=2, **train):

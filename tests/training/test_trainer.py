@@ -14,25 +14,19 @@ import torch
 
 from ansel.config import load, run_config
 from ansel.data.batches import RunData
-from ansel.data.readers.synthetic import Synthetic
-from ansel.data.vocab import Vocab, training_texts
+from ansel.data.vocab import Vocab
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
 from ansel.models.io import load_model
 import ansel.training.trainer as train_mod
+from tests.training.corpus import processed_synthetic
 
-SMALL = {"seed": 5, "questions": {"train": 120, "dev": 30, "test": 30}}
+SMALL = {"train": 120, "dev": 30, "test": 30}
 
 
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory) -> Path:
-    raw, out = tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed")
-    s = Synthetic()
-    s.fetch(raw, None, SMALL)
-    ds = s.read(raw, {"language": "en", "tokenizer": "english", "name": "syn"})
-    ds.save(out)
-    Vocab.build(training_texts(ds)).save(out / "vocab.json")
-    return out
+    return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), SMALL)
 
 
 def cfg(model="qa_cnn", epochs=3, **train):

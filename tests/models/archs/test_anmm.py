@@ -9,18 +9,12 @@ from ansel.data.vocab import Lexicon
 from ansel.models import build_model
 from ansel.models.registry import ModelConfigError, needs_lexicon, parse_hparams
 from tests.models.fitting import assert_classifies, assert_ranks_positives_first
+from tests.models.ids import padded_ids
 
 
 def _lexicon(vocab: int, seed: int = 0) -> Lexicon:
     df = np.random.default_rng(seed).integers(0, 20, vocab)
     return Lexicon([f"w{i}" for i in range(vocab)], df, df * 2, 50)
-
-
-def _ids(rows, width):
-    out = torch.zeros(len(rows), width, dtype=torch.long)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = torch.tensor(r)
-    return out
 
 
 def _model(hparams=None, vocab=30, dim=8, embeddings="random", lexicon=None, seed=0):
@@ -59,8 +53,8 @@ def test_shapes(classes, gate, padded_pairs):
 
 def test_bin_features_equal_a_hand_computation():
     m = _model({"text1_maxlen": 4}, vocab=6, dim=3, embeddings=VECTORS)
-    q = _ids([[2, 4, 5]], 3)
-    a = _ids([[2, 3, 4, 2, 5]], 7)  # two padding columns
+    q = padded_ids([[2, 4, 5]], 3)
+    a = padded_ids([[2, 3, 4, 2, 5]], 7)  # two padding columns
     r = 1 / math.sqrt(14)  # cos(2, 5); cos(3, 5) = -r; cos(4, 5) = 2.2 r
     # bin of v: int((v + 1) / 2 * 19): 1 -> 19, -1 -> 0, 0.6 -> 15, -0.6 -> 3, r -> 12, -r -> 6, 2.2 r -> 15
     expected = np.stack([
@@ -89,13 +83,13 @@ def test_idf_gate_is_a_softmax_of_a_scalar_times_idf():
     m = _model({"text1_maxlen": 5}, lexicon=lex)
     with torch.no_grad():
         m.gate.weight.uniform_(-1, 1)
-    q = _ids([[3, 7, 7], [12, 5, 9, 20, 11]], 5)
+    q = padded_ids([[3, 7, 7], [12, 5, 9, 20, 11]], 5)
     scale = m.gate.weight.sum().item()
     idf = [[0.0 if w == 0 else math.log(51 / (1 + lex.df[w])) + 1 for w in row] for row in q.tolist()]
     expected = torch.softmax(scale * torch.tensor(idf), dim=1)  # padding: idf 0, in the softmax
     assert torch.allclose(m.gate_weights(q), expected, atol=1e-6)
     # and the score is the gate-weighted sum of the per-word values
-    a = _ids([[3, 4, 5, 6], [9, 12]], 4)
+    a = padded_ids([[3, 4, 5, 6], [9, 12]], 4)
     values = m.mlp(m.bin_features(q, a)).squeeze(-1)
     assert torch.allclose(m(q, a), (expected * values).sum(1), atol=1e-6)
 

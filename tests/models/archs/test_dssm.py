@@ -13,6 +13,7 @@ from ansel.models.archs.dssm import letter_trigrams, trigram_table
 from ansel.models.layers import OutputHead
 from ansel.models.registry import ModelConfigError, parse_hparams
 from tests.models.fitting import assert_classifies, assert_ranks_positives_first
+from tests.models.ids import padded_ids
 
 # small widths; trigrams kept from 2 occurrences, so the filter drops some
 SMALL = {
@@ -37,13 +38,6 @@ def _build(arch: str, classes: int = 1, lexicon: Lexicon | None = None, **overri
     lexicon = lexicon or _lexicon()
     hparams = {**SMALL[arch], "classes": classes, **overrides}
     return build_model(arch, hparams, len(lexicon.tokens), lexicon=lexicon)
-
-
-def _ids(rows, width):
-    out = torch.zeros(len(rows), width, dtype=torch.long)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = torch.tensor(r)
-    return out
 
 
 def _texts(n: int, length: int, vocab: int, g: torch.Generator) -> list[list[int]]:
@@ -91,7 +85,7 @@ def _dense_bag(lexicon: Lexicon, kept: list[str], ids: torch.Tensor) -> torch.Te
 def test_word_hashing_is_a_dense_layer_over_the_bag_of_trigrams():
     lex = _lexicon(n_words=25, seed=3)
     _, kept = trigram_table(lex, 2, 10_000)
-    ids = _ids([[2, 5, 5, 9], [1, 7], [26, 3, 4, 1, 8, 12]], 8)
+    ids = padded_ids([[2, 5, 5, 9], [1, 7], [26, 3, 4, 1, 8, 12]], 8)
     assert 0 < len(kept) < len({g for w in lex.tokens[2:] for g in letter_trigrams(w)})  # the filter bites
 
     dssm = _build("dssm", lexicon=lex, hidden_sizes=[7])
@@ -153,21 +147,21 @@ def test_bad_hparams_are_refused(bad):
 def test_padding_does_not_change_scores(arch, classes):
     m = _build(arch, classes).eval()
     q_rows, a_rows = [[3, 4, 5], [6, 7, 1, 9, 10]], [[11, 12], [13, 14, 15, 16, 17, 2, 20, 21]]
-    tight = m(_ids(q_rows, 5), _ids(a_rows, 8))
-    within = m(_ids(q_rows, 6), _ids(a_rows, 9))    # SMALL cdssm: maxlen 6 / 10
-    beyond = m(_ids(q_rows, 15), _ids(a_rows, 25))
+    tight = m(padded_ids(q_rows, 5), padded_ids(a_rows, 8))
+    within = m(padded_ids(q_rows, 6), padded_ids(a_rows, 9))    # SMALL cdssm: maxlen 6 / 10
+    beyond = m(padded_ids(q_rows, 15), padded_ids(a_rows, 25))
     assert torch.allclose(tight, within, atol=1e-6) and torch.allclose(tight, beyond, atol=1e-6)
     # a row's score does not depend on its batch-mates
-    alone = m(_ids(q_rows[:1], 3), _ids(a_rows[:1], 2))
+    alone = m(padded_ids(q_rows[:1], 3), padded_ids(a_rows[:1], 2))
     assert torch.allclose(alone[0], tight[0], atol=1e-6)
 
 
 def test_cdssm_reads_only_the_first_maxlen_words():
     m = _build("cdssm").eval()
-    q, a = _ids([[3, 4, 5, 6, 7, 8]], 6), _ids([list(range(2, 12))], 10)  # exactly 6 / 10 words
+    q, a = padded_ids([[3, 4, 5, 6, 7, 8]], 6), padded_ids([list(range(2, 12))], 10)  # exactly 6 / 10 words
     longer_q, longer_a = torch.cat([q, torch.full((1, 3), 20)], 1), torch.cat([a, torch.full((1, 3), 20)], 1)
     assert torch.equal(m(q, a), m(longer_q, longer_a))
-    assert not torch.equal(m(q, a), m(q, _ids([list(range(2, 11)) + [20]], 10)))
+    assert not torch.equal(m(q, a), m(q, padded_ids([list(range(2, 11)) + [20]], 10)))
 
 
 def test_cdssm_pools_padding_positions_as_matchzoo():
@@ -176,15 +170,15 @@ def test_cdssm_pools_padding_positions_as_matchzoo():
         m.hashing.bag.weight.abs_().neg_()
         m.conv.weight.abs_()
         m.conv.bias.fill_(0.5)
-    q = _ids([[3, 4]], 2)  # positions 3..5 see only padding
+    q = padded_ids([[3, 4]], 2)  # positions 3..5 see only padding
     assert torch.allclose(m.encode_question(q), m.mlp(torch.full((1, 10), 0.5)))
 
 
 @pytest.mark.parametrize("arch,classes", CASES)
 def test_cached_scoring_equals_pairwise(arch, classes):
     m = _build(arch, classes).eval()
-    q_ids = _ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
-    a_ids = _ids([[8, 9, 10], [11], [12, 13, 14, 15, 16], [2, 3]], 8).numpy()
+    q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
+    a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16], [2, 3]], 8).numpy()
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
     assert np.allclose(score_siamese_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
                        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)
@@ -194,7 +188,7 @@ def test_cached_scoring_equals_pairwise(arch, classes):
 def test_gradient_reaches_every_parameter(arch):
     m = _build(arch, classes=2, hidden_sizes=[6, 5, 4], dropout=0.1)
     g = torch.Generator().manual_seed(0)
-    q, a = _ids(_texts(6, 5, 62, g), 5), _ids(_texts(6, 9, 62, g), 9)
+    q, a = padded_ids(_texts(6, 5, 62, g), 5), padded_ids(_texts(6, 9, 62, g), 9)
     m(q, a).sum().backward()
     for name, p in m.named_parameters():
         assert p.grad is not None and p.grad.abs().sum() > 0, name
@@ -202,7 +196,7 @@ def test_gradient_reaches_every_parameter(arch):
 
 def _triples(vocab: int, n: int = 32):
     g = torch.Generator().manual_seed(1)
-    return (_ids(_texts(n, 5, vocab, g), 5), _ids(_texts(n, 9, vocab, g), 9), _ids(_texts(n, 9, vocab, g), 9))
+    return (padded_ids(_texts(n, 5, vocab, g), 5), padded_ids(_texts(n, 9, vocab, g), 9), padded_ids(_texts(n, 9, vocab, g), 9))
 
 
 @pytest.mark.parametrize("arch", SMALL)
@@ -230,7 +224,7 @@ def test_state_dict_round_trips(arch, classes):
     assert any(key.endswith("word_trigrams") for key in state)  # the hashing table travels with the weights
     torch.manual_seed(1)
     fresh = _build(arch, classes, lexicon=lex).eval()
-    q, a = _ids([[2, 3, 4], [5, 1]], 4), _ids([[6, 7, 8, 9], [10]], 5)
+    q, a = padded_ids([[2, 3, 4], [5, 1]], 4), padded_ids([[6, 7, 8, 9], [10]], 5)
     assert not torch.allclose(fresh(q, a), m(q, a))
     fresh.load_state_dict(state)
     assert torch.equal(fresh(q, a), m(q, a))

@@ -6,6 +6,7 @@ import torch.nn.functional as F
 from ansel.evaluation.scoring import score_pairs, score_siamese_cached
 from ansel.models.registry import ModelConfigError, build_model, parse_hparams
 from tests.models.fitting import assert_ranks_positives_first, fit
+from tests.models.ids import padded_ids
 
 MTAS = {"embedding_dim": 8, "hidden": 5, "attention": 4, "heads": 3, "max_len": 12}
 # the paper's readings: masked attention, weighted sum, eq. (7)'s classifier
@@ -24,13 +25,6 @@ def _build(variant, vocab=30, seed=0, **changes):
     torch.manual_seed(seed)
     arch, hparams = VARIANTS[variant]
     return build_model(arch, {**hparams, **changes}, vocab_size=vocab, n_categories=CATEGORIES)
-
-
-def _ids(rows, width):
-    out = torch.zeros(len(rows), width, dtype=torch.long)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = torch.tensor(r)
-    return out
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -159,8 +153,8 @@ def test_classify_reads_the_question_only(padded_pairs):
 
 def test_multi_cnn_cached_scoring_equals_pairwise():
     m = _build("multi_cnn").eval()
-    q_ids = _ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
-    a_ids = _ids([[8, 9, 10], [11], [12, 13, 14, 15, 16, 17], [2, 3]], 8).numpy()
+    q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
+    a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16, 17], [2, 3]], 8).numpy()
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
     assert np.allclose(score_siamese_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
                        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)

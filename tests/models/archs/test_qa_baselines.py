@@ -4,15 +4,9 @@ import torch
 from ansel.models import build_model
 from ansel.evaluation.scoring import score_pairs, score_siamese_cached
 from tests.models.fitting import assert_ranks_positives_first
+from tests.models.ids import padded_ids
 
 ARCHS = {"qa_lstm": {"embedding_dim": 8, "hidden": 6}, "qa_cnn": {"embedding_dim": 8, "filters": 12, "kernel": 3}}
-
-
-def _ids(rows, width):
-    out = torch.zeros(len(rows), width, dtype=torch.long)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = torch.tensor(r)
-    return out
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -28,10 +22,10 @@ def test_shapes_and_cosine_range(arch):
 def test_padding_does_not_change_encoding(arch):
     m = build_model(arch, ARCHS[arch], vocab_size=30).eval()
     rows = [[3, 4, 5], [6, 7, 8, 9, 10, 11]]
-    tight, loose = _ids(rows, 6), _ids(rows, 15)
+    tight, loose = padded_ids(rows, 6), padded_ids(rows, 15)
     assert torch.allclose(m.encode_answer(tight), m.encode_answer(loose), atol=1e-6)
     # a row's encoding does not depend on its batch-mates
-    alone = m.encode_answer(_ids(rows[:1], 3))
+    alone = m.encode_answer(padded_ids(rows[:1], 3))
     assert torch.allclose(alone[0], m.encode_answer(tight)[0], atol=1e-6)
 
 
@@ -56,8 +50,8 @@ def test_overfits_tiny_triples(arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_cached_scoring_equals_pairwise(arch):
     m = build_model(arch, ARCHS[arch], vocab_size=30).eval()
-    q_ids = _ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
-    a_ids = _ids([[8, 9, 10], [11], [12, 13, 14, 15, 16], [2, 3]], 8).numpy()
+    q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
+    a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16], [2, 3]], 8).numpy()
     import numpy as np
 
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
