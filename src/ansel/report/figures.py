@@ -45,6 +45,9 @@ def render_figure(config: dict, spec: dict, prefix: Path) -> None:
     if spec["kind"] not in _KINDS:
         raise KeyError(f"figure {spec['id']}: unknown kind {spec['kind']!r}; known: {', '.join(sorted(_KINDS))}")
     prefix.parent.mkdir(parents=True, exist_ok=True)
+    ds = dataset_name(config, spec["dataset"]) if "dataset" in spec else None
+    if "title" in spec and ds != spec.get("dataset"):  # a kind's own title names the dataset it read
+        spec = {**spec, "title": f"{spec['title']}\n(ours on {ds}, standing in for {spec['dataset']})"}
     _KINDS[spec["kind"]](config, spec, prefix)
 
 
@@ -277,7 +280,8 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
         line, = ax.plot(swept.value, swept["mean"], marker="o", markersize=3, label=split)
         ax.fill_between(swept.value.astype(float), swept["mean"] - swept["std"], swept["mean"] + swept["std"],
                         color=line.get_color(), alpha=0.2)
-        ax.axhline(ref["mean"], color=line.get_color(), lw=1, label=f"{split}: {ref['model']} (ours)")
+        ref_label = spec.get("reference_published", {}).get("label", ref["model"])  # the paper's row name
+        ax.axhline(ref["mean"], color=line.get_color(), lw=1, label=f"{split}: {ref_label} (ours)")
         if split in published:
             ax.axhline(published[split], color=line.get_color(), lw=1, ls="--",
                        label=f"{split}: {spec['reference_published']['label']} (published)")
