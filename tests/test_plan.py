@@ -8,6 +8,12 @@ from ansel.config import load
 from ansel.targets import Run, Variant
 
 
+def smoke_synthetic_table_only() -> dict:
+    """The smoke config building only the smoke paper's synthetic table (every other paper: nothing)."""
+    papers = {paper: {"tables": [], "figures": []} for paper in load()["papers"]}
+    return load(preset="smoke", papers={**papers, "smoke": {"tables": ["synthetic"], "figures": []}})
+
+
 def _measured(root, cfg, epochs):
     run = root / f"results/runs/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}"
     run.mkdir(parents=True)
@@ -26,10 +32,7 @@ def test_a_cost_is_shared_by_runs_of_one_shape_and_not_by_others():
 
 
 def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, monkeypatch):
-    config = load(preset="smoke", papers={"smoke": {"tables": ["synthetic"], "figures": []}, "apnet": {"tables": [], "figures": []},
-                                          "ggsa": {"tables": [], "figures": []}, "datasets": {"tables": [], "figures": []},
-                                          "amvlstm": {"tables": [], "figures": []},
-                                          "matrix": {"tables": [], "figures": []}})
+    config = smoke_synthetic_table_only()
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
     # 2 epochs measured: 0.5 s per batch, 3 s of dev scoring per epoch
     _measured(tmp_path, cfg, [{"epoch": e, "seconds": 4.0, "batches": 8, "dev_seconds": 3.0} for e in (1, 2)])
@@ -68,10 +71,7 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     ds.save(corpus)
     Vocab.build(training_texts(ds)).save(corpus / "vocab.json")
     monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))  # both synthetic datasets
-    config = load(preset="smoke", papers={"smoke": {"tables": ["synthetic"], "figures": []}, "apnet": {"tables": [], "figures": []},
-                                          "ggsa": {"tables": [], "figures": []}, "datasets": {"tables": [], "figures": []},
-                                          "amvlstm": {"tables": [], "figures": []},
-                                          "matrix": {"tables": [], "figures": []}})
+    config = smoke_synthetic_table_only()
     lines = []
     path = P.measure(config, [], tmp_path / "results/costs", batches=1, report=lines.append)
     costs = json.loads(path.read_text())
