@@ -23,7 +23,7 @@ import pandas as pd
 from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values
-from ansel.report.tables import column_label, grid_choice, split_labels, split_run
+from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, split_labels, split_run
 from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, runs, significance_columns
 
 MARKS = {1: "▲", -1: "▼"}
@@ -162,8 +162,8 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
 
 def _why(columns: list[dict]) -> str:
     reasons = []
-    epochs = [name for protocol, name in (("last", "(last epoch)"), ("best_split", "(best epoch on it)"))
-              if any(c.get("protocol") == protocol for c in columns)]
+    epochs = [suffix.strip() for protocol, suffix in PROTOCOL_SUFFIX.items()
+              if protocol != "dev" and any(c.get("protocol") == protocol for c in columns)]
     if epochs:
         reasons.append(f"a {' or '.join(epochs)} column has no run.trec of its epoch: only the checkpoint selected "
                        "on dev is scored per question")

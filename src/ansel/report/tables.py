@@ -72,23 +72,27 @@ def run_log(run: Run, columns: list[str]) -> pd.DataFrame:
 
 
 def last_epoch_metric(run: Run, split: str, metric: str) -> float:
-    """``split``/``metric`` at the run's last epoch (its log.csv's last row); a run that trained no
-    epoch (no trainable parameters: random, lexical rows) has one state, the one metrics.json scored."""
-    path = Path(run.dir) / "log.csv"
-    if path.exists() and pd.read_csv(path).empty:
-        return run_metric(run, split, metric)
-    return float(run_log(run, [f"{split}_{metric}"])[f"{split}_{metric}"].iloc[-1])
+    """``split``/``metric`` at the run's last epoch (its log.csv's last row)."""
+    return _epoch_metric(run, split, metric, best_by=None)
 
 
 def best_split_epoch_metric(run: Run, split: str, metric: str) -> float:
     """``split``/``metric`` at the epoch with the best P@1 on ``split`` itself (the first of ties):
     the MTAS authors' protocol, which reports the evaluation with the highest test Top-1
-    (upstream-notes §1.5); a run that trained no epoch has the one state metrics.json scored."""
+    (upstream-notes §1.5)."""
+    return _epoch_metric(run, split, metric, best_by="P@1")
+
+
+def _epoch_metric(run: Run, split: str, metric: str, best_by: str | None) -> float:
+    """``split``/``metric`` of one epoch of the run's log.csv: the last, or the best on
+    ``split``/``best_by``. A run that trained no epoch (no trainable parameters: random, lexical
+    rows) has one state, the one metrics.json scored."""
     path = Path(run.dir) / "log.csv"
     if path.exists() and pd.read_csv(path).empty:
         return run_metric(run, split, metric)
-    log = run_log(run, [f"{split}_P@1", f"{split}_{metric}"])
-    return float(log[f"{split}_{metric}"].iloc[int(log[f"{split}_P@1"].to_numpy().argmax())])
+    log = run_log(run, [f"{split}_{metric}"] + ([f"{split}_{best_by}"] if best_by else []))
+    epoch = int(log[f"{split}_{best_by}"].to_numpy().argmax()) if best_by else len(log) - 1
+    return float(log[f"{split}_{metric}"].iloc[epoch])
 
 
 def run_value(run: Run, split: str, metric: str, protocol: str = "dev") -> float:

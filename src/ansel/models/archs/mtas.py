@@ -1,4 +1,4 @@
-"""MTAS (Fan et al., AAAI 2019) and its LawQA baselines IARNN-word and the multi-width CNN, as the
+"""MTAS ("A Multi-Task Learning Approach for Answer Selection", ../shared/papers/002_*) and its LawQA baselines IARNN-word and the multi-width CNN, as the
 authors' TF1 code builds them (``../shared/papers/upstream-notes.md`` §1.3-1.5).
 
 ``mtas``: shared embedding -> one BiLSTM shared by question and answer; the answer is read by
