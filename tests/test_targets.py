@@ -167,7 +167,8 @@ def test_cpu_preset_builds_real_data_and_names_its_two_stand_ins():
     assert cfg["dataset_alias"] == {"quoraqp_raw": "quoraqp_standin", "lawqa": "cmeddialog"}
     outputs = T.paper_outputs(cfg)
     assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
-    assert not any("insuranceqa" in o or "/smoke/" in o for o in outputs)
+    assert not any("insuranceqa_v1" in o or "/smoke/" in o for o in outputs)  # v1's test pools are not offline
+    assert "results/tables/datasets/insuranceqa_v2.md" in outputs
     stats = T.table_inputs(cfg, T.spec_table(cfg, "datasets", "wikiqa"))
     assert stats == ["results/stats/wikiqa.csv", "results/stats/wikiqa_all.csv"]
 

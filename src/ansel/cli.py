@@ -59,24 +59,65 @@ def cmd_preprocess(a) -> None:
                 ).save(out / "vocab.json")
 
 
+def write_text(path: Path, text: str) -> None:
+    from ansel.files import atomic_path
+
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def cmd_corpus_vectors(a) -> None:
+    """word2vec on the training splits of several datasets (never their dev or test text)."""
+    import numpy as np
+
+    from ansel.data.canonical import Dataset
+    from ansel.data.vocab import training_texts
+    from ansel.embeddings import WORD2VEC_KEYS, save_matrix, word2vec_vectors
+
+    recipe, texts, tokens = a.config, [], {}
+    for processed in a.processed:
+        ds_texts = training_texts(Dataset.load(Path(processed)))
+        texts += ds_texts
+        tokens[Path(processed).name] = sum(map(len, ds_texts))
+    words, vectors = word2vec_vectors(texts, a.dim, **{k: recipe[k] for k in WORD2VEC_KEYS if k in recipe})
+    out = Path(a.out)
+    save_matrix(out, vectors)
+    write_text(out.with_suffix(".words.json"), json.dumps(words, ensure_ascii=False))
+    write_text(out.with_suffix(".json"), json.dumps({"recipe": recipe, "dim": a.dim, "training_tokens": tokens,
+                                                    "words": len(words)}, indent=2) + "\n")
+
+
 def cmd_embeddings(a) -> None:
     import numpy as np
 
     from ansel.data.canonical import Dataset
     from ansel.data.vocab import Vocab, training_texts
-    from ansel.embeddings import load_pretrained, train_word2vec
+    from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_pretrained, neighbours,
+                                  save_matrix, train_word2vec)
 
-    cfg, processed = a.config, Path(a.processed)
+    cfg, processed, out = a.config, Path(a.processed), Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     vocab = Vocab.load(processed / "vocab.json")
+    info = {"method": a.method, "dim": a.dim}
     if a.method == "word2vec":
         texts = training_texts(Dataset.load(processed))
         matrix, coverage = train_word2vec(texts, vocab, a.dim, **cfg.get("word2vec", {}))
+    elif a.method in cfg.get("recipes", {}):
+        recipe, vectors = cfg["recipes"][a.method], Path(a.vectors)
+        words, trained = json.loads(vectors.with_suffix(".words.json").read_text()), np.load(vectors)
+        if recipe.get("all_but_the_top") is not None:  # over every word of the corpus, as the method does
+            trained = all_but_the_top(trained, recipe["all_but_the_top"])
+        matrix, coverage, run_vocab = align(words, trained, vocab, recipe.get("seed", 1),
+                                            recipe.get("keep_vector_words", False))
+        run_vocab.save(out.with_suffix(".vocab.json"))
+        info |= {"vocabulary": len(run_vocab), "training_vocabulary": len(vocab)}
+        vocab = run_vocab  # the rows of the matrix
     else:
         matrix, coverage = load_pretrained(cfg["pretrained"][a.method], vocab, a.dim)
-    out = Path(a.out)
-    np.save(out.with_name(out.name + ".tmp.npy"), matrix)
-    os.replace(out.with_name(out.name + ".tmp.npy"), out)
-    out.with_suffix(".json").write_text(json.dumps({"method": a.method, "dim": a.dim, "coverage": coverage}) + "\n")
+    save_matrix(out, matrix)
+    info |= {"coverage": coverage, "isotropy_top_2000": isotropy(matrix[2:2002]),  # training words come first
+             "neighbours": neighbours(matrix, vocab, PROBE_WORDS)}
+    write_text(out.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
 
 
 def cmd_train(a) -> None:
@@ -84,7 +125,7 @@ def cmd_train(a) -> None:
 
     from ansel.config import ConfigError, resolve_run
     from ansel.data.batches import RunData
-    from ansel.data.vocab import Vocab
+    from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import start_torch
     from ansel.evaluation.config import EvalConfig
     from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, save_dev_scores
@@ -99,7 +140,7 @@ def cmd_train(a) -> None:
         raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
                           f"({embeddings_file(cfg)})")
     start_torch(a.threads)
-    data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfg["max_len_q"], cfg["max_len_a"])
+    data = RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"])
     trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
                         dev_evaluator(data, t.dev_split, ev), progress=not a.no_progress,
                         timings=Path(a.timings) if a.timings else None,
@@ -181,8 +222,12 @@ def main(argv: list[str] | None = None) -> None:
 
     verb("download", cmd_download, "source", "out")
     verb("preprocess", cmd_preprocess, "dataset", "raw", "out")
+    c = verb("corpus-vectors", cmd_corpus_vectors, "out", config="a recipe of embeddings.word2vec (JSON)")
+    c.add_argument("--processed", nargs="+", required=True, help="the corpus: these datasets' training splits")
     e = verb("embeddings", cmd_embeddings, "processed", "method", "out")
-    e.add_argument("--dim", type=int, required=True)
+    e.add_argument("--vectors", help="corpus vectors (.npy beside .words.json) of the recipe --method names")
+    for s in (c, e):
+        s.add_argument("--dim", type=int, required=True)
     t = verb("train", cmd_train, "processed", "run-dir", "embeddings",
              config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
                     'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset')

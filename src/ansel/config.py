@@ -181,6 +181,24 @@ def dataset_name(config: dict, dataset: str) -> str:
     return name
 
 
+# What a word2vec recipe (params.yaml embeddings.word2vec) trains on and with; the rest of a recipe
+# (all_but_the_top, keep_vector_words) only changes how the trained vectors are used.
+RECIPE_TRAINING_KEYS = ("corpus", "window", "min_count", "epochs", "sg", "seed")
+
+
+def trained_recipe(config: dict, name: str) -> str:
+    """The recipe whose corpus vectors ``name`` uses: the first in params order that trains alike
+    (recipes differing only in how they use the vectors share one training)."""
+    recipes = config.get("embeddings", {}).get("word2vec", {})
+    if name not in recipes:
+        raise ConfigError(f"embeddings.word2vec.{name}: not configured")
+
+    def training(r: str) -> dict:
+        return {k: recipes[r][k] for k in RECIPE_TRAINING_KEYS if k in recipes[r]}
+
+    return next(r for r in recipes if training(r) == training(name))
+
+
 # Training settings a sweep point may set: a point of a model's `train.lr_grid` is ("lr", 5e-05).
 TRAIN_SWEEPS = ("lr",)
 
@@ -244,12 +262,16 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     if (t.loss == "classification") != (task == "classification"):
         raise ConfigError(f"{where}.loss: {t.loss!r} does not fit datasets.{dataset}.eval.task {task!r} "
                           "(loss classification is for classification datasets, and only it)")
-    return {
+    run = {
         "dataset": dataset, "model": variant_name(model, point), "seed": int(seed),
         "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),
         "max_len_q": ds["max_len_q"], "max_len_a": ds["max_len_a"],
         "eval": ds.get("eval", {}), "train": train,
     }
+    if m.get("embeddings") in config.get("embeddings", {}).get("word2vec", {}):
+        # corpus vectors come with the vocabulary they are aligned to (it may keep their words)
+        run["vocab"] = f"data/embeddings/{dataset}/{m['embeddings']}-{m['hparams']['embedding_dim']}.vocab.json"
+    return run
 
 
 RUN_KEYS = ("dataset", "model", "seed", "arch", "hparams", "embeddings", "max_len_q", "max_len_a", "eval", "train")
@@ -291,6 +313,14 @@ def validate(config: dict) -> None:
         parse(TrainConfig, model_config(config, model)["train"], f"models.{model}.train")
     for dataset in config.get("dataset_alias", {}).values():
         dataset_name(config, dataset)
+    embeddings = config.get("embeddings", {})
+    for name, recipe in embeddings.get("word2vec", {}).items():
+        if name == "word2vec" or name in embeddings.get("pretrained", {}):
+            raise ConfigError(f"embeddings.word2vec.{name}: the name of a vectors method already "
+                              "(word2vec: each dataset's own; or a key of embeddings.pretrained)")
+        if unknown := [d for d in recipe["corpus"]
+                       if config.get("dataset_alias", {}).get(d, d) not in config["datasets"]]:
+            raise ConfigError(f"embeddings.word2vec.{name}.corpus: {', '.join(map(repr, unknown))} not in datasets")
 
 
 def fingerprint(cfg: dict) -> str:

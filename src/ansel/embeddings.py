@@ -3,6 +3,11 @@
 OOV policy (both paths): row 0 (padding) is zero; a vocabulary word without a vector gets
 U(-0.25, 0.25) drawn from a seeded generator (Kim 2014's convention), so results are
 reproducible and the returned coverage says how many rows were found.
+
+Corpus vectors (params.yaml ``embeddings.word2vec.<recipe>``) are trained once on the training
+splits of several datasets, optionally post-processed ("all-but-the-top": Mu & Viswanath, 2018,
+remove the mean and the top principal directions), then aligned to each dataset's vocabulary,
+which may keep every word the vectors cover (``keep_vector_words``).
 """
 from __future__ import annotations
 
@@ -13,6 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from ansel.data.vocab import Vocab
+from ansel.files import atomic_path
+
+PROBE_WORDS = ["president", "river", "died", "money", "insurance", "doctor", "1990"]  # nearest-neighbour sanity
+WORD2VEC_KEYS = ("window", "min_count", "epochs", "sg", "seed")  # gensim's settings a recipe may give
 
 
 def _init_matrix(vocab: Vocab, dim: int, seed: int) -> np.ndarray:
@@ -22,20 +31,82 @@ def _init_matrix(vocab: Vocab, dim: int, seed: int) -> np.ndarray:
     return m
 
 
-def train_word2vec(texts: list[list[str]], vocab: Vocab, dim: int, *, window: int = 5, min_count: int = 1,
-                   epochs: int = 5, sg: int = 1, seed: int = 1) -> tuple[np.ndarray, float]:
-    """Train word2vec on ``texts`` (one worker: gensim is only deterministic single-threaded)."""
+def word2vec_vectors(texts: list[list[str]], dim: int, *, window: int = 5, min_count: int = 1, epochs: int = 5,
+                     sg: int = 1, seed: int = 1) -> tuple[list[str], np.ndarray]:
+    """Train word2vec on ``texts`` (one worker: gensim is only deterministic single-threaded);
+    the words most frequent first, and their vectors."""
     from gensim.models import Word2Vec
 
     model = Word2Vec(sentences=texts, vector_size=dim, window=window, min_count=min_count, sg=sg,
                      epochs=epochs, seed=seed, workers=1)
-    m = _init_matrix(vocab, dim, seed)
+    return list(model.wv.index_to_key), np.asarray(model.wv.vectors, dtype=np.float32)
+
+
+def save_matrix(path: Path, matrix: np.ndarray) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: np.save appends no ".npy"
+        np.save(f, matrix)
+
+
+def all_but_the_top(vectors: np.ndarray, d: int) -> np.ndarray:
+    """Mu & Viswanath (2018): subtract the mean vector, then the projections on the top ``d``
+    principal directions (d = 0: centring only)."""
+    centred = vectors - vectors.mean(axis=0)
+    if d == 0:
+        return centred.astype(np.float32)
+    top = np.linalg.svd(centred, full_matrices=False)[2][:d]
+    return (centred - (centred @ top.T) @ top).astype(np.float32)
+
+
+def align(words: list[str], vectors: np.ndarray, vocab: Vocab, seed: int = 1,
+          keep_vector_words: bool = False) -> tuple[np.ndarray, float, Vocab]:
+    """Rows of ``vectors`` for ``vocab``'s words; with ``keep_vector_words`` the vocabulary first
+    grows by every other word the vectors cover (appended in the vectors' order, so the training
+    words keep their ids). Coverage is over the original vocabulary."""
+    n_train = len(vocab)
+    if keep_vector_words:
+        vocab = Vocab(vocab.tokens + [w for w in words if w not in vocab.index])
+    m = _init_matrix(vocab, vectors.shape[1], seed)
+    index = {w: i for i, w in enumerate(words)}
     found = 0
     for i, tok in enumerate(vocab.tokens[2:], start=2):
-        if tok in model.wv.key_to_index:
-            m[i] = model.wv[tok]
-            found += 1
-    return m, found / max(1, len(vocab) - 2)
+        j = index.get(tok)
+        if j is not None:
+            m[i] = vectors[j]
+            found += i < n_train
+    return m, found / max(1, n_train - 2), vocab
+
+
+def isotropy(vectors: np.ndarray, seed: int = 0, pairs: int = 10_000) -> dict[str, float]:
+    """How much word vectors share one direction (the collapse of reports/apnet-training-collapse.md):
+    the norm of their mean over their mean norm (1: all alike, 0: centred), and the mean cosine of
+    random pairs of distinct words (a seeded sample)."""
+    norms = np.linalg.norm(vectors, axis=1)
+    unit = vectors / np.maximum(norms, 1e-12)[:, None]
+    rng = np.random.default_rng(seed)
+    i, j = rng.integers(0, len(vectors), (2, pairs))
+    keep = i != j
+    return {"mean_norm_ratio": float(np.linalg.norm(vectors.mean(axis=0)) / norms.mean()),
+            "mean_pair_cosine": float(np.mean(np.sum(unit[i[keep]] * unit[j[keep]], axis=1)))}
+
+
+def neighbours(matrix: np.ndarray, vocab: Vocab, words: list[str], k: int = 5) -> dict[str, list[str]]:
+    """The ``k`` nearest vocabulary words (cosine) of each of ``words`` the vocabulary has: a sanity probe."""
+    unit = matrix / np.maximum(np.linalg.norm(matrix, axis=1), 1e-12)[:, None]
+    out = {}
+    for w in words:
+        if (i := vocab.index.get(w)) is not None:
+            sims = unit @ unit[i]
+            sims[[0, 1, i]] = -np.inf
+            out[w] = [vocab.tokens[j] for j in np.argsort(-sims, kind="stable")[:k]]
+    return out
+
+
+def train_word2vec(texts: list[list[str]], vocab: Vocab, dim: int, *, seed: int = 1,
+                   **settings) -> tuple[np.ndarray, float]:
+    """word2vec trained on ``texts`` (a dataset's training text), aligned to ``vocab``."""
+    words, vectors = word2vec_vectors(texts, dim, seed=seed, **settings)
+    matrix, coverage, _ = align(words, vectors, vocab, seed)
+    return matrix, coverage
 
 
 def load_pretrained(path: str | os.PathLike, vocab: Vocab, dim: int, seed: int = 1) -> tuple[np.ndarray, float]:

@@ -80,7 +80,7 @@ def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, 
     processed; each cost goes to ``out_dir/<device>.json`` as soon as it is measured (merged with
     what the file holds), so an interrupted measurement keeps what it did."""
     from ansel.data.batches import RunData
-    from ansel.data.vocab import Vocab
+    from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.evaluation.evaluate import dev_evaluator
     from ansel.evaluation.config import EvalConfig
     from ansel.models.io import save_text
@@ -92,14 +92,15 @@ def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, 
     todo = {}
     for run in T.paper_runs(config):
         cfg = run.config(config)
-        if shape(cfg) not in known and (root() / T.processed_dir(cfg["dataset"]) / "vocab.json").exists():
+        if shape(cfg) not in known and (root() / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))).exists():
             todo.setdefault(shape(cfg), cfg)
     path, loaded = None, {}
     for i, (key, cfg) in enumerate(sorted(todo.items()), 1):
         processed = root() / T.processed_dir(cfg["dataset"])
-        lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"])
+        lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"], cfg.get("vocab"))
         if lengths not in loaded:
-            loaded[lengths] = RunData.load(processed, Vocab.load(processed / "vocab.json"), *lengths[1:])
+            loaded[lengths] = RunData.load(processed, Vocab.load(root() / run_vocab_file(cfg, processed)),
+                                           *lengths[1:3])
         data = loaded[lengths]
         dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split,
                             parse(EvalConfig, cfg["eval"], "eval"))

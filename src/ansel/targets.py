@@ -19,6 +19,7 @@ PUBLISHED = {  # where each table kind's published values live
     "dataset_stats": "workflow/papers/dataset_stats_published.csv",
     "top_answers": "workflow/papers/published_results.csv",  # the rank of the correct answer
     "misranked_categories": "workflow/papers/published_results.csv",  # questions per category
+    "vector_variants": "workflow/papers/published_results.csv",  # none: the paper has no such table
 }
 # published values of the context rows (``context: true``; ansel.report.context), in any paper's table
 CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
@@ -210,7 +211,7 @@ def table_kind(table: dict) -> str:
 def table_datasets(table: dict) -> set[str]:
     """The datasets a table names (the spec's names, before the preset's aliases)."""
     kind = table_kind(table)
-    if kind in ("top_answers", "misranked_categories"):
+    if kind in ("top_answers", "misranked_categories", "vector_variants"):
         return {table["dataset"]}
     return {item["dataset"] for item in table["rows" if kind == "dataset_stats" else "columns"]}
 
@@ -222,6 +223,8 @@ def table_models(table: dict) -> list[str]:
         return list(dict.fromkeys([table["reference"], *table["models"]]))
     if kind == "misranked_categories":
         return [table["model"]]
+    if kind == "vector_variants":
+        return [r["model"] for r in table["rows"]]
     return [] if kind == "dataset_stats" else list(dict.fromkeys(m for r in table["rows"] for m in row_models(r)))
 
 
@@ -285,6 +288,9 @@ def table_runs(config: dict, table: dict) -> list[Run]:
         return top_answer_runs(config, table)
     if table_kind(table) == "misranked_categories":
         return runs(config, dataset_name(config, table["dataset"]), Variant(table["model"]))
+    if table_kind(table) == "vector_variants":
+        ds = dataset_name(config, table["dataset"])
+        return sorted(r for m in table_models(table) for r in runs(config, ds, Variant(m)))
     return sorted({r for row, _, ds in table_cells(config, table)
                    for _, v in grid_points(config, row["model"]) for r in runs(config, ds, v)})
 
@@ -306,7 +312,8 @@ def table_inputs(config: dict, table: dict) -> list[str]:
     (``value_file``: a timing, or log.csv under ``protocol: last``) and configs (the notes list how
     they deviate from the paper's settings); (dataset_stats) its datasets' statistics; (top_answers)
     the processed dataset and the runs' run.trec (metrics.json where an lr grid is chosen on dev);
-    (misranked_categories) the processed dataset and every seed's run.trec."""
+    (misranked_categories) the processed dataset and every seed's run.trec; (vector_variants) the runs'
+    log.csv and metrics.json and their vectors' measurements."""
     kind = table_kind(table)
     if kind == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
@@ -320,6 +327,13 @@ def table_inputs(config: dict, table: dict) -> list[str]:
     if kind == "misranked_categories":
         return [processed_dir(dataset_name(config, table["dataset"]))] + [f"{r.dir}/run.trec"
                                                                           for r in table_runs(config, table)]
+    if kind == "vector_variants":  # each run's curve and metrics, and what its vectors measured
+        found = table_runs(config, table)
+        vectors = [str(Path(f).with_suffix(".json")) for r in found if (f := embeddings_file(r.config(config)))]
+        return list(dict.fromkeys([processed_dir(dataset_name(config, table["dataset"]))]  # vocab.json
+                                  + [f"{r.dir}/{name}" for r in found for name in ("config.json", "log.csv",
+                                                                                   "metrics.json")]
+                                  + vectors + provenance_inputs(config, found)))
     files = []
     table_run_list = table_runs(config, table)
     for r in table_run_list:

@@ -163,3 +163,19 @@ def test_best_split_columns_read_the_epoch_best_on_that_split_and_ours_stay_dev_
     cells = aggregate(CONFIG, "amvlstm", table, {}).set_index("column")["mean"]
     assert cells["wikiqa_mz test MAP"] == pytest.approx(np.mean([0.65, 0.69]))  # metrics.json: selected on dev
     assert cells["wikiqa_mz test MAP (best epoch on it)"] == pytest.approx(np.mean([log.test_MAP[1], last("q")[1]]))
+
+
+def test_a_stand_ins_column_shows_the_originals_published_split_of_another_table(runs):
+    """InsuranceQA V2 standing in for v1: our V2 test beside the paper's v1 test1 (table insuranceqa)."""
+    from ansel.config import load_paper
+
+    table = next(t for t in load_paper("apnet")["tables"] if t["id"] == "insuranceqa_v2")
+    published = published_lookup(papers_dir() / "published_results.csv", "apnet", table["published_table"])
+    config = {**CONFIG, "dataset_alias": {"insuranceqa_v2": "syn"}}
+    stand_in = {**table, "rows": [{"label": "AP-CNN", "model": "q"}],
+                "columns": [{**c, "metric": "MAP"} for c in table["columns"] if c["split"] == "test"]}
+    published = {(*k[:3], "MAP" if k[3] == "P@1" else k[3]): v for k, v in published.items()}  # metrics the fakes have
+    cells = aggregate(config, "apnet", stand_in, published).set_index(["row", "column"])
+    cell = cells.loc[("AP-CNN", "insuranceqa_v2 test MAP")]
+    assert cell["published"] == published[("insuranceqa_v1", "test1", "AP-CNN", "MAP")] == 69.8  # a percentage
+    assert cell["mean"] == pytest.approx(100 * np.mean([0.65, 0.69]))  # ours printed as one too

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -65,6 +66,22 @@ def test_outputs_and_dev_selection(processed, tmp_path):
     model = load_model(c, len(Vocab.load(processed / "vocab.json")), tmp_path / "model.pt")
     _, dev = evaluate_split(model, _data(c, processed), "dev", EvalConfig(["dev"]))
     assert dev["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
+
+
+def test_pairwise_epochs_log_the_mean_scores_of_positives_and_negatives(processed, tmp_path, monkeypatch):
+    """pos_score / neg_score: what the hinge loss saw where the epoch ended, so a loss stuck at its
+    margin shows whether the scores collapsed (reports/apnet-training-collapse.md)."""
+    seen = []
+    real = train_mod.pair_loss
+    monkeypatch.setattr(train_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean())) or real(s, n, t))
+    c = cfg(epochs=1, loss="hinge", margin=0.2)
+    c["train"].update(batch_size=4, max_batches=None)  # enough batches for a tenth of them
+    _train(c, processed, tmp_path)
+    row = pd.read_csv(tmp_path / "log.csv").iloc[0]
+    end = seen[-max(1, len(seen) // 10):]  # the epoch's last tenth of batches
+    assert len(seen) >= 10 and len(end) == len(seen) // 10
+    assert row.pos_score == pytest.approx(float(np.mean([float(p) for p, _ in end])), abs=1e-6)
+    assert row.neg_score == pytest.approx(float(np.mean([float(n) for _, n in end])), abs=1e-6)
 
 
 def test_evaluation_reuses_the_selected_epochs_dev_scores_and_equals_a_fresh_one(processed, tmp_path, monkeypatch):
@@ -266,7 +283,7 @@ def test_classification_trains_every_labelled_pair_with_a_two_way_head(processed
     ev = EvalConfig(["dev"], task="classification")
     trained = train_mod.train_run(c, data, None, tmp_path, dev_evaluator(data, "dev", ev), progress=False)
     log = pd.read_csv(tmp_path / "log.csv")
-    assert {"dev_accuracy", "dev_F1"} <= set(log) and "dev_MAP" not in log
+    assert {"dev_accuracy", "dev_F1"} <= set(log) and not {"dev_MAP", "pos_score"} & set(log)
     assert log.loss.iloc[-1] < log.loss.iloc[0]
     scored = trained.dev_scores  # the log-odds of "a match": higher for the corpus's matches
     assert scored[scored.label == 1].score.mean() > scored[scored.label == 0].score.mean()

@@ -1,6 +1,7 @@
 # Helpers of the rules: runs as records, per-rule resources, the code each stage runs.
 import json
 import math
+import re
 from pathlib import Path
 
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
@@ -49,6 +50,17 @@ def source_fetch(source):
     if len(options) != 1:
         raise ValueError(f"datasets with source {source!r} have different `fetch` options: {sorted(options)}")
     return options.pop()
+
+
+def word2vec_recipe(name):
+    recipes = C.get("embeddings", {}).get("word2vec", {})
+    if name not in recipes:
+        raise ValueError(f"embeddings.word2vec.{name}: not configured")
+    return recipes[name]
+
+
+# the methods corpus_embeddings makes (a pattern matching nothing when no recipe is configured)
+RECIPES_PATTERN = "|".join(map(re.escape, C.get("embeddings", {}).get("word2vec", {}))) or "(?!)"
 
 
 def pretrained_file(w):

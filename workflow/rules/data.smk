@@ -43,6 +43,8 @@ rule embeddings:
     output:
         vectors="data/embeddings/{dataset}/{method}-{dim}.npy",
         coverage="data/embeddings/{dataset}/{method}-{dim}.json",
+    wildcard_constraints:
+        method=f"(?!(?:{RECIPES_PATTERN})-)[^/]+",  # corpus vectors: corpus_embeddings
     params:
         cfg=lambda w: json.dumps(
             {
@@ -59,3 +61,50 @@ rule embeddings:
     shell:
         "ansel embeddings --config {params.cfg:q} --processed {input.processed} --method {wildcards.method} "
         "--dim {wildcards.dim} --out {output.vectors} > {log} 2>&1"
+
+
+# Corpus vectors (params.yaml embeddings.word2vec.<recipe>): word2vec trained once on the training
+# splits of the recipe's datasets (once for recipes that train alike: config.trained_recipe), then
+# post-processed and aligned to each dataset's vocabulary by corpus_embeddings.
+rule corpus_vectors:
+    input:
+        # the corpus's datasets as the preset resolves them (smoke: its synthetic corpus)
+        lambda w: list(dict.fromkeys(T.processed_dir(A.dataset_name(C, d)) for d in word2vec_recipe(w.recipe)["corpus"])),
+    output:
+        vectors="data/vectors/{recipe}-{dim}.npy",
+        words="data/vectors/{recipe}-{dim}.words.json",
+        info="data/vectors/{recipe}-{dim}.json",
+    params:
+        cfg=lambda w: json.dumps({k: v for k, v in word2vec_recipe(w.recipe).items() if k in A.RECIPE_TRAINING_KEYS}),
+    log:
+        "logs/vectors/{recipe}-{dim}.log",
+    threads: res("embeddings", "threads")
+    resources:
+        mem_mb=res("embeddings", "mem_mb"),
+        runtime=res("embeddings", "runtime"),
+    shell:
+        "ansel corpus-vectors --config {params.cfg:q} --processed {input} --dim {wildcards.dim} "
+        "--out {output.vectors} > {log} 2>&1"
+
+
+rule corpus_embeddings:
+    input:
+        processed="data/processed/{dataset}",
+        vectors=lambda w: f"data/vectors/{A.trained_recipe(C, w.method)}-{w.dim}.npy",
+    output:
+        vectors="data/embeddings/{dataset}/{method}-{dim}.npy",
+        coverage="data/embeddings/{dataset}/{method}-{dim}.json",
+        vocab="data/embeddings/{dataset}/{method}-{dim}.vocab.json",
+    wildcard_constraints:
+        method=RECIPES_PATTERN,
+    params:
+        cfg=lambda w: json.dumps({"recipes": {w.method: word2vec_recipe(w.method)}}),
+    log:
+        "logs/embeddings/{dataset}/{method}-{dim}.log",
+    threads: res("embeddings", "threads")
+    resources:
+        mem_mb=res("embeddings", "mem_mb"),
+        runtime=res("embeddings", "runtime"),
+    shell:
+        "ansel embeddings --config {params.cfg:q} --processed {input.processed} --method {wildcards.method} "
+        "--vectors {input.vectors} --dim {wildcards.dim} --out {output.vectors} > {log} 2>&1"

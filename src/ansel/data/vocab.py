@@ -63,6 +63,11 @@ class Vocab:
         return cls(json.loads(Path(path).read_text()))
 
 
+def run_vocab_file(cfg: dict, processed: str | os.PathLike) -> Path:
+    """The vocabulary a run's ids come from: its corpus vectors' (``config.run_config``), else the dataset's."""
+    return Path(cfg["vocab"]) if cfg.get("vocab") else Path(processed) / "vocab.json"
+
+
 def training_texts(ds: Dataset, split: str = "train") -> list[list[str]]:
     """Token lists of the training split's questions and candidate answers."""
     cands = ds.splits[split]

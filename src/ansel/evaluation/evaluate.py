@@ -100,12 +100,12 @@ def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
 
 def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run."""
-    from ansel.data.vocab import Vocab
+    from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import resolve_device
 
     cfg = json.loads((run_dir / "config.json").read_text())
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
-    vocab = Vocab.load(processed_dir / "vocab.json")
+    vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
     scored = _reusable_scores(run_dir / DEV_SCORES, data)
     missing = [split for split in ev.splits if split not in scored]

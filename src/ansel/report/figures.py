@@ -198,7 +198,7 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     ``example``-th longest, answers of at least ``min_answer_tokens``), from one seed's model."""
     import torch
 
-    from ansel.data.vocab import Vocab
+    from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.models.registry import parse_hparams
     from ansel.report.attention_maps import long_correct_examples, plot_attention_map, window_to_tokens
     from ansel.models.io import load_model
@@ -222,7 +222,7 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
         return
     qid, aid, n_answer = picked.iloc[example - 1][["qid", "aid", "answer_length"]]
     cfg = json.loads((run / "config.json").read_text())
-    vocab = Vocab.load(processed / "vocab.json")
+    vocab = Vocab.load(run_vocab_file(cfg, processed))
     model = load_model(cfg, len(vocab), run / "model.pt")
     if not hasattr(getattr(model, "composition", None), "attention"):
         raise TypeError(f"figure {spec['id']}: arch {cfg['arch']!r} has no attention(q, a) to draw")

@@ -191,14 +191,14 @@ def protocol_notes(table: dict) -> list[str]:
 
 def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
     """One row per (row label, column): ours mean/std/n over seeds and the published value (looked
-    up under the column's ``published_dataset``, default its dataset)."""
+    up under the column's ``published_dataset`` and ``published_split``, default its own)."""
     records = []
     run_cells = {(row["label"], column_label(col)): (ds, row["model"]) for row, col, ds in table_cells(config, table)}
     context = context_lookup() if context_rows(table) else {}  # other papers' values, by model
     for row in table["rows"]:
         for col in table["columns"]:
             key = (row["label"], column_label(col))
-            where = (col.get("published_dataset", col["dataset"]), col["split"])
+            where = (col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]))
             pub = (context.get((*where, row["model"], col["metric"]), math.nan) if row.get("context")
                    else published.get((*where, row["label"], col.get("published_metric", col["metric"])), math.nan))
             values = []

@@ -160,6 +160,9 @@ class _EpochTrainer:
     def __init__(self, cfg, t: TrainConfig, data: RunData, model, optimizer, params, device, progress: bool):
         self.cfg, self.t, self.data, self.model, self.optimizer = cfg, t, data, model, optimizer
         self.params, self.device, self.progress = params, device, progress
+        # pairwise losses: each batch's mean score of the positives and of their drawn negatives (a
+        # loss stuck at the margin with equal scores is the collapse of reports/apnet-training-collapse.md)
+        self.scores: list[torch.Tensor] = []
         cands, qi, ai = data.pairs("train")
         labels = cands.label.to_numpy()
         if t.loss == "classification":
@@ -179,7 +182,9 @@ class _EpochTrainer:
         if self.t.loss == "classification":  # the score is the two-way head's log-odds (layers.OutputHead)
             return F.binary_cross_entropy_with_logits(s, self.labels[rows].to(self.device))
         neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, self.data.q_ids, self.data.a_ids)
-        rank = pair_loss(s, self.model(q, self._ids(self.data.a_ids, neg_a)), self.t)
+        s_neg = self.model(q, self._ids(self.data.a_ids, neg_a))
+        self.scores.append(torch.stack([s.detach().mean(), s_neg.detach().mean()]))
+        rank = pair_loss(s, s_neg, self.t)
         alpha = self.t.category_weight
         return (1 - alpha) * rank + alpha * self._category_loss(q, rows) if alpha else rank
 
@@ -204,6 +209,7 @@ class _EpochTrainer:
         self.model.train()
         # summed on the device in float64 (what Python's float sums): no host synchronisation per batch
         total = torch.zeros((), dtype=torch.float64, device=self.device)
+        self.scores.clear()
         n_batches, started = 0, time.perf_counter()
         bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seed} epoch {epoch}",
                    disable=not self.progress, leave=False, mininterval=2)
@@ -218,7 +224,11 @@ class _EpochTrainer:
             n_batches += 1
         loss_sum = total.item()  # waits for the device's queued work, so the epoch's time is all of it
         seconds = time.perf_counter() - started
-        return ({"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)},
+        row = {"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)}
+        if self.scores:  # where the epoch ended: over its last tenth of batches
+            end = torch.stack(self.scores[-max(1, len(self.scores) // 10):]).double().mean(0)
+            row["pos_score"], row["neg_score"] = end.tolist()
+        return (row,
                 {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
                  "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
 
