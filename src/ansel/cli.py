@@ -59,13 +59,6 @@ def cmd_preprocess(a) -> None:
                 ).save(out / "vocab.json")
 
 
-def write_text(path: Path, text: str) -> None:
-    from ansel.files import atomic_path
-
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-
-
 def cmd_corpus_vectors(a) -> None:
     """word2vec on the training splits of several datasets (never their dev or test text)."""
     import numpy as np
@@ -73,6 +66,7 @@ def cmd_corpus_vectors(a) -> None:
     from ansel.data.canonical import Dataset
     from ansel.data.vocab import training_texts
     from ansel.embeddings import WORD2VEC_KEYS, save_matrix, word2vec_vectors
+    from ansel.files import write_text_atomic
 
     recipe, texts, tokens = a.config, [], {}
     for processed in a.processed:
@@ -82,9 +76,9 @@ def cmd_corpus_vectors(a) -> None:
     words, vectors = word2vec_vectors(texts, a.dim, **{k: recipe[k] for k in WORD2VEC_KEYS if k in recipe})
     out = Path(a.out)
     save_matrix(out, vectors)
-    write_text(out.with_suffix(".words.json"), json.dumps(words, ensure_ascii=False))
-    write_text(out.with_suffix(".json"), json.dumps({"recipe": recipe, "dim": a.dim, "training_tokens": tokens,
-                                                    "words": len(words)}, indent=2) + "\n")
+    write_text_atomic(out.with_suffix(".words.json"), json.dumps(words, ensure_ascii=False))
+    write_text_atomic(out.with_suffix(".json"), json.dumps({"recipe": recipe, "dim": a.dim, "training_tokens": tokens,
+                                                           "words": len(words)}, indent=2) + "\n")
 
 
 def cmd_embeddings(a) -> None:
@@ -94,6 +88,7 @@ def cmd_embeddings(a) -> None:
     from ansel.data.vocab import Vocab, training_texts
     from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_pretrained, neighbours,
                                   save_matrix, train_word2vec)
+    from ansel.files import write_text_atomic
 
     cfg, processed, out = a.config, Path(a.processed), Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +112,7 @@ def cmd_embeddings(a) -> None:
     save_matrix(out, matrix)
     info |= {"coverage": coverage, "isotropy_top_2000": isotropy(matrix[2:2002]),  # training words come first
              "neighbours": neighbours(matrix, vocab, PROBE_WORDS)}
-    write_text(out.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
+    write_text_atomic(out.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
 
 
 def cmd_train(a) -> None:

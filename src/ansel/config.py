@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
 from ansel.settings import ConfigError, parse
 from ansel.training.config import TrainConfig
@@ -183,20 +184,24 @@ def dataset_name(config: dict, dataset: str) -> str:
 
 # What a word2vec recipe (params.yaml embeddings.word2vec) trains on and with; the rest of a recipe
 # (all_but_the_top, keep_vector_words) only changes how the trained vectors are used.
-RECIPE_TRAINING_KEYS = ("corpus", "window", "min_count", "epochs", "sg", "seed")
+RECIPE_TRAINING_KEYS = ("corpus", *WORD2VEC_KEYS)
+
+
+def word2vec_recipe(config: dict, name: str) -> dict:
+    recipes = config.get("embeddings", {}).get("word2vec", {})
+    if name not in recipes:
+        raise ConfigError(f"embeddings.word2vec.{name}: not configured")
+    return recipes[name]
 
 
 def trained_recipe(config: dict, name: str) -> str:
     """The recipe whose corpus vectors ``name`` uses: the first in params order that trains alike
     (recipes differing only in how they use the vectors share one training)."""
-    recipes = config.get("embeddings", {}).get("word2vec", {})
-    if name not in recipes:
-        raise ConfigError(f"embeddings.word2vec.{name}: not configured")
-
     def training(r: str) -> dict:
-        return {k: recipes[r][k] for k in RECIPE_TRAINING_KEYS if k in recipes[r]}
+        recipe = word2vec_recipe(config, r)
+        return {k: recipe[k] for k in RECIPE_TRAINING_KEYS if k in recipe}
 
-    return next(r for r in recipes if training(r) == training(name))
+    return next(r for r in config["embeddings"]["word2vec"] if training(r) == training(name))
 
 
 # Training settings a sweep point may set: a point of a model's `train.lr_grid` is ("lr", 5e-05).
@@ -270,8 +275,13 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     }
     if m.get("embeddings") in config.get("embeddings", {}).get("word2vec", {}):
         # corpus vectors come with the vocabulary they are aligned to (it may keep their words)
-        run["vocab"] = f"data/embeddings/{dataset}/{m['embeddings']}-{m['hparams']['embedding_dim']}.vocab.json"
+        run["vocab"] = embeddings_path(dataset, m["embeddings"], m["hparams"]["embedding_dim"], ".vocab.json")
     return run
+
+
+def embeddings_path(dataset: str, method: str, dim: int, suffix: str = ".npy") -> str:
+    """Where the embeddings rules write a dataset's vectors (and, for corpus vectors, their vocabulary)."""
+    return f"data/embeddings/{dataset}/{method}-{dim}{suffix}"
 
 
 RUN_KEYS = ("dataset", "model", "seed", "arch", "hparams", "embeddings", "max_len_q", "max_len_a", "eval", "train")

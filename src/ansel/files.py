@@ -24,3 +24,9 @@ def atomic_path(dest: Path) -> Iterator[Path]:
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``path.write_text(text)`` through ``atomic_path`` (``ansel.models.io.save_text`` imports torch)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)

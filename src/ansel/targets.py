@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansel.config import ConfigError, dataset_name, load_paper, model_config, papers_dir, run_config, variant_name
+from ansel.config import (ConfigError, dataset_name, embeddings_path, load_paper, model_config, papers_dir,
+                          run_config, variant_name)
 from ansel.evaluation.config import METRICS
 
 PUBLISHED = {  # where each table kind's published values live
@@ -121,7 +122,7 @@ def embeddings_file(cfg: dict) -> str | None:
     """The word vectors a run config starts from (the embeddings rule's output), or None: random."""
     if not cfg["embeddings"]:
         return None
-    return f"data/embeddings/{cfg['dataset']}/{cfg['embeddings']}-{cfg['hparams']['embedding_dim']}.npy"
+    return embeddings_path(cfg["dataset"], cfg["embeddings"], cfg["hparams"]["embedding_dim"])
 
 
 def processed_dir(dataset: str) -> str:

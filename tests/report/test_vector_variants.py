@@ -71,5 +71,5 @@ def test_the_rendered_table_says_partly_collapsed_and_gives_mean_and_std(config,
 def test_a_run_logged_without_the_scores_is_named(config, tmp_path):
     log = tmp_path / "results/runs/synthetic_en/rand/seed2/log.csv"
     pd.read_csv(log).drop(columns=["pos_score", "neg_score"]).to_csv(log, index=False)
-    with pytest.raises(ValueError, match="rand/seed2/log.csv: no pos_score"):
+    with pytest.raises(KeyError, match="rand/seed2/log.csv: no pos_score, neg_score"):
         variant_rows(config, TABLE)

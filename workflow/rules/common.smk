@@ -52,13 +52,6 @@ def source_fetch(source):
     return options.pop()
 
 
-def word2vec_recipe(name):
-    recipes = C.get("embeddings", {}).get("word2vec", {})
-    if name not in recipes:
-        raise ValueError(f"embeddings.word2vec.{name}: not configured")
-    return recipes[name]
-
-
 # the methods corpus_embeddings makes (a pattern matching nothing when no recipe is configured)
 RECIPES_PATTERN = "|".join(map(re.escape, C.get("embeddings", {}).get("word2vec", {}))) or "(?!)"
 

@@ -69,13 +69,15 @@ rule embeddings:
 rule corpus_vectors:
     input:
         # the corpus's datasets as the preset resolves them (smoke: its synthetic corpus)
-        lambda w: list(dict.fromkeys(T.processed_dir(A.dataset_name(C, d)) for d in word2vec_recipe(w.recipe)["corpus"])),
+        lambda w: list(dict.fromkeys(T.processed_dir(A.dataset_name(C, d))
+                                     for d in A.word2vec_recipe(C, w.recipe)["corpus"])),
     output:
         vectors="data/vectors/{recipe}-{dim}.npy",
         words="data/vectors/{recipe}-{dim}.words.json",
         info="data/vectors/{recipe}-{dim}.json",
     params:
-        cfg=lambda w: json.dumps({k: v for k, v in word2vec_recipe(w.recipe).items() if k in A.RECIPE_TRAINING_KEYS}),
+        cfg=lambda w: json.dumps({k: v for k, v in A.word2vec_recipe(C, w.recipe).items()
+                                  if k in A.RECIPE_TRAINING_KEYS}),
     log:
         "logs/vectors/{recipe}-{dim}.log",
     threads: res("embeddings", "threads")
@@ -98,7 +100,7 @@ rule corpus_embeddings:
     wildcard_constraints:
         method=RECIPES_PATTERN,
     params:
-        cfg=lambda w: json.dumps({"recipes": {w.method: word2vec_recipe(w.method)}}),
+        cfg=lambda w: json.dumps({"recipes": {w.method: A.word2vec_recipe(C, w.method)}}),
     log:
         "logs/embeddings/{dataset}/{method}-{dim}.log",
     threads: res("embeddings", "threads")

@@ -4,7 +4,8 @@ A row per model (its ``embeddings`` name the variant). What the vectors are, mea
 variant by the embeddings rule (``ansel.embeddings.isotropy`` over the 2,000 most frequent training
 words; coverage of the training vocabulary; the run's vocabulary size); how the first epoch went,
 per seed from log.csv (the loss against the margin, and the mean score of the positives minus that
-of their drawn negatives where the epoch ended), and the last epoch's loss; and the table's metric on its split (mean ± sample std over seeds).
+of their drawn negatives where the epoch ended), and the last epoch's loss; and the table's metric
+on its split (mean ± sample std over seeds).
 
 A run collapsed when its first epoch ends with the loss at the margin (within 5 %) and the
 positives scoring no better than their negatives (s+ - s- below 5 % of the margin): the state of
@@ -19,27 +20,24 @@ import numpy as np
 import pandas as pd
 
 from ansel.config import dataset_name
-from ansel.report.provenance import cell_provenance, provenance_note
-from ansel.report.tables import write_table
-from ansel.settings import ConfigError
 from ansel.data.vocab import run_vocab_file
-from ansel.targets import Variant, embeddings_file, processed_dir, runs
+from ansel.report.provenance import cell_provenance, provenance_note
+from ansel.report.tables import run_log, run_metric, write_table
+from ansel.settings import ConfigError
+from ansel.targets import Run, Variant, embeddings_file, processed_dir, runs
 
 COLLAPSE_TOLERANCE = 0.05  # of the margin
 
 
-def _read(path: Path, what: str):
+def _read_json(path: Path, what: str):
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing ({what}); make it first (snakemake {path})")
-    return json.loads(path.read_text()) if path.suffix == ".json" else pd.read_csv(path)
+    return json.loads(path.read_text())
 
 
-def _epochs(run_dir: Path, margin: float) -> tuple[float, float, bool, float]:
+def _epochs(run: Run, margin: float) -> tuple[float, float, bool, float]:
     """(loss, s+ - s- where it ended, collapsed) of a run's first epoch, and its last epoch's loss."""
-    log = _read(run_dir / "log.csv", "the run's training curve")
-    if "pos_score" not in log:
-        raise ValueError(f"{run_dir / 'log.csv'}: no pos_score/neg_score columns (trained before they were "
-                         "logged, or not a pairwise loss); retrain the run")
+    log = run_log(run, ["loss", "pos_score", "neg_score"])  # the scores: pairwise losses, logged since issue 20
     first = log.iloc[0]
     gap = float(first.pos_score - first.neg_score)
     collapsed = first.loss >= (1 - COLLAPSE_TOLERANCE) * margin and gap < COLLAPSE_TOLERANCE * margin
@@ -58,29 +56,25 @@ def variant_rows(config: dict, table: dict) -> list[dict]:
     records = []
     for row in table["rows"]:
         found = runs(config, ds, Variant(row["model"]))
-        cfg = _read(Path(found[0].dir) / "config.json", "the run's resolved config")  # what it ran with
+        cfg = _read_json(Path(found[0].dir) / "config.json", "the run's resolved config")  # what it ran with
         if cfg["train"].get("loss") != "hinge":
             raise ConfigError(f"table {table['id']}: row {row['label']!r}: model {row['model']} trains with loss "
                               f"{cfg['train'].get('loss')!r}; the collapse is measured against a hinge margin")
         vectors = embeddings_file(cfg)
-        info = _read(Path(vectors).with_suffix(".json"), "the vectors' measurements") if vectors else {}
-        vocab = _read(run_vocab_file(cfg, processed_dir(ds)), "the run's vocabulary")
+        info = _read_json(Path(vectors).with_suffix(".json"), "the vectors' measurements") if vectors else {}
+        vocab = _read_json(run_vocab_file(cfg, processed_dir(ds)), "the run's vocabulary")
         iso = info.get("isotropy_top_2000", {})
-        epochs = [_epochs(Path(r.dir), cfg["train"]["margin"]) for r in found]
-        values = []
-        for r in found:
-            metrics = _read(Path(r.dir) / "metrics.json", "the run's metrics")
-            if metric not in metrics.get(split, {}):
-                raise KeyError(f"{r.dir}/metrics.json: no {split} {metric}")
-            values.append(metrics[split][metric])
+        epochs = [_epochs(r, cfg["train"]["margin"]) for r in found]
         records.append({
             "variant": row["label"], "model": row["model"], "vectors": cfg["embeddings"] or "random",
             "vocabulary": len(vocab),
             "coverage": info.get("coverage"), "mean_norm_ratio": iso.get("mean_norm_ratio"),
             "mean_pair_cosine": iso.get("mean_pair_cosine"),
             "epoch1_loss": [e[0] for e in epochs], "epoch1_gap": [e[1] for e in epochs],
-            "collapsed": sum(e[2] for e in epochs), "last_epoch_loss": [e[3] for e in epochs], "seeds": len(found), "margin": cfg["train"]["margin"],
-            f"{split}_{metric}": values, "provenance": cell_provenance(config, found),
+            "collapsed": sum(e[2] for e in epochs), "last_epoch_loss": [e[3] for e in epochs],
+            "seeds": len(found), "margin": cfg["train"]["margin"],
+            f"{split}_{metric}": [run_metric(r, split, metric) for r in found],
+            "provenance": cell_provenance(config, found),
         })
     return records
 
