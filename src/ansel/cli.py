@@ -123,7 +123,7 @@ def cmd_train(a) -> None:
     from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import start_torch
     from ansel.evaluation.config import EvalConfig
-    from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, save_dev_scores
+    from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, eval_data, save_dev_scores
     from ansel.settings import parse
     from ansel.targets import embeddings_file
     from ansel.training.config import TrainConfig
@@ -135,7 +135,8 @@ def cmd_train(a) -> None:
         raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
                           f"({embeddings_file(cfg)})")
     start_torch(a.threads)
-    data = RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"])
+    data = eval_data(RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"],
+                                  cfg["max_len_a"]), ev)
     trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
                         dev_evaluator(data, t.dev_split, ev), progress=not a.no_progress,
                         timings=Path(a.timings) if a.timings else None,

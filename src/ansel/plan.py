@@ -81,7 +81,7 @@ def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, 
     what the file holds), so an interrupted measurement keeps what it did."""
     from ansel.data.batches import RunData
     from ansel.data.vocab import Vocab, run_vocab_file
-    from ansel.evaluation.evaluate import dev_evaluator
+    from ansel.evaluation.evaluate import dev_evaluator, eval_data
     from ansel.evaluation.config import EvalConfig
     from ansel.models.io import save_text
     from ansel.settings import parse
@@ -101,9 +101,9 @@ def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, 
         if lengths not in loaded:
             loaded[lengths] = RunData.load(processed, Vocab.load(root() / run_vocab_file(cfg, processed)),
                                            *lengths[1:3])
-        data = loaded[lengths]
-        dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split,
-                            parse(EvalConfig, cfg["eval"], "eval"))
+        ev = parse(EvalConfig, cfg["eval"], "eval")
+        data = eval_data(loaded[lengths], ev)
+        dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split, ev)
         cost = measure_costs(cfg, data, dev, batches)
         path = out_dir / f"{cost['device'].replace(':', '')}.json"
         costs = {**(json.loads(path.read_text()) if path.exists() else {}), key: cost}

@@ -298,3 +298,37 @@ def test_classification_loss_only_on_classification_datasets():
         run_config({**config, "models": {**config["models"], "qa_cnn": {
             **config["models"]["qa_cnn"], "train": {"loss": "classification", "select_metric": "accuracy"}}}},
             "synthetic_en", "qa_cnn", 1)
+
+
+def test_a_sampled_evaluation_scores_the_same_seeded_questions_in_training_and_evaluation(processed, tmp_path):
+    """eval.sample_questions (a budget's size): dev selection and the evaluated splits see one seeded
+    draw of each split's questions, the same for every run; a split with no more questions keeps them all."""
+    from ansel.evaluation.evaluate import eval_data
+    from ansel.settings import parse
+
+    c = cfg(epochs=2)
+    c["eval"].update(sample_questions=10, sample_seed=3)
+    ev = parse(EvalConfig, c["eval"], "eval")
+    data = eval_data(_data(c, processed), ev)
+    trained = train_mod.train_run(c, data, None, tmp_path, dev_evaluator(data, "dev", ev), progress=False)
+    save_dev_scores(trained.dev_scores, "dev", tmp_path / DEV_SCORES)
+    metrics = evaluate_run(tmp_path, processed)
+    assert metrics["dev"]["n_questions"] == metrics["test"]["n_questions"] == 10
+    assert metrics["dev"]["MAP"] == pd.read_csv(tmp_path / "log.csv").dev_MAP.max()  # selected on the same draw
+    trec = pd.read_csv(tmp_path / "run.trec", sep=" ", header=None, names=["qid", "q0", "aid", "rank", "score", "tag"])
+    full = _data(c, processed)
+    for split in ("dev", "test"):
+        ranked = trec[trec.qid.str.startswith(split + ":")]
+        drawn = set(data.pairs(split)[0].qid.astype(str))
+        assert {q.split(":", 1)[1] for q in ranked.qid} == drawn and len(drawn) == 10
+        assert drawn == set(full.sample_questions([split], 10, 3).pairs(split)[0].qid.astype(str))
+        assert drawn != set(full.sample_questions([split], 10, 4).pairs(split)[0].qid.astype(str))
+        kept = full.sample_questions([split], 1000, 3).pairs(split)[0]  # more than the split has: all of it
+        assert kept.equals(full.pairs(split)[0])
+    assert len(data.pairs("train")[0]) == len(full.pairs("train")[0])  # training data is never cut
+
+
+def test_a_sample_of_no_questions_is_refused_naming_the_key():
+    from ansel.settings import parse
+    with pytest.raises(Exception, match="sample_questions"):
+        parse(EvalConfig, {"splits": ["dev"], "sample_questions": 0}, "datasets.x.eval")

@@ -65,6 +65,19 @@ class RunData:
         """The vocabulary's words and their IDF over the training texts (models built with a lexicon)."""
         return Lexicon.build(self.vocab, training_texts(self.dataset))
 
+    def sample_questions(self, splits: list[str], n: int, seed: int) -> "RunData":
+        """The same data with each of ``splits`` cut to the candidates of a seeded draw of ``n`` of its
+        questions (all of them where it has no more): the same draw for every run of the dataset."""
+        from dataclasses import replace
+
+        cut = dict(self.dataset.splits)
+        for split in splits:
+            qids = np.sort(self.pairs(split)[0].qid.unique().astype(str))
+            if len(qids) > n:
+                keep = set(np.random.default_rng(seed).choice(qids, n, replace=False))
+                cut[split] = cut[split][cut[split].qid.astype(str).isin(keep)].reset_index(drop=True)
+        return replace(self, dataset=replace(self.dataset, splits=cut))
+
     def pairs(self, split: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         """The split's candidate rows and their question/answer row indices."""
         if split not in self.dataset.splits:

@@ -20,7 +20,12 @@ class EvalConfig:
     splits: list[str]           # scored with the dev-selected weights; each must be a split of the dataset
     no_positive: Literal["drop", "zero"] = "drop"  # questions without a positive: excluded, or scored 0
     task: Literal["ranking", "classification"] = "ranking"
+    # A budget's size: each split scored on a seeded draw of this many of its questions (None: all)
+    sample_questions: int | None = None
+    sample_seed: int = 0
 
     def __post_init__(self):
         check(len(self.splits) > 0, "splits", "needs at least one split")
         check(len(set(self.splits)) == len(self.splits), "splits", f"{self.splits} names a split twice")
+        check(self.sample_questions is None or self.sample_questions >= 1, "sample_questions",
+              f"{self.sample_questions}: must be >= 1 (or null: every question)")

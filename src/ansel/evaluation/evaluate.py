@@ -30,6 +30,12 @@ from ansel.training.config import TrainConfig
 DEV_SCORES = "dev_scores.pt"
 
 
+def eval_data(data: RunData, ev: EvalConfig) -> RunData:
+    """The data as the run's evaluation sees it: each eval split cut to ``ev.sample_questions``
+    questions (the trainer's dev scoring included) where the dataset's ``eval`` asks for a sample."""
+    return data if ev.sample_questions is None else data.sample_questions(ev.splits, ev.sample_questions, ev.sample_seed)
+
+
 def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.DataFrame:
     cands, qi, ai = data.pairs(split)
     out = cands[["qid", "aid", "label"]].copy()
@@ -106,7 +112,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     cfg = json.loads((run_dir / "config.json").read_text())
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
-    data = RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"])
+    data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
     scored = _reusable_scores(run_dir / DEV_SCORES, data)
     missing = [split for split in ev.splits if split not in scored]
     model = None
