@@ -87,6 +87,10 @@ def test_grid_point_config_sets_lr_after_scale_and_leaves_the_grid_out_of_the_ru
     # the preset's grid only where the model has one
     assert "lr_grid" not in model_config(cfg, "plain")["train"]
     assert named(T.grid_points(cfg, "g")) == [(1e-4, "g@lr=0.0001")]  # the preset's lr 0.5 is the model's own
+    # a preset's grid with none of the model's points leaves the model's own lr (MTAS's 0.3 under smoke's 1e-4)
+    other = config(models={"m": {**GGSA, "train": {"lr": 0.3, "lr_grid": [0.3, 3.0]}}}, train=TRAIN,
+                   scale={"train": {"lr_grid": [1e-4]}})
+    assert named(T.grid_points(other, "m")) == [(0.3, "m")]
 
 
 def test_a_preset_can_sweep_fewer_points():

@@ -218,7 +218,8 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     sweep, ("group_size", 20)) or training setting (a point of its lr grid, ("lr", 5e-05)).
 
     ``train`` is resolved too: params.yaml's ``train`` <- the model's <- the preset's
-    ``scale.train`` (its ``lr_grid`` only where the model has a grid) <- the point's value.
+    ``scale.train`` (its ``lr_grid`` keeps those of the model's grid points it lists, or else the
+    model's own lr; no grid where the model has none) <- the point's value.
     Hyperparameters are checked (types and ranges), naming the key; the training settings by
     ``run_config`` and ``validate``, once resolved.
     """
@@ -233,8 +234,12 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     known = hparams_fields(m["arch"], f"{where}.arch")
     m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
     train = deep_merge(config.get("train", {}), m.get("train", {}))
-    scale_train = {k: v for k, v in scale.get("train", {}).items() if k != "lr_grid" or "lr_grid" in train}
+    scale_train = {k: v for k, v in scale.get("train", {}).items() if k != "lr_grid"}
     m["train"] = deep_merge(train, scale_train)
+    if "lr_grid" in train and "lr_grid" in scale.get("train", {}):
+        # a preset cuts a grid to its points on the model's grid (GGSA's 1e-4), else to the model's own lr
+        kept = [lr for lr in train["lr_grid"] if lr in scale["train"]["lr_grid"]]
+        m["train"]["lr_grid"] = kept or [m["train"]["lr"]]
     if point is not None:  # after `scale`: the swept value is the point of the derived run
         key, value = point
         if key not in known | set(TRAIN_SWEEPS):
