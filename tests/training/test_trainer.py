@@ -227,6 +227,7 @@ def test_timings_go_to_their_own_file_with_the_mean_seconds_per_batch(processed,
     assert train["seconds_per_batch"] == pytest.approx(sum(e["seconds_per_batch"] for e in train["epochs"]) / 2)
     # the job's span (GPU-slot tests read it) and device; a peak of device memory only on CUDA
     assert train["started"] < train["finished"] and (train["device"], train["peak_device_mb"]) == ("cpu", None)
+    assert train["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
     # an untrainable model runs no epoch: no mean to report
     _train(cfg(model="random"), processed, tmp_path / "random", tmp_path / "random.json")
     assert json.loads((tmp_path / "random.json").read_text())["train"]["epochs"] == []

@@ -284,11 +284,14 @@ def checkout_commit() -> str | None:
 def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
     the device, its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
-    end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance)}}."""
+    end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance) and,
+    on a CPU, the instruction set torch's kernels dispatched to (AVX512, AVX2 ...)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
     train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time(),
               "commit": checkout_commit()}
+    if device.type == "cpu":  # the kernels' instruction set: a CPU run's floats (and bytes) depend on it
+        train["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
 
 
