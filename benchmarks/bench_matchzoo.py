@@ -25,7 +25,12 @@ siamese models encode each distinct text once), after a warm-up batch.
 
 Each model runs in its own process (this script re-invoked with ``--one``), so its peak RSS
 (``ru_maxrss`` at that process's end) is its own: Python, torch, the data, the model, training and
-scoring. A bare ``import torch`` process is measured too, as the floor.
+scoring. A second table splits it by phase: how much each phase raised the process's peak
+(imports; loading the data; building the model; the optimizer, whose construction imports
+``torch._dynamo``; the warm-up steps; the timed steps; scoring). Floors are measured in processes
+of their own: a bare ``import torch``; torch and pandas (the tables' reader, with pyarrow); and those
+with one step of a ``torch.optim`` optimizer, what every training process holds before any data or
+model.
 
 Data: the pipeline's processed WikiQA (``data/processed/wikiqa_mz``, else ``data/processed/wikiqa``,
 or ``--data DIR``); without it a synthetic stand-in of WikiQA's sizes (18,600 random lower-case
@@ -57,6 +62,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 Q_LEN, A_LEN, BATCH, EMBED_DIM, SCORE_BATCH, WARMUP_STEPS, MARGIN = 10, 40, 20, 300, 256, 3, 1.0
 MARKER = "BENCH_MATCHZOO_RESULT "
+PHASES = ("imports", "data", "model", "optimizer", "warm-up", "training", "scoring")
 RSS_TARGET_MB, SPEED_TARGET = 350, 3.0
 
 # name -> (registered arch, hparams over its defaults, MatchZoo-py's figure as (label, train
@@ -166,8 +172,14 @@ def hparams_for(arch: str, extra: dict) -> dict:
     return {**hp, **extra}
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (Linux reports ru_maxrss in KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def run_one(name: str, args) -> dict:
-    """Build, train ``args.steps`` timed steps and score the test split in this process."""
+    """Build, train ``args.steps`` timed steps and score the test split in this process; the peak
+    resident memory after each of ``PHASES``."""
     import numpy as np
     import torch
     import torch.nn.functional as F
@@ -179,8 +191,10 @@ def run_one(name: str, args) -> dict:
     from ansel.training.sampler import NegativeSampler
 
     start_torch(args.threads)
+    peaks = {"imports": peak_rss_mb()}
     arch, extra, _ = MODELS[name]
     data = load_data(args)
+    peaks["data"] = peak_rss_mb()
     hparams = hparams_for(arch, extra)
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
@@ -191,9 +205,11 @@ def run_one(name: str, args) -> dict:
         embeddings -= 0.2
     model = build_model(arch, hparams, data.vocab_size, embeddings, f"bench.{name}",
                         data.lexicon_fn() if needs_lexicon(arch) else None)
-    del embeddings  # the model holds its own copy, as after ``ansel train`` loads them
+    del embeddings  # the model holds its own copy, as ``ansel.training.trainer.train_run`` drops them
+    peaks["model"] = peak_rss_mb()
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=1e-3)
+    peaks["optimizer"] = peak_rss_mb()
 
     tqi, tai, labels = data.train
     pos_q, pos_a = tqi[labels == 1], tai[labels == 1]
@@ -215,10 +231,12 @@ def run_one(name: str, args) -> dict:
     model.train()
     for _ in range(WARMUP_STEPS):
         step()
+    peaks["warm-up"] = peak_rss_mb()
     started = time.perf_counter()
     for _ in range(args.steps):
         step()
     train_s = time.perf_counter() - started
+    peaks["training"] = peak_rss_mb()
 
     sqi, sai = data.test
     score(model, data.q_ids, data.a_ids, sqi[:SCORE_BATCH], sai[:SCORE_BATCH], SCORE_BATCH)  # warm-up
@@ -230,13 +248,14 @@ def run_one(name: str, args) -> dict:
     if not np.isfinite(scores).all():
         raise RuntimeError(f"{name}: non-finite scores")
     score_s = sorted(times)[len(times) // 2]
+    peaks["scoring"] = peak_rss_mb()
     return {
         "name": name, "arch": arch, "hparams": hparams, "source": data.source,
         "threads": torch.get_num_threads(), "siamese": bool(model.siamese),
         "params": sum(p.numel() for p in model.parameters()), "trainable": sum(p.numel() for p in params),
         "steps": args.steps, "train_s": train_s, "triples_per_s": args.steps * BATCH / train_s,
         "candidates": len(sqi), "score_s": score_s, "candidates_per_s": len(sqi) / score_s,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(), "phase_peaks_mb": peaks,
     }
 
 
@@ -250,8 +269,19 @@ def child(argv: list[str]) -> tuple[dict | None, str]:
     return None, f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-1500:]}"
 
 
-def bare_torch_rss_mb() -> float:
-    code = "import resource, torch; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+# Floors, each a process of its own: torch; with pandas, the tables' reader; and with one optimizer
+# step: what every training process holds before its data and model.
+FLOORS = {
+    "import torch": "import torch",
+    "+ pandas (and pyarrow)": "import torch, pandas",
+    "+ one torch.optim.Adam step (it imports torch._dynamo)":
+        "import torch, pandas; p = torch.nn.Parameter(torch.zeros(1)); o = torch.optim.Adam([p]); "
+        "p.sum().backward(); o.step()",
+}
+
+
+def floor_rss_mb(code: str) -> float:
+    code += "; import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return int(out.split()[-1]) / 1024
 
@@ -261,6 +291,21 @@ def ratio(ours: float, theirs: float | None, target: float) -> str:
         return "-"
     r = ours / theirs
     return f"{r:.1f}x {'ok' if r >= target else 'LOW'}"
+
+
+def print_phases(results: list[dict]) -> None:
+    """Per model: the peak after its imports, then how much each later phase raised it."""
+    print("peak resident memory by phase, MB: after the imports (Python, numpy, torch, ansel), then each "
+          "phase's rise of the peak (data: tables and id matrices, pandas/pyarrow; optimizer: its "
+          "construction imports torch._dynamo)")
+    head = f"{'model':<14}" + "".join(f"{p:>10}" for p in PHASES) + f"{'peak':>8}"
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        peaks = [r["phase_peaks_mb"][p] for p in PHASES]
+        rises = [peaks[0]] + [b - a for a, b in zip(peaks, peaks[1:])]
+        print(f"{r['name']:<14}{rises[0]:>10,.0f}" + "".join(f"{f'+{x:,.0f}':>10}" for x in rises[1:])
+              + f"{r['peak_rss_mb']:>8,.0f}")
 
 
 def main() -> None:
@@ -291,7 +336,8 @@ def main() -> None:
     passed = ["--steps", str(args.steps), "--score-repeats", str(args.score_repeats), "--threads", str(args.threads),
               *(["--data", str(Path(args.data).resolve())] if args.data else []), *(["--synthetic"] if args.synthetic else [])]
 
-    baseline = bare_torch_rss_mb()
+    floors = {label: floor_rss_mb(code) for label, code in FLOORS.items()}
+    floor = floors[list(FLOORS)[-1]]
     print(f"MatchZoo-family models vs MatchZoo-py's published CPU figures; {os.cpu_count()} cores here, "
           f"torch threads {args.threads}; {args.steps} timed training steps after {WARMUP_STEPS} warm-up, "
           f"scoring median of {args.score_repeats} pass(es)")
@@ -299,7 +345,9 @@ def main() -> None:
           f"negative) triples scores {2 * BATCH} pairs. Train ratio = our pairs/s (2 per triple) / MatchZoo-py's "
           f"pairs/s, as its rank-hinge batch of {BATCH} with one negative scores {2 * BATCH} pairs.")
     print(f"targets: train and scoring >= {SPEED_TARGET:.0f}x MatchZoo-py; peak RSS <= {RSS_TARGET_MB} MB "
-          f"(MatchZoo-py 700-790 MB, DSSM ~5 GB). Bare `import torch` process: {baseline:.0f} MB peak RSS.")
+          f"(MatchZoo-py 700-790 MB, DSSM ~5 GB).")
+    print(f"floors, peak RSS of a process that only does this: {'; '.join(f'{k} {v:.0f} MB' for k, v in floors.items())}"
+          f" = every training process before its data and model, {floor - RSS_TARGET_MB:+.0f} MB against the target")
 
     results, notes = [], []
     for name in names:
@@ -342,6 +390,7 @@ def main() -> None:
                   f"{rss:>7,.0f}{mz_rss_txt:>10}{rss_ratio:>8}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}")
         print(f"all targets met by {met} of {len(results)} models measured "
               f"(MZ/ours for RSS uses MatchZoo-py's low end, 700 MB; DSSM's 5 GB)")
+        print_phases(results)
     for note in notes:
         print(f"note: {note}")
     if args.quick:

@@ -1,4 +1,4 @@
-"""Process-wide memory settings for training and timing on CPU."""
+"""Process-wide memory settings for training and timing on CPU, and for reading the tables."""
 from __future__ import annotations
 
 import ctypes
@@ -22,3 +22,14 @@ def keep_freed_memory() -> bool:
         return False
     m_trim_threshold, m_mmap_max = -1, -4  # glibc's malloc.h
     return bool(mallopt(m_mmap_max, 0)) and bool(mallopt(m_trim_threshold, 2**31 - 1))
+
+
+def arrow_uses_malloc() -> None:
+    """Allocate Arrow's buffers (the parquet tables pandas reads) with the C library's malloc
+    rather than the mimalloc pool pyarrow defaults to, whose per-thread segments stay resident:
+    reading processed WikiQA (1.8 MB of parquet) raised the peak resident memory by ~70 MB with
+    mimalloc against ~34 MB with malloc, in the same time (2 cores). Arrow picks its default pool
+    when pyarrow loads, so its ARROW_DEFAULT_MEMORY_POOL variable is too late once pandas is imported."""
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,22 @@ def test_outputs_and_dev_selection(processed, tmp_path):
     model = load_model(c, len(Vocab.load(processed / "vocab.json")), tmp_path / "model.pt")
     _, dev = evaluate_split(model, _data(c, processed), "dev", EvalConfig(["dev"]))
     assert dev["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
+
+
+def test_the_word_vectors_are_freed_once_the_model_holds_its_copy(processed, tmp_path):
+    """No array of the run's vectors lives through the epochs beside the model's own copy."""
+    c = cfg(epochs=1)
+    data = _data(c, processed)
+    vectors = [np.ones((data.vocab_size, c["hparams"]["embedding_dim"]), dtype=np.float32)]
+    array = weakref.ref(vectors[0])
+    evaluate, alive = dev_evaluator(data, "dev", EvalConfig(["dev"])), []
+
+    def evaluate_dev(model):
+        alive.append(array() is not None)
+        return evaluate(model)
+
+    train_mod.train_run(c, data, vectors.pop(), tmp_path, evaluate_dev, progress=False)
+    assert alive == [False]
 
 
 def test_pairwise_epochs_log_the_mean_scores_of_positives_and_negatives(processed, tmp_path, monkeypatch):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ansel.memory import arrow_uses_malloc
+
 QUESTION_COLUMNS = ["qid", "text", "tokens", "category"]
 ANSWER_COLUMNS = ["aid", "text", "tokens"]
 CANDIDATE_COLUMNS = ["qid", "aid", "label"]
@@ -68,6 +70,7 @@ class Dataset:
 
     @classmethod
     def load(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
+        arrow_uses_malloc()
         directory = Path(directory)
         splits = {
             p.stem.removeprefix("candidates-"): pd.read_parquet(p)

@@ -94,6 +94,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
+    del embeddings  # the model holds a copy: freed now, the array's memory serves the training's tensors
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
     state = _resume(state_path, key, model, optimizer, device, t.epochs)
     step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
