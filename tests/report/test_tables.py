@@ -56,6 +56,20 @@ def test_cells_are_mean_and_sample_std_over_seeds_beside_published(runs, tmp_pat
     assert "a note" in md and (tmp_path / "out/t1.tex").read_text().startswith("\\begin{table}")
 
 
+def test_a_row_without_a_published_value_shares_its_columns_percent_scale(runs, tmp_path):
+    """A context row (BM25) beside rows published in percent is printed in percent too."""
+    config, published = runs
+    d = tmp_path / "results/runs/syn/bm25/seed1"
+    d.mkdir(parents=True)
+    (d / "metrics.json").write_text(json.dumps({"test": {"MAP": 0.15, "MRR": 0.2}, "dev": {"MAP": 0.1}}))
+    table = {**TABLE, "rows": [*TABLE["rows"], {"label": "BM25", "model": "bm25"}]}
+    config = {**config, "models": {"bm25": {"arch": "bm25", "seeds": 1}}}
+    cells = aggregate(config, "p", table, published_lookup(published, "p", "t1")).set_index(["row", "metric"])
+    assert math.isnan(cells.loc[("BM25", "MAP"), "published"])
+    assert cells.loc[("BM25", "MAP"), "mean"] == pytest.approx(15.0) and cells.loc[("BM25", "MAP"), "digits"] == 2
+    assert cells.loc[("BM25", "MRR"), "mean"] == pytest.approx(0.2)  # MRR's column is published nowhere: 0-1
+
+
 def test_a_value_beyond_the_spread_is_flagged(runs):
     config, published = runs
     lookup = published_lookup(published, "p", "t1")

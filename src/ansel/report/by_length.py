@@ -7,6 +7,7 @@ question with several correct answers is placed by its longest one (all its answ
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -77,8 +78,8 @@ def plot_accuracy_by_length(curves: Mapping[str, pd.DataFrame], prefix: Path, ti
                             curve["p_at_1"] + curve["p_at_1_std"], color=line.get_color(), alpha=0.2)
     ax.set_xlabel("answer length up to (tokens)")
     ax.set_ylabel("accuracy (P@1)")
-    if title:
-        ax.set_title(title)
+    if title:  # wrapped: a spec's title (which dataset stood in) is longer than the 5-inch axes
+        ax.set_title(textwrap.fill(title, 55), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
     save(fig, prefix)

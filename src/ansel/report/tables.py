@@ -195,21 +195,27 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
     records = []
     run_cells = {(row["label"], column_label(col)): (ds, row["model"]) for row, col, ds in table_cells(config, table)}
     context = context_lookup() if context_rows(table) else {}  # other papers' values, by model
+
+    def published_value(row: dict, col: dict) -> float:
+        where = (col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]))
+        return (context.get((*where, row["model"], col["metric"]), math.nan) if row.get("context")
+                else published.get((*where, row["label"], col.get("published_metric", col["metric"])), math.nan))
+
+    # ranking and classification metrics (0-1) are printed as percentages in a column whose published
+    # values are (every row of it alike, those without a published value too); others (seconds) never are
+    percent_columns = {column_label(col) for col in table["columns"] if col["metric"] in _METRIC_NAMES.values()
+                       and any(published_value(row, col) > 1.0 for row in table["rows"])}
     for row in table["rows"]:
         for col in table["columns"]:
             key = (row["label"], column_label(col))
-            where = (col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]))
-            pub = (context.get((*where, row["model"], col["metric"]), math.nan) if row.get("context")
-                   else published.get((*where, row["label"], col.get("published_metric", col["metric"])), math.nan))
+            pub = published_value(row, col)
             values = []
             resolved, model = run_cells.get(key, (col["dataset"], None))
             if key in run_cells:
                 _, variant, _ = grid_choice(config, model, resolved)
                 values = [run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
                           for r in runs(config, resolved, variant)]
-            # ranking and classification metrics (0-1) may be printed as percentages; others (seconds) never are
-            percent = col["metric"] in _METRIC_NAMES.values() and not math.isnan(pub) and pub > 1.0
-            scale = 100.0 if percent else 1.0
+            scale = 100.0 if key[1] in percent_columns else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
@@ -219,7 +225,7 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
                             "model": model or "", "dataset": col["dataset"],
                             "run_dataset": resolved if key in run_cells else "", "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
-                            "published": pub, "digits": 2 if (pub > 1.0 or mean > 1.0) else 4,
+                            "published": pub, "digits": 2 if scale == 100.0 or pub > 1.0 or mean > 1.0 else 4,
                             "differs": differs, "na": not_applicable(row, col)})
     return pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
 
