@@ -30,6 +30,40 @@ class WordAttention(nn.Module):
         return x * self.weights(x, mask).unsqueeze(-1)
 
 
+def post_padded_bilstm(lstm: nn.LSTM, x: torch.Tensor, longest: int) -> torch.Tensor:
+    """``lstm(x)[0]`` of a one-layer BiLSTM, out of training, for post-padded texts whose padding
+    vectors are zero and whose longest has ``longest`` tokens.
+
+    From ``longest`` on every input is zero, so both directions run those steps on a one-wide zero
+    input: the input projection, most of a step's work for 300-d word vectors and 50 units, is
+    skipped. The backward direction reads that padding first, from a zero state: the same for every
+    text, so it runs once, for one row, and the batch's backward pass starts from its end state.
+    Scoring encodes texts in batches of similar length, where this skips most of the padding
+    (WikiQA's answers: 16 of 40 tokens on average)."""
+    b, length, _ = x.shape
+    longest = min(max(longest, 1), length)  # an all-empty batch still runs one step with its input
+    hidden, tail = lstm.hidden_size, length - longest
+
+    def run(weights, inputs, h0, c0, project=True):  # (states, h_n, c_n) of one direction
+        if not project:  # zero inputs: a one-wide zero projection
+            weights = [weights[0].new_zeros(4 * hidden, 1), *weights[1:]]
+            inputs = inputs.new_zeros(*inputs.shape[:2], 1)
+        return torch.lstm(inputs, (h0, c0), weights, True, 1, 0.0, False, False, True)
+
+    forward_weights, backward_weights = lstm.all_weights
+    zero = x.new_zeros(1, b, hidden)
+    out = x.new_empty(b, length, 2 * hidden)
+    out[:, :longest, :hidden], h, c = run(forward_weights, x[:, :longest], zero, zero)
+    h_back = c_back = zero  # where the backward pass over the texts starts
+    if tail:
+        out[:, longest:, :hidden] = run(forward_weights, x[:, longest:], h, c, project=False)[0]
+        padding, h_back, c_back = run(backward_weights, x[:1, longest:], zero[:, :1], zero[:, :1], project=False)
+        out[:, longest:, hidden:] = padding.flip(1)
+        h_back, c_back = h_back.expand_as(zero).contiguous(), c_back.expand_as(zero).contiguous()
+    out[:, :longest, hidden:] = run(backward_weights, x[:, :longest].flip(1), h_back, c_back)[0].flip(1)
+    return out
+
+
 class MVLSTM(InteractionRanker):
     """A side is a text's BiLSTM states [B, maxlen, 2 * hidden] (unit vectors when the match is
     the cosine) and its padding mask; the interaction is the match matrix, its top-k and the head."""
@@ -52,7 +86,7 @@ class MVLSTM(InteractionRanker):
     def _states(self, ids: torch.Tensor, length: int, lstm: nn.LSTM, attention: WordAttention | None):
         ids = fixed_length(ids, length)
         mask = padding_mask(ids)
-        x = self.embedding(ids)
+        x = self.embedding(ids)  # zero at padding: word_embedding's padding row, scaled by any attention
         if attention is not None:
             x = attention(x, mask)
         if self.training and self.cfg.lstm_dropout:
@@ -62,8 +96,10 @@ class MVLSTM(InteractionRanker):
         if self.cfg.mask_padding:
             packed = pack_padded_sequence(x, mask.sum(1).clamp_min(1).cpu(), batch_first=True, enforce_sorted=False)
             h = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=length)[0]
-        else:
+        elif self.training:
             h = lstm(x)[0]
+        else:
+            h = post_padded_bilstm(lstm, x, int(mask.sum(1).max()))
         return (F.normalize(h, dim=-1) if self.cfg.match == "cosine" else h), mask
 
     def encode_question_side(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
