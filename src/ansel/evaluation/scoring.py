@@ -24,9 +24,12 @@ from ansel.models.base import PAD, InteractionRanker, Ranker, SiameseRanker
 
 # Vectors gathered per similarity call: bounds memory at chunk x hidden floats.
 _GATHER_ELEMENTS = 1 << 24
-# Pairs per block of score_interaction_cached, in batches: a block's sides (per-token states of
-# up to two texts a pair) are held at once.
+# score_interaction_cached: pairs per block, in batches (a block's sides, per-token states of up
+# to two texts a pair, are held at once), and how many times smaller its batches of texts to
+# encode are: a batch runs as many steps as its longest text, and smaller length-sorted batches
+# follow the lengths more closely (MV-LSTM on WikiQA: ~13% less CPU time with 64 than with 256).
 _BLOCK_BATCHES = 4
+_ENCODE_SPLIT = 4
 
 
 def _as_index(idx) -> torch.Tensor:
@@ -90,8 +93,8 @@ def score_siamese_cached(model: SiameseRanker, q_ids, a_ids, qi, ai, batch_size:
 
 
 def score_interaction_cached(model: InteractionRanker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
-    """Per block of pairs: encode each distinct question and answer once, then interact the
-    block's pairs in batches of ``batch_size``."""
+    """Per block of pairs: encode each distinct question and answer once, in length-sorted batches,
+    then interact the block's pairs in batches of ``batch_size``."""
     if not isinstance(model, InteractionRanker):
         raise TypeError(f"{type(model).__name__} is no InteractionRanker; use score_pairs")
     q_ids, a_ids, qi, ai = _inputs(q_ids, a_ids, qi, ai)
@@ -107,8 +110,9 @@ def _score_block(model: InteractionRanker, q_ids, a_ids, qi, ai, batch_size: int
     """Scores of one block of pairs; its sides are freed before the next block's are encoded."""
     q_rows, q_pos = torch.unique(qi, return_inverse=True)
     a_rows, a_pos = torch.unique(ai, return_inverse=True)
-    q_sides, q_where = _encode(model.encode_question_side, q_ids, q_rows, batch_size, device)
-    a_sides, a_where = _encode(model.encode_answer_side, a_ids, a_rows, batch_size, device)
+    texts = max(1, batch_size // _ENCODE_SPLIT)
+    q_sides, q_where = _encode(model.encode_question_side, q_ids, q_rows, texts, device)
+    a_sides, a_where = _encode(model.encode_answer_side, a_ids, a_rows, texts, device)
     q_pos, a_pos = q_where[q_pos.to(device)], a_where[a_pos.to(device)]
     return torch.cat([model.interact(tuple(t[q_pos[i:i + batch_size]] for t in q_sides),
                                      tuple(t[a_pos[i:i + batch_size]] for t in a_sides)).float().cpu()
