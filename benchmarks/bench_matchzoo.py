@@ -21,7 +21,8 @@ and an adam step (lr 1e-3), as ``ansel.training.trainer`` does. MatchZoo-py's ra
 (2 per triple); triples/s is printed beside it. The negative is drawn from the question's own
 labelled candidates (``NegativeSampler``, strategy ``pool``), inside the timed loop. Scoring
 rates every test candidate through ``ansel.evaluation.scoring.score`` (batch 256, eval mode;
-siamese models encode each distinct text once), after a warm-up batch.
+siamese models encode each distinct text once, interaction models such as MV-LSTM and MatchPyramid
+once per block of pairs), after a warm-up batch.
 
 Each model runs in its own process (this script re-invoked with ``--one``), so its peak RSS
 (``ru_maxrss`` at that process's end) is its own: Python, torch, the data, the model, training and

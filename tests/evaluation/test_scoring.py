@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from ansel.models.registry import build_model
-from ansel.evaluation.scoring import score_pairs, score_siamese_cached
+from ansel.evaluation import scoring
+from ansel.evaluation.scoring import score, score_pairs, score_siamese_cached
 
 
 def padded_texts(n, max_len, vocab, seed):
@@ -57,21 +58,59 @@ def test_mismatched_index_arrays_are_rejected(pool):
         score_pairs(model, q_ids, a_ids, qi, ai[:-1], batch_size=4)
 
 
-@pytest.mark.parametrize("hparams", [{}, {"attend_question": True, "match": "cosine", "mask_padding": True}])
-def test_mv_lstm_scores_each_run_of_a_question_once_and_as_one_pair_at_a_time(pool, hparams):
-    """Scoring batches share a question's BiLSTM states across its consecutive candidates: the
-    scores are those of each pair alone (to BLAS rounding of other batch sizes)."""
+MV_LSTM = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12, "top_k": 10}
+INTERACTION_MODELS = {
+    "MV-LSTM": ("mv_lstm", MV_LSTM),
+    "aMV-LSTM (Q)": ("mv_lstm", {**MV_LSTM, "attend_question": True}),
+    "aMV-LSTM (A)": ("mv_lstm", {**MV_LSTM, "attend_answer": True}),
+    "aMV-LSTM (Q+A)": ("mv_lstm", {**MV_LSTM, "attend_question": True, "attend_answer": True}),
+    "MV-LSTM masked": ("mv_lstm", {**MV_LSTM, "mask_padding": True}),
+    "MV-LSTM cosine": ("mv_lstm", {**MV_LSTM, "match": "cosine"}),
+    "aMV-LSTM paper's variant": ("mv_lstm", {**MV_LSTM, "attend_question": True, "match": "cosine",
+                                             "mask_padding": True}),
+    # texts longer than the fixed widths too: truncated on both paths
+    "MatchPyramid": ("match_pyramid", {"embedding_dim": 8, "text1_maxlen": 4, "text2_maxlen": 9,
+                                       "kernel_count": 4, "dpool_size": [2, 3], "dropout": 0.0}),
+}
+
+
+@pytest.mark.parametrize("name", INTERACTION_MODELS)
+def test_interaction_models_score_as_one_pair_at_a_time(pool, name):
+    """Sides encoded once in batches of similar length, pairs interacted in batches: the scores
+    of each pair's own forward pass, to float rounding."""
+    q_ids, a_ids, qi, ai = pool
+    a_ids = a_ids.clone()
+    a_ids[3] = 0  # an empty answer among ragged, padded ones
+    arch, hparams = INTERACTION_MODELS[name]
+    torch.manual_seed(0)
+    model = build_model(arch, hparams, vocab_size=40)
+    cached = score(model, q_ids.numpy(), a_ids.numpy(), qi, ai, batch_size=8)
+    assert model.training  # score leaves the mode as it found it
+    alone = score_pairs(model.eval(), q_ids, a_ids, qi, ai, batch_size=1)
+    assert cached.shape == (60,) and cached.dtype == np.float32
+    torch.testing.assert_close(torch.from_numpy(cached), torch.from_numpy(alone), rtol=1e-5, atol=1e-7)
+    assert np.unique(cached).size > 30   # scores differ across pairs: order matters
+
+
+def test_interaction_scoring_encodes_each_distinct_text_once_per_block(pool, monkeypatch):
     q_ids, a_ids, qi, ai = pool
     qi = np.sort(qi)  # each question beside its candidates, as a split's candidate table lists them
-    torch.manual_seed(0)
-    model = build_model("mv_lstm", {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12,
-                                    "top_k": 10, **hparams}, vocab_size=40).eval()
-    encoded = []  # question rows the question BiLSTM reads per call (packed: the first step's batch)
-    model.lstm_q.register_forward_hook(lambda module, args, out: encoded.append(
-        int(args[0].batch_sizes[0]) if hasattr(args[0], "batch_sizes") else args[0].size(0)))
-    batched = score_pairs(model, q_ids, a_ids, qi, ai, batch_size=25)
-    assert sum(encoded) == sum(len(np.unique(qi[i:i + 25])) for i in range(0, len(qi), 25)) < len(qi)
-    with torch.no_grad():
-        alone = np.concatenate([model(q_ids[qi[i:i + 1]], a_ids[ai[i:i + 1]]).numpy() for i in range(len(qi))])
-    np.testing.assert_allclose(batched, alone, rtol=0, atol=1e-6)
-    assert np.unique(np.round(batched, 4)).size > 30
+    model = build_model("mv_lstm", MV_LSTM, vocab_size=40)
+    encoded = {"q": 0, "a": 0}
+    for side, method in (("q", "encode_question_side"), ("a", "encode_answer_side")):
+        def counting(ids, side=side, encode=getattr(model, method)):
+            encoded[side] += len(ids)
+            return encode(ids)
+        monkeypatch.setattr(model, method, counting)
+    score(model, q_ids, a_ids, qi, ai, batch_size=4)
+    block = 4 * scoring._BLOCK_BATCHES
+    blocks = range(0, len(qi), block)
+    assert encoded["q"] == sum(len(np.unique(qi[i:i + block])) for i in blocks) < len(qi)
+    assert encoded["a"] == sum(len(np.unique(ai[i:i + block])) for i in blocks) < len(ai)
+
+
+def test_interaction_scoring_refuses_other_models(pool):
+    q_ids, a_ids, qi, ai = pool
+    model = build_model("ap_cnn", {"embedding_dim": 8, "filters": 6}, vocab_size=40).eval()
+    with pytest.raises(TypeError, match="score_pairs"):
+        scoring.score_interaction_cached(model, q_ids, a_ids, qi, ai, batch_size=4)

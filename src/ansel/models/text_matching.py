@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ansel.models.base import Ranker, SiameseRanker, padding_mask
+from ansel.models.base import InteractionRanker, Ranker, SiameseRanker, padding_mask
 from ansel.models.hparams import TextMatchConfig
 from ansel.models.layers import OutputHead, fixed_length, word_embedding
 
@@ -121,7 +121,11 @@ def dynamic_max_pool(x, lengths1, lengths2, size: tuple[int, int]):
     return F.max_pool2d(stretched, window)
 
 
-class MatchPyramid(Ranker):
+class MatchPyramid(InteractionRanker):
+    """A side is a text's token ids at its fixed width and its real length as MatchZoo's generators
+    count it (the tokens kept by the truncation); the interaction is all the rest. Its word vectors
+    are looked up per pair: that costs what gathering cached ones would, without the cache."""
+
     def __init__(self, cfg, vocab_size: int, embeddings):
         super().__init__()
         self.sides = TextSides(cfg, vocab_size, embeddings)
@@ -129,9 +133,18 @@ class MatchPyramid(Ranker):
         self.dpool_size = tuple(cfg.dpool_size)
         self.head = output_layers(cfg, cfg.kernel_count * self.dpool_size[0] * self.dpool_size[1])
 
-    def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    def _side(self, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
+        ids = fixed_length(ids, self.sides.maxlen[side])
+        return ids, padding_mask(ids).sum(1)
+
+    def encode_question_side(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._side(q, 0)
+
+    def encode_answer_side(self, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._side(a, 1)
+
+    def interact(self, q_side, a_side) -> torch.Tensor:
+        (q, lq), (a, la) = q_side, a_side
         image = torch.bmm(self.sides(q, 0).transpose(1, 2), self.sides(a, 1)).unsqueeze(1)
-        # real lengths as MatchZoo's generators count them: the tokens kept by the truncation
-        lengths = [padding_mask(ids)[:, :maxlen].sum(1) for ids, maxlen in zip((q, a), self.sides.maxlen)]
         # ReLU after the pooling, on ~1/13 of the cells: max(relu(x)) = relu(max(x)), gradients included
-        return self.head(torch.relu(dynamic_max_pool(self.conv(image), *lengths, self.dpool_size)))
+        return self.head(torch.relu(dynamic_max_pool(self.conv(image), lq, la, self.dpool_size)))

@@ -1,8 +1,10 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from ansel.models import build_model
+from ansel.models.mv_lstm import post_padded_bilstm
 from ansel.models.registry import ModelConfigError
 from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 
@@ -34,6 +36,17 @@ def test_one_score_per_pair_and_extra_padding_changes_nothing(variant, classes, 
         # beyond the fixed widths, and a batch trimmed to its longest text: the same inputs
         assert torch.equal(s, m(F.pad(q, (0, 7)), F.pad(a, (0, 11))))
         assert torch.allclose(s[1:2], m(q[1:2, :3], a[1:2]), atol=1e-6)  # batch size: BLAS rounding
+
+
+@pytest.mark.parametrize("lengths", [[9, 4, 1, 0], [3, 2, 3, 1], [0, 0, 0, 0]])
+def test_post_padded_bilstm_is_the_bilstm_over_the_whole_width(lengths):
+    """Scoring's BiLSTM, which runs the backward pass over the batch's shared padding once, gives
+    the states of the plain BiLSTM over every column (to float rounding)."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(6, 5, batch_first=True, bidirectional=True)
+    x = torch.randn(4, 9, 6) * (torch.arange(9) < torch.tensor(lengths).unsqueeze(1)).unsqueeze(2)  # zero padding
+    with torch.no_grad():
+        torch.testing.assert_close(post_padded_bilstm(lstm, x, max(lengths)), lstm(x)[0], rtol=0, atol=1e-6)
 
 
 def test_unmasked_code_reads_padding_but_the_papers_masked_variant_does_not(padded_pairs):
