@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from ansel.training.sampler import NegativeSampler
 
@@ -17,3 +18,28 @@ def test_pool_draws_from_each_questions_own_negatives_in_input_order():
     assert drawn.tolist() == [rng.choice(sampler.pool[q]) for q in batch.tolist()]
     # a question without negatives gets a random answer that is not its positive
     assert sampler.sample(np.array([9] * 20), np.random.default_rng(0)).tolist().count(30) == 0
+
+
+def test_sampled_max_from_candidates_draws_only_the_questions_own_negatives(monkeypatch):
+    from ansel.evaluation import scoring
+
+    qi = np.array([3, 3, 3, 7, 7, 9])
+    ai = np.array([10, 11, 12, 20, 21, 30])
+    labels = np.array([1, 0, 0, 1, 0, 1])  # 3's negatives 11, 12; 7's 21; 9 has none
+    # a pair scores its answer id: sampled_max must pick the largest id it drew
+    monkeypatch.setattr(scoring, "score", lambda model, q_ids, a_ids, q, a: np.asarray(a, dtype=float))
+    sampler = NegativeSampler(qi, ai, labels, "sampled_max", n=4, source="candidates")
+    for seed in range(5):
+        drawn = sampler.sample(np.array([3, 7, 3]), np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)  # replay: n draws with replacement from each own pool
+        replay = [rng.choice(sampler.pool[q], 4).max() for q in (3, 7, 3)]
+        assert drawn.tolist() == replay and set(drawn.tolist()) <= {11, 12, 21}
+    # no labelled negative: random answers that are not the question's positive, as source answers
+    assert 30 not in sampler.sample(np.array([9] * 20), np.random.default_rng(0)).tolist()
+    answers = NegativeSampler(qi, ai, labels, "sampled_max", n=4)  # the paper's: the whole answer set
+    assert {int(a) for a in answers.sample(np.array([3] * 50), np.random.default_rng(1))} - {11, 12}
+
+
+def test_unknown_negative_source_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match="train.negatives.source"):
+        NegativeSampler(np.array([1]), np.array([2]), np.array([1]), "sampled_max", source="dev")

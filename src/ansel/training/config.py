@@ -14,6 +14,8 @@ class NegativesConfig:
     """How each pairwise example's negative answer is drawn (``ansel.training.sampler``)."""
     strategy: Literal["pool", "random", "sampled_max"] = "pool"
     n: int = 1                  # sampled_max: candidates scored per example
+    # sampled_max draws from the whole training answer set, or the question's own labelled negatives
+    source: Literal["answers", "candidates"] = "answers"
 
     def __post_init__(self):
         check(self.n >= 1, "n", f"{self.n} is not >= 1")

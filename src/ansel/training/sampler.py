@@ -7,6 +7,11 @@ Strategies (``train.negatives.strategy``):
   random       a uniformly random answer of the training answer set that is not a positive;
   sampled_max  ``n`` random answers as above, scored by the current model; the highest-scoring
                one is used (dos Santos et al. 2016, following Feng et al. 2015).
+
+Where ``sampled_max`` draws its ``n`` from (``train.negatives.source``): ``answers``, the whole
+training answer set (the paper's); ``candidates``, the question's own labelled negatives, with
+replacement (the answers a ranking task's test puts beside the positive; random answers where a
+question has none).
 """
 from __future__ import annotations
 
@@ -26,10 +31,13 @@ def _by_question(qi: np.ndarray, ai: np.ndarray):
 
 
 class NegativeSampler:
-    def __init__(self, qi: np.ndarray, ai: np.ndarray, labels: np.ndarray, strategy: str, n: int = 1):
+    def __init__(self, qi: np.ndarray, ai: np.ndarray, labels: np.ndarray, strategy: str, n: int = 1,
+                 source: str = "answers"):
         if strategy not in ("pool", "random", "sampled_max"):
             raise ValueError(f"train.negatives.strategy: unknown {strategy!r} (pool, random, sampled_max)")
-        self.strategy, self.n = strategy, n
+        if source not in ("answers", "candidates"):
+            raise ValueError(f"train.negatives.source: unknown {source!r} (answers, candidates)")
+        self.strategy, self.n, self.source = strategy, n, source
         qi, ai = np.asarray(qi), np.asarray(ai)
         self.answer_space = np.unique(ai)
         positive = np.asarray(labels) > 0
@@ -44,6 +52,11 @@ class NegativeSampler:
                 out[j] = rng.choice(self.answer_space)
         return out
 
+    def _draw(self, q: int, k: int, rng: np.random.Generator) -> np.ndarray:
+        if self.source == "candidates" and q in self.pool:
+            return rng.choice(self.pool[q], k)
+        return self._random(q, k, rng)
+
     def sample(self, q_batch: np.ndarray, rng: np.random.Generator, model=None, q_ids=None,
                a_ids=None) -> np.ndarray:
         if self.strategy == "pool":
@@ -51,7 +64,7 @@ class NegativeSampler:
                              for q in map(int, q_batch)])
         if self.strategy == "random":
             return np.array([self._random(q, 1, rng)[0] for q in map(int, q_batch)])
-        cand = np.stack([self._random(q, self.n, rng) for q in map(int, q_batch)])  # [B, n]
+        cand = np.stack([self._draw(q, self.n, rng) for q in map(int, q_batch)])  # [B, n]
         with torch.no_grad():
             s = scoring.score(model, q_ids, a_ids, np.repeat(q_batch, self.n), cand.reshape(-1))
         return cand[np.arange(len(q_batch)), s.reshape(len(q_batch), self.n).argmax(1)]

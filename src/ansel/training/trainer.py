@@ -173,7 +173,8 @@ class _EpochTrainer:
             self.pos_q, self.pos_a = qi[keep], ai[keep]
         else:
             self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
-            self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n)
+            self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n,
+                                           t.negatives.source)
 
     def _loss(self, rows: np.ndarray, rng: np.random.Generator) -> torch.Tensor:
         q = self._ids(self.data.q_ids, self.pos_q[rows])
