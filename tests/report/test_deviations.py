@@ -7,6 +7,8 @@ def test_differences_lists_changed_nested_keys_and_skips_identity():
     used = {"seed": 2, "model": "m", "train": {"epochs": 4, "negatives": {"n": 10, "strategy": "sampled_max"}},
             "hparams": {"filters": 4000, "dropout": 0.1}}
     assert differences(paper, used) == ["hparams.dropout — → 0.1", "train.epochs 25 → 4", "train.negatives.n 50 → 10"]
+    # a run's vocabulary file is a path derived from its dataset and vectors, never a setting of its own
+    assert differences({**paper, "vocab": None}, {**paper, "vocab": "data/embeddings/trecqa/english_vocab-300.vocab.json"}) == []
 
 
 def test_notes_say_when_nothing_deviates():

@@ -14,7 +14,9 @@ from ansel.models.registry import is_trained
 from ansel.report.tables import grid_choice
 from ansel.targets import runs, table_cells
 
-IDENTITY = {"dataset", "model", "seed"}  # which run it is, not how it was trained
+# which run it is, not how it was trained; and the vocabulary file, a path derived from the dataset and
+# the `embeddings` (a deviation of those is one already; the table's settings carry no embeddings block)
+IDENTITY = {"dataset", "model", "seed", "vocab"}
 
 
 def flatten(d: dict, prefix: str = "") -> dict:
