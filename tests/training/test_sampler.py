@@ -43,3 +43,13 @@ def test_sampled_max_from_candidates_draws_only_the_questions_own_negatives(monk
 def test_unknown_negative_source_is_refused_naming_the_key():
     with pytest.raises(ValueError, match="train.negatives.source"):
         NegativeSampler(np.array([1]), np.array([2]), np.array([1]), "sampled_max", source="dev")
+
+
+def test_a_source_for_a_strategy_that_draws_no_n_is_refused_naming_the_key():
+    from ansel.config import ConfigError
+    from ansel.settings import parse
+    from ansel.training.config import NegativesConfig
+
+    assert parse(NegativesConfig, {"strategy": "sampled_max", "n": 5, "source": "candidates"}, "train.negatives").source == "candidates"
+    with pytest.raises(ConfigError, match=r"train\.negatives\.source: 'candidates' is where sampled_max draws"):
+        parse(NegativesConfig, {"strategy": "pool", "source": "candidates"}, "train.negatives")

@@ -19,6 +19,8 @@ class NegativesConfig:
 
     def __post_init__(self):
         check(self.n >= 1, "n", f"{self.n} is not >= 1")
+        check(self.source == "answers" or self.strategy == "sampled_max", "source",
+              f"{self.source!r} is where sampled_max draws; strategy {self.strategy!r} ignores it")
 
 
 @dataclass(frozen=True)
