@@ -225,14 +225,12 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
                             "model": model or "", "dataset": col["dataset"],
                             "run_dataset": resolved if key in run_cells else "", "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
-                            "published": pub, "digits": 2 if scale == 100.0 else 4,
-                            "differs": differs, "na": not_applicable(row, col)})
+                            "published": pub, "differs": differs, "na": not_applicable(row, col)})
     cells = pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
-    # one precision per column: 2 decimals where it is in percent or all its values exceed 1 (seconds of
-    # the paper's hardware), else 4 (ours in seconds beside the paper's 1.28 s)
-    values = pd.concat([cells[["column", "mean"]], cells[["column", "published"]].rename(columns={"published": "mean"})])
-    above_one = values.dropna().groupby("column")["mean"].agg(lambda v: bool((v > 1.0).all()))
-    cells.loc[cells.column.map(above_one).fillna(False).astype(bool), "digits"] = 2
+    # one precision per column: 2 decimals where it is in percent or every value of it exceeds 1 (seconds
+    # of the paper's hardware), else 4 (ours in seconds beside the paper's 1.28 s)
+    smallest = cells.melt("column", ["mean", "published"]).dropna().groupby("column")["value"].min()
+    cells["digits"] = np.where(cells.column.isin(percent_columns) | cells.column.map(smallest).gt(1.0), 2, 4)
     return cells
 
 
