@@ -5,7 +5,7 @@ BIN := $(abspath $(VENV))/bin
 # Rules call the `ansel` command: put the venv first on PATH for every recipe.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup smoke report cpu test bench pull clean
+.PHONY: setup smoke report cpu test bench pull clean gpu-kit gpu-travel gpu-home gpu-unpack
 
 setup: $(VENV)/.installed
 
@@ -38,6 +38,25 @@ bench: setup                ## speed figures (printed; ratios against a baseline
 
 pull: setup                 ## outputs from the DVC remote, checked against dvc.lock, then up to date for Snakemake
 	python -m ansel.dvc_pull
+
+# A lent GPU (reports/device/QUEUE.md): pack on the CPU, run `bash gpu-kit/run.sh` there, unpack here.
+gpu-kit: setup              ## RECORD=<name ...> of reports/device/records.yaml into gpu-kit/ (its size and device-minutes printed)
+	ansel gpu-kit --record $(RECORD)
+
+# The device tool carries at most 64 MiB of working tree, and reports/ alone is more: for the one
+# call, gpu-travel takes reports/ out of git's index (saved first) and gpu-home puts it back as it was.
+gpu-travel:                 ## before the device call: reports/ out of the tree that travels
+	test ! -e .git/ansel-index-before-gpu
+	cp .git/index .git/ansel-index-before-gpu
+	git rm -r -q --cached reports
+	printf '# ansel gpu-travel\n/reports/\n' >> .git/info/exclude
+
+gpu-home:                   ## after it: git's index and excludes as before gpu-travel
+	mv .git/ansel-index-before-gpu .git/index
+	sed -i '/^# ansel gpu-travel$$/,+1d' .git/info/exclude
+
+gpu-unpack: setup           ## FILE=<archive (or its parts)> into reports/device/<record>/ (MINUTES=<device-minutes>)
+	ansel gpu-unpack $(FILE) $(if $(MINUTES),--device-minutes $(MINUTES))
 
 clean:                      ## outputs only (data/, results/, figures/, logs/); never the venv
 	rm -rf data results figures logs .snakemake

@@ -2,6 +2,7 @@
 import json
 
 import pytest
+import torch
 
 from ansel import plan as P
 from ansel.config import load
@@ -73,10 +74,42 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))  # both synthetic datasets
     config = smoke_synthetic_table_only()
     lines = []
-    path = P.measure(config, [], tmp_path / "results/costs", batches=1, report=lines.append)
+    path = P.measure(P.unmeasured_shapes(config, []), tmp_path / "results/costs", batches=1, report=lines.append)
     costs = json.loads(path.read_text())
-    assert path.name == "cpu.json" and len(costs) == len(lines) == 6  # 3 models x 2 datasets, seeds share a shape
-    assert all(c["dev_seconds"] > 0 and c["device"] == "cpu" for c in costs.values())
+    capability = torch.backends.cpu.get_cpu_capability()  # a CPU's cost names its instruction set
+    assert path.name == f"cpu-{capability}.json" and len(costs) == len(lines) == 6  # 3 models x 2 datasets
+    assert all(c["dev_seconds"] > 0 and c["device"] == f"cpu/{capability}" for c in costs.values())
     row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
     assert row["measured runs"] == row["runs"] == 12 and row["device-minutes (measured runs)"] >= 0
-    assert P.measure(config, [tmp_path], tmp_path / "results/costs", batches=1, report=lines.append) is None  # nothing left
+    assert P.plan(config, [tmp_path], device="cuda").set_index("item").loc["synthetic"]["measured runs"] == 0
+    assert P.unmeasured_shapes(config, [tmp_path]) == []  # nothing left
+
+
+def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path, monkeypatch):
+    from ansel.data.readers.synthetic import Synthetic
+    from ansel.data.vocab import Vocab, training_texts
+    from ansel.training import trainer
+
+    corpus = tmp_path / "processed"
+    s = Synthetic()
+    s.fetch(tmp_path / "raw", None, {"seed": 5, "questions": {"train": 30, "dev": 10, "test": 10}})
+    ds = s.read(tmp_path / "raw", {"language": "en", "tokenizer": "english", "name": "syn"})
+    ds.save(corpus)
+    Vocab.build(training_texts(ds)).save(corpus / "vocab.json")
+    monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))
+    calls = []
+
+    def fails_once(cfg, data, dev, batches):  # e.g. one shape out of the device's memory
+        calls.append(cfg["model"])
+        if len(calls) == 1:
+            raise RuntimeError("CUDA out of memory")
+        return {"device": "cpu/X", "seconds_per_batch": 0.1, "dev_seconds": 0.2}
+
+    monkeypatch.setattr(trainer, "measure_costs", fails_once)
+    shapes, lines = P.unmeasured_shapes(smoke_synthetic_table_only(), []), []
+    path = P.measure(shapes, tmp_path / "costs", report=lines.append)
+    assert "failed: RuntimeError: CUDA out of memory" in lines[0]
+    assert len(json.loads(path.read_text())) == len(shapes) - 1
+    lines.clear()
+    assert P.measure(shapes, tmp_path / "late", deadline=0, report=lines.append) is None
+    assert lines == [f"deadline: {len(shapes)} of {len(shapes)} shapes left unmeasured"]

@@ -140,7 +140,8 @@ def cmd_train(a) -> None:
     trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
                         dev_evaluator(data, t.dev_split, ev), progress=not a.no_progress,
                         timings=Path(a.timings) if a.timings else None,
-                        monitors={split: dev_evaluator(data, split, ev) for split in t.monitor_splits})
+                        monitors={split: dev_evaluator(data, split, ev) for split in t.monitor_splits},
+                        dvclive=not a.no_dvclive)
     save_dev_scores(trained.dev_scores, t.dev_split, run / DEV_SCORES)
 
 
@@ -176,25 +177,42 @@ def cmd_figure(a) -> None:
 
 def cmd_plan(a) -> None:
     from ansel.config import ConfigError, load, root
-    from ansel.plan import plan
+    from ansel.plan import default_sources, plan
 
-    sources = [Path(s) for s in a.costs] if a.costs else [root(), *sorted(root().glob("reports/device/*"))]
+    sources = [Path(s) for s in a.costs] if a.costs else default_sources()
     missing = [str(s) for s in sources if not s.is_dir()]
     if missing:
         raise ConfigError(f"--costs: no such directory: {', '.join(missing)}")
     config = load(**({"preset": a.preset} if a.preset else {}))
     if a.measure:
         from ansel.device import start_torch
-        from ansel.plan import measure
+        from ansel.plan import measure, unmeasured_shapes
 
         start_torch(a.threads)
-        measure(config, sources, root() / "results/costs", a.measure)
+        measure(unmeasured_shapes(config, sources), root() / "results/costs", a.measure)
         sources.append(root())  # what was just measured
-    table = plan(config, sources)
+    table = plan(config, sources, a.device)
     print(table.to_markdown(index=False))
     print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
           "a measured shape (same dataset, architecture, hyperparameters, batch, negatives, truncation); "
           f"costs from: {', '.join(map(str, sources))}")
+
+
+def cmd_gpu_kit(a) -> None:
+    from ansel.config import root
+    from ansel.gpukit.build import SIZE_LIMIT_MB, pack, size_mb, summary
+
+    out = Path(a.out) if a.out else root() / "gpu-kit"
+    kit = pack(a.record, out)
+    print(summary(kit, out))
+    if size_mb(out) > SIZE_LIMIT_MB:
+        sys.exit(f"ansel gpu-kit: {out} is over {SIZE_LIMIT_MB} MiB: split the record")
+
+
+def cmd_gpu_unpack(a) -> None:
+    from ansel.gpukit.unpack import unpack
+
+    unpack([Path(f) for f in a.file], a.device_minutes, render=not a.no_render)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -228,6 +246,7 @@ def main(argv: list[str] | None = None) -> None:
              config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
                     'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset')
     t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--no-dvclive", action="store_true", help="no dvclive/ folder (where dvclive is not installed)")
     t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
@@ -237,12 +256,20 @@ def main(argv: list[str] | None = None) -> None:
     verb("stats", cmd_stats, "processed", "out", config=None)
     pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
     pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
-    pl.add_argument("--costs", nargs="*", help="directories with results/runs and results/timings of measured "
-                                               "runs (default: this checkout and reports/device/*)")
+    pl.add_argument("--costs", nargs="*", help="checkouts or records holding measured runs (default: this "
+                                               "checkout and every record under reports/)")
+    pl.add_argument("--device", help="only costs measured on this device (a prefix: cuda, cpu, cpu/AVX2)")
     pl.add_argument("--measure", type=int, metavar="BATCHES", nargs="?", const=3,
                     help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
                          "no run has measured, on this device (into results/costs/)")
     pl.add_argument("--threads", type=int, default=1)
+    k = verb("gpu-kit", cmd_gpu_kit, config=None)  # CPU, before a GPU lease
+    k.add_argument("--record", nargs="+", required=True, help="records of reports/device/records.yaml")
+    k.add_argument("--out", help="the kit's folder (default: gpu-kit/ in the checkout)")
+    u = verb("gpu-unpack", cmd_gpu_unpack, config=None)  # CPU, after
+    u.add_argument("file", nargs="+", help="the archive run.sh wrote (or its .partNN files, in order)")
+    u.add_argument("--device-minutes", type=float, help="the lease's device time, for the record's README")
+    u.add_argument("--no-render", action="store_true", help="place the runs; render no table")
     a = p.parse_args(argv)
     from ansel.settings import ConfigError
 

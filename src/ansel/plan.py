@@ -7,16 +7,21 @@ read like any other measurement.
 
 A cost is measured per run *shape* (dataset, architecture, hyperparameters, batch size,
 negatives, truncation): what one training step and one dev scoring cost depends on these, not
-on the seed, learning rate or epochs. Sources are directories holding ``results/runs`` (each
-run's config.json) and ``results/timings`` (``ansel train --timings``; per epoch the training
-loop's seconds and batches, and ``dev_seconds``); records made before timings had their own file
-keep ``seconds_per_batch`` in ``log.csv``. Runs of no measured shape are listed, not guessed.
+on the seed, learning rate or epochs. Sources are a checkout (``results/runs/...`` with each
+run's config.json, ``results/timings/...`` from ``ansel train --timings``: per epoch the training
+loop's seconds and batches, and ``dev_seconds``; ``results/costs/``) or a committed record
+(``runs/<dataset>/<model>/seed<k>/`` with its ``timings.json`` inside; ``costs/``); records made
+before timings had their own file keep ``seconds_per_batch`` in ``log.csv``. By default every
+record under ``reports/`` is read. Each cost names its device (``cuda``, ``cpu/AVX512`` ...: a
+CPU's instruction set changes its speed), and ``--device`` keeps one kind. Runs of no measured
+shape are listed, not guessed.
 """
 from __future__ import annotations
 
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +29,7 @@ import pandas as pd
 
 from ansel import targets as T
 from ansel.config import root
+from ansel.data.vocab import run_vocab_file
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
@@ -41,24 +47,34 @@ class Cost:
     dev_seconds: float | None  # per epoch; None: not measured (older records)
     device: str
     source: str
+    peak_mb: float | None = None  # the device's peak memory (CUDA), sizes concurrent jobs
 
 
-def measured_costs(sources: list[Path]) -> dict[str, Cost]:
-    """{shape: the cost measured by a run of that shape}; a later source wins over an earlier one."""
+def default_sources() -> list[Path]:
+    """This checkout and every committed record (``reports/*/`` and ``reports/device/*/``)."""
+    records = [d for d in [*root().glob("reports/*"), *root().glob("reports/device/*")]
+               if (d / "runs").is_dir() or (d / "costs").is_dir() or (d / "results/runs").is_dir()]
+    return [root(), *sorted(records)]
+
+
+def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, Cost]:
+    """{shape: the cost measured by a run of that shape}, only on ``device`` (a prefix: ``cuda``,
+    ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one."""
     costs: dict[str, Cost] = {}
     for src in sources:
-        for path in sorted(src.glob("results/costs/*.json")):
+        for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
             costs |= {key: Cost(**c, source=str(path)) for key, c in json.loads(path.read_text()).items()}
-        for config in sorted(src.glob("results/runs/*/*/seed*/config.json")):
+        for config in sorted([*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]):
             cfg = json.loads(config.read_text())
             cost = _run_cost(src, config.parent, cfg)
             if cost:
                 costs[shape(cfg)] = cost
-    return costs
+    return {k: c for k, c in costs.items() if device is None or c.device.startswith(device)}
 
 
 def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
     timings = src / "results/timings" / cfg["dataset"] / cfg["model"] / f"{run_dir.name}.json"
+    timings = timings if timings.exists() else run_dir / "timings.json"  # a record keeps it in the run
     if timings.exists():
         train = json.loads(timings.read_text())["train"]
         epochs = [e for e in train["epochs"] if e["batches"]]
@@ -66,7 +82,8 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
             return None
         dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
         return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
-                    sum(dev) / len(dev) if dev else None, train.get("device", "?"), str(timings))
+                    sum(dev) / len(dev) if dev else None, device_label(train), str(timings),
+                    train.get("peak_device_mb"))
     log = run_dir / "log.csv"
     if log.exists():
         rows = [r for r in csv.DictReader(log.open()) if r.get("seconds_per_batch")]
@@ -75,43 +92,75 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
     return None
 
 
-def measure(config: dict, sources: list[Path], out_dir: Path, batches: int = 3, report=print) -> Path | None:
-    """Time every run shape of ``config`` that ``sources`` have not measured and whose dataset is
-    processed; each cost goes to ``out_dir/<device>.json`` as soon as it is measured (merged with
-    what the file holds), so an interrupted measurement keeps what it did."""
+def unmeasured_shapes(config: dict, sources: list[Path], datasets: list[str] | None = None,
+                      data_root: Path | None = None) -> list[dict]:
+    """One run config per shape of ``config``'s runs that ``sources`` have not measured and whose
+    vocabulary is on disk under ``data_root`` (the checkout), in the order of ``datasets`` (default:
+    every dataset, sorted) and then of the shapes."""
+    data_root = data_root or root()
+    known, todo = measured_costs(sources), {}
+    for run in T.paper_runs(config):
+        cfg = run.config(config)
+        if datasets is not None and cfg["dataset"] not in datasets:
+            continue
+        if shape(cfg) not in known and (data_root / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))).exists():
+            todo.setdefault(shape(cfg), cfg)
+    rank = {d: i for i, d in enumerate(datasets or [])}
+    return [todo[key] for key in sorted(todo, key=lambda k: (rank.get(todo[k]["dataset"], len(rank)), k))]
+
+
+def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Path | None = None,
+            deadline: float | None = None, report=print) -> Path | None:
+    """Time each run config's shape on this machine's device: ``batches`` training batches and one dev
+    scoring (``unmeasured_shapes`` picks them). Each cost goes to ``out_dir/<device>.json`` as soon as it
+    is measured (merged with what the file holds), so an interrupted measurement keeps what it did;
+    none is started after ``deadline`` (``time.time()``)."""
+    import time
+
     from ansel.data.batches import RunData
-    from ansel.data.vocab import Vocab, run_vocab_file
-    from ansel.evaluation.evaluate import dev_evaluator, eval_data
+    from ansel.data.vocab import Vocab
     from ansel.evaluation.config import EvalConfig
+    from ansel.evaluation.evaluate import dev_evaluator, eval_data
     from ansel.models.io import save_text
     from ansel.settings import parse
     from ansel.training.config import TrainConfig
     from ansel.training.trainer import measure_costs
 
-    known = measured_costs(sources)
-    todo = {}
-    for run in T.paper_runs(config):
-        cfg = run.config(config)
-        if shape(cfg) not in known and (root() / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))).exists():
-            todo.setdefault(shape(cfg), cfg)
+    data_root = data_root or root()
     path, loaded = None, {}
-    for i, (key, cfg) in enumerate(sorted(todo.items()), 1):
-        processed = root() / T.processed_dir(cfg["dataset"])
+    for i, cfg in enumerate(configs, 1):
+        if deadline is not None and time.time() > deadline:
+            report(f"deadline: {len(configs) - i + 1} of {len(configs)} shapes left unmeasured")
+            break
+        processed = data_root / T.processed_dir(cfg["dataset"])
         lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"], cfg.get("vocab"))
         if lengths not in loaded:
-            loaded[lengths] = RunData.load(processed, Vocab.load(root() / run_vocab_file(cfg, processed)),
+            loaded.clear()  # one dataset's arrays at a time: the shapes come grouped by dataset
+            loaded[lengths] = RunData.load(processed, Vocab.load(data_root / run_vocab_file(cfg, processed)),
                                            *lengths[1:3])
         ev = parse(EvalConfig, cfg["eval"], "eval")
         data = eval_data(loaded[lengths], ev)
         dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split, ev)
-        cost = measure_costs(cfg, data, dev, batches)
-        path = out_dir / f"{cost['device'].replace(':', '')}.json"
-        costs = {**(json.loads(path.read_text()) if path.exists() else {}), key: cost}
+        try:
+            cost = measure_costs(cfg, data, dev, batches)
+        except Exception as e:  # one shape's fault (memory, say) costs the others nothing
+            report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: failed: {type(e).__name__}: {e}")
+            continue
+        path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
+        costs = {**(json.loads(path.read_text()) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
         save_text(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
-        report(f"[{i}/{len(todo)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
+        report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
                f"dev scoring {cost['dev_seconds']:.1f} s")
     return path
+
+
+def device_label(train: dict) -> str:
+    """A timings file's device, with the CPU's instruction set or the GPU's name where it has one
+    (``cpu/AVX512``, ``cuda/NVIDIA H200``)."""
+    device = train.get("device", "?")
+    detail = train.get("cpu_capability") or train.get("device_name")
+    return f"{device.split(':')[0]}/{detail}" if detail else device
 
 
 def batches_per_epoch(cfg: dict, positives: dict[str, int | None]) -> int | None:
@@ -128,10 +177,10 @@ def train_positives(processed: Path) -> int | None:
     return int((pd.read_parquet(path, columns=["label"]).label == 1).sum()) if path.exists() else None
 
 
-def plan(config: dict, sources: list[Path]) -> pd.DataFrame:
+def plan(config: dict, sources: list[Path], device: str | None = None) -> pd.DataFrame:
     """One row per table or figure with runs: runs, epochs, batches per epoch, measured runs and
     the device-minutes of those (training steps plus each epoch's dev scoring where measured)."""
-    costs = measured_costs(sources)
+    costs = measured_costs(sources, device)
     rows, positives = [], {}
     for paper in config["papers"]:
         tables, figures = T.paper_items(config, paper)
@@ -144,20 +193,30 @@ def plan(config: dict, sources: list[Path]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[float | None, Cost | None]:
+    """A run's device-minutes (training steps plus each epoch's dev scoring) and the cost they come
+    from; None where its shape or its dataset's size is unknown. ``positives``: {dataset: training
+    positives}, filled from the processed data as needed."""
+    if cfg["dataset"] not in positives:
+        positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
+    n, cost = batches_per_epoch(cfg, positives), costs.get(shape(cfg))
+    if cost is None or n is None:
+        return None, cost
+    return cfg["train"]["epochs"] * (n * cost.seconds_per_batch + (cost.dev_seconds or 0)) / 60, cost
+
+
 def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], positives: dict) -> dict:
     minutes, measured, epochs, batches, devices = 0.0, 0, set(), set(), set()
     for run in item_runs:
         cfg = run.config(config)
-        if cfg["dataset"] not in positives:
-            positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
+        run_minutes, cost = plan_minutes(cfg, costs, positives)
         n = batches_per_epoch(cfg, positives)
         epochs.add(cfg["train"]["epochs"])
         batches.add(n if n is not None else "?")
-        cost = costs.get(shape(cfg))
-        if cost and n is not None:
+        if run_minutes is not None:
             measured += 1
             devices.add(cost.device)
-            minutes += cfg["train"]["epochs"] * (n * cost.seconds_per_batch + (cost.dev_seconds or 0)) / 60
+            minutes += run_minutes
     return {"runs": len(item_runs), "epochs": _span(epochs), "batches/epoch": _span(batches),
             "measured runs": measured, "device-minutes (measured runs)": round(minutes, 1),
             "measured on": ", ".join(sorted(devices)) or "-"}

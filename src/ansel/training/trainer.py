@@ -18,6 +18,7 @@ import csv
 import dataclasses
 import json
 import math
+import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -80,11 +81,11 @@ class _State:
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
               evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None,
-              monitors: dict[str, DevEvaluator] | None = None) -> Trained:
+              monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
     write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``.
     ``monitors`` ({split: evaluator}, ``train.monitor_splits``) are scored after every epoch into
-    the log only."""
+    the log only. ``dvclive=False`` writes no dvclive/ folder (the GPU record kit: no dvclive there)."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     if not (data.pairs("train")[0].label == 1).any():  # epochs of no batch would save an untrained model
         raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
@@ -98,7 +99,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
     state = _resume(state_path, key, model, optimizer, device, t.epochs)
     step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
-    with _live(run_dir, state.log) as live:
+    with _live(run_dir, state.log, dvclive) as live:
         for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
             row, timing = step.run(epoch)
             dev_started = time.perf_counter()
@@ -111,7 +112,8 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
             state.timings.append(timing)
             save_torch({"fingerprint": key, "model": model.state_dict(),
                         "optimizer": optimizer.state_dict(), **vars(state)}, state_path)
-            _live_log(live, row)
+            if live is not None:
+                _live_log(live, row)
             print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
                   f"({timing['seconds']:.1f}s)", flush=True)
     save_torch(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
@@ -131,6 +133,8 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     initial weights after a one-batch warm-up (``ansel plan --measure``); nothing is written."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     device = resolve_device(t.device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
     cost = {"device": str(device), "seconds_per_batch": 0.0}
     if params:
@@ -141,7 +145,13 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
         cost["seconds_per_batch"] = timing["seconds"] / max(1, timing["batches"])
     started = time.perf_counter()
     evaluate_dev(model)
-    return {**cost, "dev_seconds": time.perf_counter() - started}
+    cost["dev_seconds"] = time.perf_counter() - started
+    if device.type == "cuda":
+        cost["peak_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        cost["device"] = f"cuda/{torch.cuda.get_device_name(device)}"
+    elif device.type == "cpu":
+        cost["device"] = f"cpu/{torch.backends.cpu.get_cpu_capability()}"
+    return cost
 
 
 def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: np.ndarray | None, device):
@@ -269,7 +279,10 @@ def _write_log(rows: list[dict], path: Path) -> None:
 
 def checkout_commit() -> str | None:
     """The git commit of the checkout this process runs in, ``+dirty`` when tracked files differ
-    from it; None outside a git checkout (a copied tree, an sdist)."""
+    from it; in a GPU record kit (no git there) the commit it was packed from (``ANSEL_KIT_COMMIT``);
+    None outside a git checkout (a copied tree, an sdist)."""
+    if os.environ.get("ANSEL_KIT_COMMIT"):
+        return os.environ["ANSEL_KIT_COMMIT"]
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=30)
@@ -285,7 +298,7 @@ def checkout_commit() -> str | None:
 
 def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
-    the device, its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
+    the device (a GPU's name too), its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
     end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance) and,
     on a CPU, the instruction set torch's kernels dispatched to (AVX512, AVX2 ...)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
@@ -294,12 +307,18 @@ def _write_timings(epochs: list[dict], path: Path, device: torch.device, started
               "commit": checkout_commit()}
     if device.type == "cpu":  # the kernels' instruction set: a CPU run's floats (and bytes) depend on it
         train["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    else:
+        train["device_name"] = torch.cuda.get_device_name(device)
     save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
 
 
 @contextlib.contextmanager
-def _live(run_dir: Path, log: list[dict]):
-    """A dvclive logger; on resume its files are rebuilt from the saved log, so no step is lost or doubled."""
+def _live(run_dir: Path, log: list[dict], enabled: bool = True):
+    """A dvclive logger (None when not ``enabled``); on resume its files are rebuilt from the saved log,
+    so no step is lost or doubled."""
+    if not enabled:
+        yield None
+        return
     from dvclive import Live
 
     live = Live(str(run_dir / "dvclive"), resume=False, save_dvc_exp=False, dvcyaml=None)

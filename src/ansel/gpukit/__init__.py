@@ -1,0 +1,12 @@
+"""The GPU record kit: a lent GPU's quarter hour turned into a committed record.
+
+``build`` (CPU, before the lease: ``make gpu-kit RECORD=<name>``) packs one ignored folder with
+everything the record's jobs need; ``device`` (on the GPU machine: ``gpu-kit/run.sh``) runs them
+against a deadline into one archive; ``unpack`` (CPU, after: ``make gpu-unpack FILE=<archive>``)
+places the record under ``reports/device/<record>/``. Records are declared in
+``reports/device/records.yaml``; ``reports/device/QUEUE.md`` orders them.
+
+The device side imports only what the GPU machine has (torch, numpy, pandas, pyarrow, yaml):
+never snakemake, dvc, dvclive, gensim, jieba, jsonschema, bm25s or nltk.
+"""
+KIT_FILE = "kit.json"

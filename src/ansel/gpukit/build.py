@@ -1,0 +1,202 @@
+"""Pack a GPU record kit (CPU, before any lease): ``ansel gpu-kit --record NAME [NAME ...]``.
+
+The kit is one folder (default ``gpu-kit/``, ignored by git) that the device tool carries: the
+ansel sources, ``run.sh``, ``kit.json`` (per record: its jobs, each run's resolved config and the
+files it reads) and the processed datasets, aligned vectors and vocabularies the jobs read, made
+by the normal Snakemake rules first. Nothing of the workflow's own packages is needed there.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from ansel import targets as T
+from ansel.config import ConfigError, load, root
+from ansel.gpukit import KIT_FILE
+
+RECORDS = "reports/device/records.yaml"
+SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
+RECORD_KEYS = {"about", "preset", "config", "bench", "measure", "runs"}
+SOURCES = ("src/ansel",)
+
+
+def records(path: Path | None = None) -> dict[str, dict]:
+    """The declared records, each checked for unknown keys."""
+    path = path or root() / RECORDS
+    declared = yaml.safe_load(path.read_text()) or {}
+    for name, rec in declared.items():
+        if unknown := set(rec) - RECORD_KEYS:
+            raise ConfigError(f"{path}: {name}: unknown key(s) {', '.join(sorted(unknown))}; "
+                              f"allowed: {', '.join(sorted(RECORD_KEYS))}")
+        if not ({"bench", "measure", "runs"} & set(rec)):
+            raise ConfigError(f"{path}: {name}: no job (give bench, measure or runs)")
+    return declared
+
+
+def record_config(rec: dict) -> dict:
+    return load(**{"preset": rec.get("preset", "full"), **rec.get("config", {})})
+
+
+def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
+    """The runs of the record's tables and figures ({paper: [table or figure id]}), optionally only
+    ``models`` and ``seeds``."""
+    found: set[T.Run] = set()
+    for paper, items in spec.get("items", {}).items():
+        tables, figures = T.paper_items(config, paper)
+        by_id = {t["id"]: ("table", t) for t in tables} | {f["id"]: ("figure", f) for f in figures}
+        for item in items:
+            if item not in by_id:
+                raise ConfigError(f"{where}.items.{paper}: no table or figure {item!r} under this preset "
+                                  f"({', '.join(sorted(by_id))})")
+            kind, spec_item = by_id[item]
+            found.update(T.table_runs(config, spec_item) if kind == "table" else T.figure_runs(config, spec_item))
+    models, seeds = spec.get("models"), spec.get("seeds")
+    return sorted(r for r in found if (models is None or r.variant.name in models)
+                  and (seeds is None or r.seed in seeds))
+
+
+def run_files(cfg: dict) -> list[str]:
+    """What a run reads besides its config: its processed dataset, vectors and vocabulary."""
+    files = [T.processed_dir(cfg["dataset"])]
+    if cfg["embeddings"]:
+        files.append(T.embeddings_file(cfg))
+    if cfg.get("vocab"):
+        files.append(cfg["vocab"])
+    return files
+
+
+def config_args(preset: str, overrides: dict) -> list[str]:
+    """``snakemake --config`` values of a record's preset and overrides (YAML flow, as JSON)."""
+    return [f"preset={preset}", *(f"{k}={json.dumps(v)}" for k, v in overrides.items())]
+
+
+def make_files(files: list[str], preset: str, overrides: dict) -> None:
+    """The files by the workflow's own rules (downloads through the mirror, preprocessing, vectors)."""
+    missing = sorted({f for f in files if not (root() / f).exists()})
+    if not missing:
+        return
+    cmd = ["snakemake", "--profile", "workflow/profiles/local", "--config", *config_args(preset, overrides),
+           "--", *missing]
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=root(), check=True)
+
+
+def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -> dict:
+    """Build the kit for the named records into ``out`` (replaced); returns kit.json's content."""
+    from ansel.models.registry import is_trained
+    from ansel.plan import default_sources, measured_costs, plan_minutes, unmeasured_shapes
+
+    declared = declared if declared is not None else records()
+    if unknown := [n for n in names if n not in declared]:
+        raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} "
+                          f"(declared: {', '.join(declared)})")
+    kit_records, files = [], set()
+    costs, positives = measured_costs(default_sources()), {}
+    for name in names:
+        rec, where = declared[name], f"{RECORDS}: {name}"
+        config = record_config(rec)
+        entry = {"name": name, "preset": config["preset"], "config": rec.get("config", {}), "about": rec.get("about", ""),
+                 "bench": rec.get("bench", []), "measure": None, "runs": [], "cpu_runs": [],
+                 "items": rec.get("runs", {}).get("items", {})}
+        if "measure" in rec:
+            m = rec["measure"]
+            needed = [T.processed_dir(d) for d in m["datasets"]]
+            make_files(needed, config["preset"], rec.get("config", {}))
+            # untrained rankers (BM25, random) cost no device time: the CPU records time them
+            shapes = [cfg for cfg in unmeasured_shapes(config, [], m["datasets"]) if is_trained(cfg["arch"])]
+            entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}
+            files.update(f for cfg in shapes for f in run_files(cfg) if f != T.embeddings_file(cfg))  # random init
+        if "runs" in rec:
+            runs = record_runs(config, rec["runs"], f"{where}.runs")
+            if not runs:
+                raise ConfigError(f"{where}.runs: selects no run")
+            cfgs = [r.config(config) for r in runs]
+            needed = sorted({f for cfg in cfgs for f in run_files(cfg)})
+            make_files(needed, config["preset"], rec.get("config", {}))
+            files.update(needed)
+            for run, cfg in zip(runs, cfgs):
+                minutes, cost = plan_minutes(cfg, costs, positives)
+                # untrained rankers (BM25, word counts, random) are scored on the CPU at unpack
+                entry["runs" if is_trained(cfg["arch"]) else "cpu_runs"].append({
+                    "dir": f"runs/{run.dataset}/{run.variant.name}/seed{run.seed}", "config": cfg,
+                    "processed": T.processed_dir(cfg["dataset"]), "embeddings": T.embeddings_file(cfg),
+                    "planned_minutes": minutes, "peak_mb": cost.peak_mb if cost else None})
+        kit_records.append(entry)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for f in sorted(files):
+        _copy(root() / f, out / f)
+    for src in SOURCES:
+        _copy(root() / src, out / src)
+    for rec in kit_records:
+        for bench in rec["bench"]:
+            _copy(root() / bench["script"], out / bench["script"])
+    shutil.copy2(Path(__file__).with_name("run.sh"), out / "run.sh")
+    (out / "run.sh").chmod(0o755)
+    kit = {"records": kit_records, "commit": _commit(), "built": datetime.datetime.now(datetime.UTC).isoformat(
+        timespec="seconds")}
+    (out / KIT_FILE).write_text(json.dumps(kit, indent=1) + "\n")
+    return kit
+
+
+def _copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    else:
+        shutil.copy2(src, dst)
+
+
+def _commit() -> str | None:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root(), capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root(),
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def summary(kit: dict, out: Path) -> str:
+    """What the kit holds and what the planner says it costs on the device."""
+    lines = []
+    for rec in kit["records"]:
+        parts = []
+        if rec["bench"]:
+            parts.append(f"{len(rec['bench'])} benchmark(s)")
+        if rec["measure"]:
+            parts.append(f"{len(rec['measure']['configs'])} shapes to measure")
+        if rec["runs"]:
+            planned = [r["planned_minutes"] for r in rec["runs"]]
+            known = [m for m in planned if m is not None]
+            parts.append(f"{len(planned)} runs, planned {sum(known):.1f} device-minutes for {len(known)} measured "
+                         f"(unmeasured: {len(planned) - len(known)})")
+        lines.append(f"{rec['name']}: {'; '.join(parts)}")
+    size = size_mb(out)
+    lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
+    tree = _tree_mb()
+    if tree is not None:
+        lines.append(f"working tree that travels besides it: {tree:.1f} MiB (tracked and untracked-not-ignored "
+                     f"files); together {tree + size:.1f} of the device tool's 64 MiB")
+    return "\n".join(lines)
+
+
+def _tree_mb() -> float | None:
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                cwd=root(), capture_output=True, check=True).stdout.split(b"\0")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    paths = [root() / os.fsdecode(p) for p in listed if p]
+    return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20

@@ -1,0 +1,120 @@
+"""A device record's tables and figures, by the normal table and figure rules (CPU, at unpack).
+
+Snakemake runs in a staging directory that links the checkout's workflow, sources and data and
+holds the runs where the rules read them (``results/runs/...``, each run's timings under
+``results/timings/...``), with only the ``table`` and ``figure`` rules allowed: a run's files are
+inputs there, never retrained. The runs are the record's and those of the other device records of
+the same preset (a table split over two leases renders once both are in). An item whose runs are
+not all there yet is left for a later record, and named. The record's untrained rows (BM25, word
+counts, random: no device time, and their packages are not on the device) are scored here first
+by ``ansel train`` and ``ansel evaluate`` and kept in the record like the others.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ansel import targets as T
+from ansel.config import root
+from ansel.gpukit.build import config_args
+
+LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
+
+
+def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tuple[list[Path], dict[str, list[str]]]:
+    """The record's items rendered into ``dst`` from its runs and ``siblings``' (records of the same
+    preset); returns the files placed and {item: its runs not in any record yet}."""
+    items = rec.get("items") or {}
+    if not items:
+        return [], {}
+    with tempfile.TemporaryDirectory(prefix="ansel-record-") as tmp:
+        stage = Path(tmp)
+        for name in LINKED:
+            (stage / name).symlink_to(root() / name)
+        for record in [*siblings, dst]:  # this record's own runs last: they win
+            for metrics in sorted(record.glob("runs/*/*/seed*/metrics.json")):
+                _stage_run(metrics.parent, stage)
+        _score_cpu_runs(rec, dst, stage)
+        targets, waiting = _targets(rec, stage)
+        if not targets:
+            return [], waiting
+        cmd = ["snakemake", "--snakefile", str(stage / "Snakefile"), "--directory", str(stage), "--cores", "1",
+               "--allowed-rules", "table", "figure", "--config", *config_args(rec["preset"], rec.get("config", {})),
+               "--", *targets]
+        print("+", " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, env={**os.environ, "ANSEL_ROOT": str(stage), "ANSEL_FORKSERVER": "off"})
+        placed = []
+        for target in targets:
+            for f in sorted((stage / target).parent.glob(Path(target).stem + ".*")):
+                shutil.copy2(f, dst / f.name)
+                placed.append(dst / f.name)
+        return placed, waiting
+
+
+def _stage_run(src: Path, stage: Path) -> None:
+    """A record run's files where the rules read them (run.trec unpacked; timings beside)."""
+    cfg = json.loads((src / "config.json").read_text())
+    into = stage / T.run_dir(cfg["dataset"], cfg["model"], cfg["seed"])
+    into.mkdir(parents=True, exist_ok=True)
+    for name in ("metrics.json", "config.json", "log.csv"):
+        shutil.copy2(src / name, into / name)
+    with gzip.open(src / "run.trec.gz", "rb") as f, open(into / "run.trec", "wb") as out:
+        shutil.copyfileobj(f, out)
+    if (src / "timings.json").exists():
+        timings = stage / f"results/timings/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}.json"
+        timings.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / "timings.json", timings)
+
+
+def _names(run: dict) -> tuple[str, str, int]:
+    cfg = run["config"]
+    return cfg["dataset"], cfg["model"], cfg["seed"]
+
+
+def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
+    """The record's untrained runs, scored on this CPU into the stage and kept in the record."""
+    from ansel.gpukit.device import _gzip
+
+    for run in rec.get("cpu_runs", []):
+        out = dst / run["dir"]
+        if not (out / "metrics.json").exists():
+            work = stage / T.run_dir(*_names(run))
+            work.mkdir(parents=True, exist_ok=True)
+            timings = stage / f"results/timings/{'/'.join(map(str, _names(run)[:2]))}/seed{run['config']['seed']}.json"
+            subprocess.run(["ansel", "train", "--config", json.dumps(run["config"]), "--processed",
+                            str(root() / run["processed"]), "--run-dir", str(work), "--timings", str(timings),
+                            "--no-progress", "--no-dvclive"], check=True, cwd=stage)
+            subprocess.run(["ansel", "evaluate", "--processed", str(root() / run["processed"]), "--run-dir",
+                            str(work)], check=True, cwd=stage)
+            out.mkdir(parents=True, exist_ok=True)
+            for name in ("metrics.json", "config.json", "log.csv"):
+                shutil.copy2(work / name, out / name)
+            shutil.copy2(timings, out / "timings.json")
+            _gzip(work / "run.trec", out / "run.trec.gz")
+            _stage_run(out, stage)
+
+
+def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """The record's tables (.md; the rule writes every format) and figures (.png) whose runs are all
+    staged, and {item: the runs it still waits for}."""
+    from ansel.config import load
+
+    config = load(preset=rec["preset"], **rec.get("config", {}))
+    targets, waiting = [], {}
+    for paper, ids in rec["items"].items():
+        tables, figures = T.paper_items(config, paper)
+        by_id = ({t["id"]: (f"results/tables/{paper}/{t['id']}.md", T.table_runs(config, t)) for t in tables}
+                 | {f["id"]: (f"figures/{paper}/{f['id']}.png", T.figure_runs(config, f)) for f in figures})
+        for item in ids:
+            target, runs = by_id[item]
+            missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
+            if missing:
+                waiting[f"{paper}/{item}"] = missing
+            else:
+                targets.append(target)
+    return targets, waiting

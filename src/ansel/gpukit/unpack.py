@@ -1,0 +1,132 @@
+"""Place a kit's archive as records (CPU, after the lease): ``ansel gpu-unpack ARCHIVE``.
+
+Each record goes to ``reports/device/<record>/`` in the layout of every record (``runs/<dataset>/
+<model>/seed<k>/``, ``costs/``, ``bench/``, ``device.json``), an earlier unpack of the same record
+kept where this one has nothing newer; then its README is written from what the archive holds.
+A record with finished runs has its tables rendered from them (``render_record_tables``).
+"""
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+from ansel.config import root
+from ansel.gpukit import KIT_FILE
+from ansel.gpukit.build import records
+
+DEVICE_DIR = "reports/device"
+
+
+def read_archive(files: list[Path]) -> tarfile.TarFile:
+    """The archive, from its parts joined in the order given."""
+    data = b"".join(f.read_bytes() for f in files)
+    return tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
+
+
+def unpack(files: list[Path], device_minutes: float | None = None, render: bool = True,
+           dest: Path | None = None) -> list[Path]:
+    """Each record of the archive into ``dest`` (default ``reports/device/``) as ``<record>/``."""
+    dest = dest or root() / DEVICE_DIR
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise SystemExit(f"ansel gpu-unpack: no such file: {', '.join(missing)}")
+    placed = []
+    with tempfile.TemporaryDirectory() as tmp, read_archive(files) as tar:
+        tar.extractall(tmp, filter="data")
+        tmp = Path(tmp)
+        kit = json.loads((tmp / KIT_FILE).read_text())
+        for rec in kit["records"]:
+            src, dst = tmp / rec["name"], dest / rec["name"]
+            if not src.exists():
+                continue
+            _merge(src, dst)
+            if (tmp / "log.txt").exists():
+                shutil.copy2(tmp / "log.txt", dst / "log.txt")
+            about = {k: rec.get(k) for k in ("name", "preset", "config", "about", "items")}
+            (dst / "record.json").write_text(json.dumps(about, indent=1) + "\n")
+            waiting = {}
+            if render and rec.get("items"):
+                from ansel.gpukit.tables import render_record_tables
+
+                _, waiting = render_record_tables(rec, dst, siblings(dest, rec))
+            write_readme(rec, dst, kit, device_minutes, waiting)
+            placed.append(dst)
+            print(f"{dst}: placed")
+    return placed
+
+
+def siblings(dest: Path, rec: dict) -> list[Path]:
+    """The other records under ``dest`` of the same preset and overrides (their runs fill the same tables)."""
+    found = []
+    for path in sorted(dest.glob("*/record.json")):
+        other = json.loads(path.read_text())
+        if other["name"] != rec["name"] and other["preset"] == rec["preset"] and other.get("config") == rec.get("config"):
+            found.append(path.parent)
+    return found
+
+
+def _merge(src: Path, dst: Path) -> None:
+    """Copy ``src`` over ``dst``: a finished run replaces the state of its unfinished self."""
+    for f in sorted(src.rglob("*")):
+        if f.is_dir():
+            continue
+        target = dst / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, target)
+        if f.name == "metrics.json":
+            (target.parent / "state.pt").unlink(missing_ok=True)
+            (target.parent / "job.log").unlink(missing_ok=True)
+
+
+def write_readme(rec: dict, dst: Path, kit: dict, device_minutes: float | None,
+                 waiting: dict[str, list[str]] | None = None) -> None:
+    info = json.loads((dst / "device.json").read_text()) if (dst / "device.json").exists() else {}
+    when = datetime.datetime.fromtimestamp(info["started"], datetime.UTC) if info.get("started") else None
+    lines = [f"# Device record `{rec['name']}`", "",
+             rec.get("about") or records().get(rec["name"], {}).get("about", ""), "",
+             f"- device: {info.get('gpu') or 'CPU'} ({info.get('nvidia_smi', info.get('cpu_capability', ''))}), "
+             f"torch {info.get('torch', '?')}, CUDA {info.get('cuda', '-')}, {info.get('cores', '?')} cores",
+             f"- date: {when:%Y-%m-%d %H:%M} UTC" if when else "- date: ?",
+             f"- commit of the kit: {kit.get('commit')}; preset {rec['preset']}",
+             f"- device-minutes of the lease: {device_minutes:.1f}" if device_minutes else
+             "- device-minutes of the lease: not given",
+             f"- made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, `make gpu-unpack`", "",
+             "## What ran", ""]
+    for session in info.get("sessions", []):
+        for phase in session["phases"]:
+            util = (f", GPU busy {phase['gpu_util_mean']}% on average (max {phase['gpu_util_max']}%), "
+                    f"memory up to {phase['gpu_mem_max_mb']:.0f} MB" if "gpu_util_mean" in phase else "")
+            extra = ""
+            if "runs" in phase:
+                counts: dict[str, int] = {}
+                for status in phase["runs"].values():
+                    counts[status] = counts.get(status, 0) + 1
+                extra = f" ({phase['jobs']} at a time: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")"
+            lines.append(f"- {phase['phase']}: {phase.get('status', 'done')} in {phase['seconds']} s{util}{extra}")
+    costs = sorted(dst.glob("costs/*.json"))
+    for path in costs:
+        n = len(json.loads(path.read_text()))
+        lines.append(f"- `costs/{path.name}`: {n} run shapes measured (read by `ansel plan` by default)")
+    if rec["measure"]:
+        measured = {k for p in costs for k in json.loads(p.read_text())}
+        lines.append(f"- shapes in the kit: {len(rec['measure']['configs'])}; measured so far: {len(measured)}")
+    runs = sorted(dst.glob("runs/*/*/seed*"))
+    if runs:
+        done = [r for r in runs if (r / "metrics.json").exists()]
+        lines.append(f"- runs here: {len(done)} finished, {len(runs) - len(done)} unfinished "
+                     "(their state.pt, where small enough, resumes them in the next kit of this record)")
+    rendered = sorted(p.name for p in dst.glob("*.md") if p.name not in ("README.md", "NOTES.md"))
+    if rendered:
+        lines.append("- rendered by the normal table and figure rules: " + ", ".join(f"`{n}`" for n in rendered))
+    for item, missing in (waiting or {}).items():
+        lines.append(f"- `{item}` waits for {len(missing)} runs no device record holds yet (e.g. `{missing[0]}`)")
+    if (dst / "NOTES.md").exists():
+        lines.append("- what the numbers say: NOTES.md")
+    for bench in sorted(dst.glob("bench/*.txt")):
+        lines += ["", f"## `{bench.name}`", "", "```", bench.read_text().rstrip(), "```"]
+    (dst / "README.md").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,131 @@
+"""The GPU record kit rehearsed without a GPU: kit -> run.sh on the CPU under a Python that cannot
+import the workflow's packages -> a stop mid-way and a resume to the same bytes -> unpack -> table."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from ansel.gpukit.build import pack
+from ansel.gpukit.unpack import read_archive, unpack
+
+pytestmark = pytest.mark.slow
+
+# What the device image lacks (device tool's KINDS.md): any import of these fails under run.sh.
+NOT_ON_DEVICE = ("snakemake", "dvc", "dvclive", "gensim", "jieba", "jsonschema", "bm25s", "nltk", "ranx")
+BLOCKER = f"""import sys
+class _NotOnDevice:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {NOT_ON_DEVICE!r}:
+            raise ImportError(name + ": not on the GPU image")
+sys.meta_path.insert(0, _NotOnDevice())
+"""
+RECORD = {"rehearsal": {"preset": "smoke", "config": {"seeds": 1, "scale": {"train": {"epochs": 12}}},
+                        "runs": {"items": {"smoke": ["synthetic", "learning_curves"]}}}}
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("kit") / "gpu-kit"
+    built = pack(["rehearsal"], out, RECORD)
+    rec = built["records"][0]
+    assert sorted(r["config"]["arch"] for r in rec["runs"]) == ["qa_cnn"] * 2 + ["qa_lstm"] * 2  # 2 datasets
+    assert len(rec["cpu_runs"]) == 2  # random: scored on the CPU at unpack
+    return out
+
+
+def run_sh(kit: Path, out: Path, tmp: Path, *args: str, background: bool = False):
+    (tmp / "blocker").mkdir(exist_ok=True)
+    (tmp / "blocker" / "sitecustomize.py").write_text(BLOCKER)
+    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(tmp / "blocker")}
+    env.pop("ANSEL_ROOT", None)
+    cmd = ["bash", str(kit / "run.sh"), "--device", "cpu", "--jobs", "1", "--out", str(out), *args]
+    if background:
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def members(archive: Path) -> dict[str, bytes]:
+    with read_archive([archive]) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+
+
+def test_blocker_refuses_the_workflow_packages(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(BLOCKER)
+    done = subprocess.run([sys.executable, "-c", "import snakemake"], env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "not on the GPU image" in done.stderr
+
+
+def test_cut_resume_unpack_render(kit, tmp_path):
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    shutil.copytree(kit, whole)
+    shutil.copytree(kit, cut)
+    printed = run_sh(whole, tmp_path / "out-whole", tmp_path)
+    assert "4 of 4 runs to train" in printed
+    (reference,) = (tmp_path / "out-whole").glob("record-rehearsal-*.tar.gz")
+    expected = members(reference)
+    runs = sorted({str(Path(n).parent) for n in expected if n.endswith("metrics.json")})
+
+    # a stop once the first run has a finished epoch: as at the deadline, its state comes back
+    proc = run_sh(cut, tmp_path / "out-cut", tmp_path, background=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list((cut / "work").glob("rehearsal/runs/*/*/seed*/state.pt")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    printed = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 0, printed
+    assert "cut" in printed
+    (first,) = (tmp_path / "out-cut").glob("record-rehearsal-*.tar.gz")
+    got = members(first)
+    assert any(n.endswith("/state.pt") for n in got), sorted(got)
+    done = sum(n.endswith("metrics.json") for n in got)
+    assert done < 4
+
+    # the second run.sh keeps what finished and resumes the cut run to the same bytes
+    printed = run_sh(cut, tmp_path / "out-resume", tmp_path)
+    assert f"{4 - done} of 4 runs to train" in printed
+    (second,) = (tmp_path / "out-resume").glob("record-rehearsal-*.tar.gz")
+    resumed = members(second)
+    assert len(runs) == 4
+    for run in runs:
+        for name in ("metrics.json", "log.csv", "run.trec.gz", "config.json"):
+            assert resumed[f"{run}/{name}"] == expected[f"{run}/{name}"], f"{run}/{name}"
+    assert not any(n.endswith("/state.pt") for n in resumed)
+    timings = json.loads(resumed[f"{runs[0]}/timings.json"])["train"]
+    assert timings["device"] == "cpu" and timings["commit"]
+
+    # unpacked as a record and rendered by the normal table rule
+    dest = tmp_path / "reports-device"
+    (placed,) = unpack([second], device_minutes=1.0, dest=dest)
+    assert len(list(placed.glob("runs/*/*/seed1/metrics.json"))) == 6
+    assert (placed / "runs/synthetic_en/random/seed1/metrics.json").exists()  # scored here
+    table = (placed / "synthetic.md").read_text()
+    assert "QA-CNN" in table and "Random" in table
+    assert (placed / "learning_curves.png").exists()
+    qa_cnn = json.loads((placed / "synthetic.json").read_text())["QA-CNN"]
+    test_map = json.loads(resumed["rehearsal/runs/synthetic_en/qa_cnn/seed1/metrics.json"])["test"]["MAP"]
+    assert qa_cnn["synthetic_en test MAP"]["mean"] == pytest.approx(test_map)
+    assert {r["commit"] for r in qa_cnn["synthetic_en test MAP"]["provenance"]["runs"]} == {timings["commit"]}
+    readme = (placed / "README.md").read_text()
+    assert "device-minutes of the lease: 1.0" in readme and "train" in readme
+
+
+def test_unknown_record_and_key_named(tmp_path):
+    from ansel.config import ConfigError
+    from ansel.gpukit.build import records
+
+    with pytest.raises(ConfigError, match="no record 'nope'"):
+        pack(["nope"], tmp_path / "kit", RECORD)
+    bad = tmp_path / "records.yaml"
+    bad.write_text("r: {preset: smoke, runz: {}}\n")
+    with pytest.raises(ConfigError, match=r"records.yaml: r: unknown key\(s\) runz"):
+        records(bad)
