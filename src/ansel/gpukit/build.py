@@ -138,12 +138,24 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     for rec in kit_records:
         for bench in rec["bench"]:
             _copy(root() / bench["script"], out / bench["script"])
+        _carry_earlier(rec, out / "work" / rec["name"])
     shutil.copy2(Path(__file__).with_name("run.sh"), out / "run.sh")
     (out / "run.sh").chmod(0o755)
     kit = {"records": kit_records, "commit": _commit(), "built": datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds")}
     (out / KIT_FILE).write_text(json.dumps(kit, indent=1) + "\n")
     return kit
+
+
+def _carry_earlier(rec: dict, work: Path) -> None:
+    """What earlier leases of the record left (``reports/device/<record>/``): finished runs are kept,
+    unfinished ones resume from their state.pt; measured costs are not measured again."""
+    earlier = root() / "reports/device" / rec["name"]
+    for run in rec["runs"]:
+        for f in (earlier / run["dir"]).glob("*") if (earlier / run["dir"]).is_dir() else []:
+            _copy(f, work / run["dir"] / f.name)
+    for f in earlier.glob("costs/*.json") if rec["measure"] else []:
+        _copy(f, work / "costs" / f.name)
 
 
 def _copy(src: Path, dst: Path) -> None:

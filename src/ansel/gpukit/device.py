@@ -169,7 +169,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def finished(run_dir: Path) -> bool:
-    return (run_dir / "metrics.json").exists() and (run_dir / "run.trec").exists()
+    """Trained and evaluated (here, or in an earlier lease: its record's files came with the kit)."""
+    return (run_dir / "metrics.json").exists() and any((run_dir / f).exists() for f in ("run.trec", "run.trec.gz"))
 
 
 def job_count(runs: list[dict], device: str, jobs: int | None) -> tuple[int, int]:
@@ -200,6 +201,7 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
     each trained then evaluated."""
     started = time.time()
     todo = [r for r in rec["runs"] if not finished(work / r["dir"])]
+    todo.sort(key=lambda r: -(r["planned_minutes"] or 0))  # the longest first: the shortest tail
     n_jobs, threads = job_count(todo, device, jobs)
     log(f"{rec['name']}: {len(todo)} of {len(rec['runs'])} runs to train, {n_jobs} at a time, {threads} threads each")
     running: dict[str, subprocess.Popen] = {}
