@@ -46,16 +46,15 @@ def record_config(rec: dict) -> dict:
 def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
     """The runs of the record's tables and figures ({paper: [table or figure id]}), optionally only
     ``models`` and ``seeds``."""
+    from ansel.gpukit.tables import item_runs
+
     found: set[T.Run] = set()
     for paper, items in spec.get("items", {}).items():
-        tables, figures = T.paper_items(config, paper)
-        by_id = {t["id"]: ("table", t) for t in tables} | {f["id"]: ("figure", f) for f in figures}
         for item in items:
-            if item not in by_id:
-                raise ConfigError(f"{where}.items.{paper}: no table or figure {item!r} under this preset "
-                                  f"({', '.join(sorted(by_id))})")
-            kind, spec_item = by_id[item]
-            found.update(T.table_runs(config, spec_item) if kind == "table" else T.figure_runs(config, spec_item))
+            try:
+                found.update(item_runs(config, paper, item)[1])
+            except ConfigError as e:
+                raise ConfigError(f"{where}.items.{e}") from None
     models, seeds = spec.get("models"), spec.get("seeds")
     return sorted(r for r in found if (models is None or r.variant.name in models)
                   and (seeds is None or r.seed in seeds))

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import root
+from ansel.config import ConfigError, root
 from ansel.gpukit.build import config_args
 
 LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
@@ -99,6 +99,20 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
             _stage_run(out, stage)
 
 
+def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
+    """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
+    tables, figures = T.paper_items(config, paper)
+    for t in tables:
+        if t["id"] == item:
+            runs = [] if T.table_kind(t) == "dataset_stats" else T.table_runs(config, t)
+            return f"results/tables/{paper}/{item}.md", runs
+    for f in figures:
+        if f["id"] == item:
+            return f"figures/{paper}/{item}.png", T.figure_runs(config, f)
+    raise ConfigError(f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
+                      f"({', '.join(t['id'] for t in [*tables, *figures])})")
+
+
 def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     """The record's tables (.md; the rule writes every format) and figures (.png) whose runs are all
     staged, and {item: the runs it still waits for}."""
@@ -107,11 +121,8 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     config = load(preset=rec["preset"], **rec.get("config", {}))
     targets, waiting = [], {}
     for paper, ids in rec["items"].items():
-        tables, figures = T.paper_items(config, paper)
-        by_id = ({t["id"]: (f"results/tables/{paper}/{t['id']}.md", T.table_runs(config, t)) for t in tables}
-                 | {f["id"]: (f"figures/{paper}/{f['id']}.png", T.figure_runs(config, f)) for f in figures})
         for item in ids:
-            target, runs = by_id[item]
+            target, runs = item_runs(config, paper, item)
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
             if missing:
                 waiting[f"{paper}/{item}"] = missing

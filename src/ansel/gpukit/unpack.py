@@ -118,8 +118,11 @@ def write_readme(rec: dict, dst: Path, kit: dict, device_minutes: float | None,
     runs = sorted(dst.glob("runs/*/*/seed*"))
     if runs:
         done = [r for r in runs if (r / "metrics.json").exists()]
-        lines.append(f"- runs here: {len(done)} finished, {len(runs) - len(done)} unfinished "
-                     "(their state.pt, where small enough, resumes them in the next kit of this record)")
+        cut = [r for r in runs if r not in done]
+        kept = [r for r in cut if (r / "state.pt").exists()]
+        lines.append(f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with the state.pt that "
+                     f"resumes them in the next kit of this record; {len(cut) - len(kept)} start again: their state "
+                     "was too large to come back)")
     rendered = sorted(p.name for p in dst.glob("*.md") if p.name not in ("README.md", "NOTES.md"))
     if rendered:
         lines.append("- rendered by the normal table and figure rules: " + ", ".join(f"`{n}`" for n in rendered))
