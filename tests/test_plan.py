@@ -61,17 +61,22 @@ def test_a_missing_costs_directory_is_refused_naming_it(tmp_path, capsys):
         cli.main(["plan", "--costs", str(tmp_path / "nowhere")])
 
 
-def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_path, monkeypatch):
+def synthetic_corpus(tmp_path, monkeypatch, train: int) -> None:
+    """A small synthetic corpus, processed, that both synthetic datasets of the smoke preset read."""
     from ansel.data.readers.synthetic import Synthetic
     from ansel.data.vocab import Vocab, training_texts
 
     corpus = tmp_path / "processed"
     s = Synthetic()
-    s.fetch(tmp_path / "raw", None, {"seed": 5, "questions": {"train": 60, "dev": 20, "test": 20}})
+    s.fetch(tmp_path / "raw", None, {"seed": 5, "questions": {"train": train, "dev": train // 3, "test": train // 3}})
     ds = s.read(tmp_path / "raw", {"language": "en", "tokenizer": "english", "name": "syn"})
     ds.save(corpus)
     Vocab.build(training_texts(ds)).save(corpus / "vocab.json")
-    monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))  # both synthetic datasets
+    monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))
+
+
+def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_path, monkeypatch):
+    synthetic_corpus(tmp_path, monkeypatch, 60)
     config = smoke_synthetic_table_only()
     lines = []
     path = P.measure(P.unmeasured_shapes(config, []), tmp_path / "results/costs", batches=1, report=lines.append)
@@ -86,17 +91,9 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
 
 
 def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path, monkeypatch):
-    from ansel.data.readers.synthetic import Synthetic
-    from ansel.data.vocab import Vocab, training_texts
     from ansel.training import trainer
 
-    corpus = tmp_path / "processed"
-    s = Synthetic()
-    s.fetch(tmp_path / "raw", None, {"seed": 5, "questions": {"train": 30, "dev": 10, "test": 10}})
-    ds = s.read(tmp_path / "raw", {"language": "en", "tokenizer": "english", "name": "syn"})
-    ds.save(corpus)
-    Vocab.build(training_texts(ds)).save(corpus / "vocab.json")
-    monkeypatch.setattr(P.T, "processed_dir", lambda dataset: str(corpus))
+    synthetic_corpus(tmp_path, monkeypatch, 30)
     calls = []
 
     def fails_once(cfg, data, dev, batches):  # e.g. one shape out of the device's memory
@@ -113,3 +110,33 @@ def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path
     lines.clear()
     assert P.measure(shapes, tmp_path / "late", deadline=0, report=lines.append) is None
     assert lines == [f"deadline: {len(shapes)} of {len(shapes)} shapes left unmeasured"]
+
+
+def test_a_record_layout_is_read_with_its_device_and_instruction_set(tmp_path):
+    run = tmp_path / "runs/wikiqa/qa_cnn/seed1"
+    run.mkdir(parents=True)
+    cfg = {"dataset": "wikiqa", "model": "qa_cnn", "arch": "qa_cnn", "hparams": {"filters": 8}, "max_len_q": 4,
+           "max_len_a": 8, "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None}}
+    (run / "config.json").write_text(json.dumps(cfg))
+    epochs = [{"seconds": 2.0, "batches": 4, "dev_seconds": 1.0}, {"seconds": 4.0, "batches": 4, "dev_seconds": 3.0}]
+    (run / "timings.json").write_text(json.dumps({"train": {"device": "cpu", "cpu_capability": "AVX2",
+                                                            "epochs": epochs}}))
+    (gpu := tmp_path / "costs").mkdir()
+    other = {**cfg, "dataset": "trecqa"}
+    (gpu / "cuda-NVIDIA-H200.json").write_text(json.dumps(
+        {P.shape(other): {"device": "cuda/NVIDIA H200", "seconds_per_batch": 0.01, "dev_seconds": 0.5, "peak_mb": 300}}))
+    costs = P.measured_costs([tmp_path])
+    assert costs[P.shape(cfg)].seconds_per_batch == 0.75 and costs[P.shape(cfg)].dev_seconds == 2.0
+    assert costs[P.shape(cfg)].device == "cpu/AVX2" and costs[P.shape(other)].peak_mb == 300
+    assert list(P.measured_costs([tmp_path], "cuda")) == [P.shape(other)]
+    assert list(P.measured_costs([tmp_path], "cpu/AVX512")) == []
+
+
+def test_the_committed_records_count_as_measured_by_default():
+    from ansel.config import load, root
+
+    sources = P.default_sources()
+    assert root() / "reports/cpu-amvlstm" in sources and root() / "reports/device/costs-full" in sources
+    assert any(c.device.startswith("cuda/") for c in P.measured_costs(sources).values())
+    planned = P.plan(load(preset="cpu"), sources).set_index("item")
+    assert planned.loc["(each run once)", "measured runs"] > 0

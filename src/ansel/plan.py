@@ -194,7 +194,8 @@ def plan(config: dict, sources: list[Path], device: str | None = None) -> pd.Dat
 
 
 def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[float | None, Cost | None]:
-    """A run's device-minutes (training steps plus each epoch's dev scoring) and the cost they come
+    """A run's device-minutes (training steps plus each epoch's dev scoring, and its monitored splits'
+    scorings at the dev split's cost) and the cost they come
     from; None where its shape or its dataset's size is unknown. ``positives``: {dataset: training
     positives}, filled from the processed data as needed."""
     if cfg["dataset"] not in positives:
@@ -202,7 +203,8 @@ def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[fl
     n, cost = batches_per_epoch(cfg, positives), costs.get(shape(cfg))
     if cost is None or n is None:
         return None, cost
-    return cfg["train"]["epochs"] * (n * cost.seconds_per_batch + (cost.dev_seconds or 0)) / 60, cost
+    scorings = 1 + len(cfg["train"].get("monitor_splits") or [])  # dev, and each monitored split as long
+    return cfg["train"]["epochs"] * (n * cost.seconds_per_batch + scorings * (cost.dev_seconds or 0)) / 60, cost
 
 
 def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], positives: dict) -> dict:

@@ -24,6 +24,7 @@ RECORDS = "reports/device/records.yaml"
 SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
 RECORD_KEYS = {"about", "preset", "config", "bench", "measure", "runs"}
 SOURCES = ("src/ansel",)
+HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
 
 
 def records(path: Path | None = None) -> dict[str, dict]:
@@ -83,7 +84,9 @@ def make_files(files: list[str], preset: str, overrides: dict) -> None:
     cmd = ["snakemake", "--profile", "workflow/profiles/local", "--config", *config_args(preset, overrides),
            "--", *missing]
     print("+", " ".join(cmd), flush=True)
-    subprocess.run(cmd, cwd=root(), check=True)
+    if subprocess.run(cmd, cwd=root()).returncode:
+        raise ConfigError(f"the workflow could not make {', '.join(missing)} under preset {preset!r} "
+                          "(Snakemake's message above: a dataset missing from the mirror, say); nothing was packed")
 
 
 def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -> dict:
@@ -108,7 +111,8 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             needed = [T.processed_dir(d) for d in m["datasets"]]
             make_files(needed, config["preset"], rec.get("config", {}))
             # untrained rankers (BM25, random) cost no device time: the CPU records time them
-            shapes = [cfg for cfg in unmeasured_shapes(config, [], m["datasets"]) if is_trained(cfg["arch"])]
+            shapes = [cfg for cfg in unmeasured_shapes(config, [root() / "reports/device" / name], m["datasets"])
+                      if is_trained(cfg["arch"])]  # what earlier leases of the record measured is not packed
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}
             files.update(f for cfg in shapes for f in run_files(cfg) if f != T.embeddings_file(cfg))  # random init
         if "runs" in rec:
@@ -130,8 +134,14 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    for f in sorted(files):
+    pruned = {f for rec in kit_records for run in rec["runs"] if run["config"].get("vocab")
+              for f in (run["embeddings"], run["config"]["vocab"])}
+    for f in sorted(files - pruned):
         _copy(root() / f, out / f)
+    for rec in kit_records:
+        for run in rec["runs"]:
+            if run["config"].get("vocab") and not (out / run["embeddings"]).exists():
+                rec.setdefault("pruned", {})[run["embeddings"]] = prune_vectors(run, out)
     for src in SOURCES:
         _copy(root() / src, out / src)
     for rec in kit_records:
@@ -144,6 +154,34 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         timespec="seconds")}
     (out / KIT_FILE).write_text(json.dumps(kit, indent=1) + "\n")
     return kit
+
+
+def prune_vectors(run: dict, out: Path) -> str:
+    """Corpus vectors that keep their own words (``keep_vector_words``: 85k x 300 for TREC-QA, over
+    what the device tool carries) cut to the words of the run's dataset: a word no text of it holds
+    is never looked up, so every text encodes to the same vectors. The embedding table is smaller,
+    so the random draws of the layers initialised after it differ from a run on the whole table
+    (another draw of the same seed's distribution); vectors still over ``HALF_ABOVE_MB`` travel as
+    float16. The record's README says which runs and how."""
+    import numpy as np
+
+    from ansel.data.canonical import Dataset
+    from ansel.data.vocab import Vocab
+
+    ds = Dataset.load(root() / run["processed"])
+    used = {t for tokens in (*ds.questions.tokens, *ds.answers.tokens) for t in tokens}
+    vocab, vectors = Vocab.load(root() / run["config"]["vocab"]), np.load(root() / run["embeddings"])
+    keep = [0, 1] + [i for i, t in enumerate(vocab.tokens) if i > 1 and t in used]
+    (out / run["embeddings"]).parent.mkdir(parents=True, exist_ok=True)
+    Vocab([vocab.tokens[i] for i in keep]).save(out / run["config"]["vocab"])
+    cut = vectors[keep]
+    note = f"{len(keep)} of {len(vocab)} words (those of {run['config']['dataset']}'s texts)"
+    if cut.nbytes > HALF_ABOVE_MB * 2**20:  # still too large to travel: float16 there, float32 in the model
+        cut = cut.astype(np.float16)
+        note += (f", stored as float16 (relative rounding <= 2^-11; the model reads them as float32): "
+                 f"{cut.nbytes / 2**20:.0f} MiB")
+    np.save(out / run["embeddings"], cut)
+    return note
 
 
 def _carry_earlier(rec: dict, work: Path) -> None:
@@ -187,19 +225,23 @@ def summary(kit: dict, out: Path) -> str:
         if rec["bench"]:
             parts.append(f"{len(rec['bench'])} benchmark(s)")
         if rec["measure"]:
-            parts.append(f"{len(rec['measure']['configs'])} shapes to measure")
+            parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
         if rec["runs"]:
-            planned = [r["planned_minutes"] for r in rec["runs"]]
-            known = [m for m in planned if m is not None]
-            parts.append(f"{len(planned)} runs, planned {sum(known):.1f} device-minutes for {len(known)} measured "
-                         f"(unmeasured: {len(planned) - len(known)})")
+            from ansel.gpukit.device import GPU_PARALLEL, finished
+
+            left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
+            known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
+            parts.append(f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
+                         f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
+                         f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
+                         f"shared as measured), {len(left) - len(known)} unmeasured")
         lines.append(f"{rec['name']}: {'; '.join(parts)}")
     size = size_mb(out)
     lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
     tree = _tree_mb()
     if tree is not None:
-        lines.append(f"working tree that travels besides it: {tree:.1f} MiB (tracked and untracked-not-ignored "
-                     f"files); together {tree + size:.1f} of the device tool's 64 MiB")
+        lines.append(f"with it travels the working tree without reports/ (`make gpu-travel`): {tree:.1f} MiB; "
+                     f"together {tree + size:.1f} of the device tool's 64 MiB")
     return "\n".join(lines)
 
 
@@ -209,5 +251,5 @@ def _tree_mb() -> float | None:
                                 cwd=root(), capture_output=True, check=True).stdout.split(b"\0")
     except (OSError, subprocess.CalledProcessError):
         return None
-    paths = [root() / os.fsdecode(p) for p in listed if p]
+    paths = [root() / os.fsdecode(p) for p in listed if p and not p.startswith(b"reports/")]
     return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20

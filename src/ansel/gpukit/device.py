@@ -15,6 +15,7 @@ import datetime
 import gzip
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -256,16 +257,10 @@ def _start_run(run: dict, device: str, threads: int, work: Path) -> subprocess.P
         train += ["--embeddings", run["embeddings"]]
     evaluate = python_cmd("-m", "ansel.cli", "evaluate", "--processed", run["processed"], "--run-dir", str(run_dir),
                           "--threads", str(threads))
-    script = " ".join(map(_quote, train)) + " && " + " ".join(map(_quote, evaluate))
+    script = " ".join(map(shlex.quote, train)) + " && " + " ".join(map(shlex.quote, evaluate))
     with open(run_dir / "job.log", "a") as log_file:
         return subprocess.Popen(["bash", "-c", script], stdout=log_file, stderr=subprocess.STDOUT,
                                 start_new_session=True, env={**os.environ, "ANSEL_KIT_COMMIT": KIT_COMMIT[0]})
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
 
 
 def _record(kit: dict, name: str) -> dict:

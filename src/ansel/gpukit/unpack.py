@@ -108,6 +108,9 @@ def write_readme(rec: dict, dst: Path, kit: dict, device_minutes: float | None,
                     counts[status] = counts.get(status, 0) + 1
                 extra = f" ({phase['jobs']} at a time: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")"
             lines.append(f"- {phase['phase']}: {phase.get('status', 'done')} in {phase['seconds']} s{util}{extra}")
+    for vectors, note in (rec.get("pruned") or {}).items():
+        lines.append(f"- `{vectors}` travelled cut to {note}: the seeds' initial weights after the embedding "
+                     "table are other draws than a run on the whole table would make")
     costs = sorted(dst.glob("costs/*.json"))
     for path in costs:
         n = len(json.loads(path.read_text()))

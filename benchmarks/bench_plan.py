@@ -1,0 +1,80 @@
+"""The planner against reality: for each committed record's tables, the device-minutes `ansel plan`
+predicts beside what the record's trainings measured.
+
+A run's prediction comes from the other seeds of its shape (the planner's premise: a run's cost is
+its shape's, not its seed's), through the planner's own formula (``plan_minutes``: epochs x
+(batches per epoch from the processed data x seconds per batch + one dev scoring)); the measured
+time is each training job's wall time from its ``timings.json`` (start to end: imports, data and
+model building, every epoch and its dev scoring; not the evaluation job). A record's wall time
+(first start to last end) is printed beside: jobs ran two at a time on its 2 cores.
+
+    python benchmarks/bench_plan.py [RECORD ...]   (default: every record under reports/ with timings)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from ansel.config import root
+from ansel.plan import Cost, device_label, plan_minutes, shape
+
+
+def runs_of(record: Path) -> list[tuple[dict, dict]]:
+    """(config, timings["train"]) of each run of the record with a timings file and epochs."""
+    found = []
+    for timings in sorted(record.glob("runs/*/*/seed*/timings.json")):
+        train = json.loads(timings.read_text())["train"]
+        if [e for e in train["epochs"] if e["batches"]]:
+            found.append((json.loads((timings.parent / "config.json").read_text()), train))
+    return found
+
+
+def cost(train: dict) -> Cost:
+    epochs = [e for e in train["epochs"] if e["batches"]]
+    dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
+    return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
+                statistics.fmean(dev) if dev else None, device_label(train), "")
+
+
+def check(record: Path) -> list[dict]:
+    runs = runs_of(record)
+    by_shape = defaultdict(list)
+    for cfg, train in runs:
+        by_shape[shape(cfg)].append((cfg["seed"], cost(train)))
+    rows, positives = defaultdict(lambda: {"runs": 0, "predicted": 0.0, "measured": 0.0, "start": [], "end": []}), {}
+    for cfg, train in runs:
+        others = [c for seed, c in by_shape[shape(cfg)] if seed != cfg["seed"]]
+        if not others:
+            continue
+        mine = Cost(statistics.median(c.seconds_per_batch for c in others),
+                    statistics.median(c.dev_seconds or 0 for c in others), others[0].device, "")
+        minutes, _ = plan_minutes(cfg, {shape(cfg): mine}, positives)
+        if minutes is None:
+            continue
+        row = rows[cfg["dataset"]]
+        row["runs"] += 1
+        row["predicted"] += minutes
+        row["measured"] += (train["finished"] - train["started"]) / 60
+        row["start"].append(train["started"])
+        row["end"].append(train["finished"])
+    return [{"record": record.name, "dataset": ds, "runs": r["runs"], "predicted": r["predicted"],
+             "measured": r["measured"], "wall": (max(r["end"]) - min(r["start"])) / 60} for ds, r in rows.items()]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("records", nargs="*", type=Path)
+    records = p.parse_args().records or sorted(d for d in root().glob("reports/*") if d.is_dir())
+    print(f"{'record':16s}{'dataset':18s}{'runs':>6s}{'predicted min':>15s}{'measured min':>14s}"
+          f"{'ratio':>7s}{'record wall':>13s}")
+    for record in records:
+        for r in check(record):
+            print(f"{r['record']:16s}{r['dataset']:18s}{r['runs']:6d}{r['predicted']:15.1f}{r['measured']:14.1f}"
+                  f"{r['predicted'] / r['measured']:7.2f}{r['wall']:13.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The kit's parts on their own: vectors cut to a dataset's words, the runner's admission rule, the
+archive split into parts the device tool brings back."""
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ansel.data.canonical import Dataset
+from ansel.data.vocab import Vocab
+from ansel.gpukit import build, device
+from ansel.gpukit.unpack import read_archive
+
+
+@pytest.fixture
+def corpus_run(tmp_path, monkeypatch):
+    """A processed dataset whose texts hold 'a b c' and corpus vectors that also know 'x', 'y'."""
+    monkeypatch.setattr(build, "root", lambda: tmp_path)
+    questions = pd.DataFrame({"qid": ["q1"], "text": ["a b"], "tokens": [["a", "b"]], "category": [None]})
+    answers = pd.DataFrame({"aid": ["a1"], "text": ["c"], "tokens": [["c"]]})
+    cands = pd.DataFrame({"qid": ["q1"], "aid": ["a1"], "label": [1]})
+    Dataset("d", questions, answers, {"train": cands}).save(tmp_path / "data/processed/d")
+    (tmp_path / "data/embeddings/d").mkdir(parents=True)
+    Vocab(["<pad>", "<unk>", "x", "a", "y", "b", "c"]).save(tmp_path / "data/embeddings/d/v-4.vocab.json")
+    vectors = np.arange(28, dtype=np.float32).reshape(7, 4)
+    np.save(tmp_path / "data/embeddings/d/v-4.npy", vectors)
+    run = {"processed": "data/processed/d", "embeddings": "data/embeddings/d/v-4.npy",
+           "config": {"dataset": "d", "vocab": "data/embeddings/d/v-4.vocab.json"}}
+    return run, vectors
+
+
+def test_vectors_are_cut_to_the_datasets_words_with_their_rows(tmp_path, corpus_run):
+    run, vectors = corpus_run
+    note = build.prune_vectors(run, tmp_path / "kit")
+    kept = Vocab.load(tmp_path / "kit" / run["config"]["vocab"])
+    cut = np.load(tmp_path / "kit" / run["embeddings"])
+    assert kept.tokens == ["<pad>", "<unk>", "a", "b", "c"] and note.startswith("5 of 7 words")
+    assert cut.dtype == np.float32 and (cut == vectors[[0, 1, 3, 5, 6]]).all()
+
+
+def test_vectors_too_large_to_travel_go_as_float16(tmp_path, corpus_run, monkeypatch):
+    run, vectors = corpus_run
+    monkeypatch.setattr(build, "HALF_ABOVE_MB", 0)
+    assert "float16" in build.prune_vectors(run, tmp_path / "kit")
+    cut = np.load(tmp_path / "kit" / run["embeddings"])
+    assert cut.dtype == np.float16 and np.allclose(cut, vectors[[0, 1, 3, 5, 6]], rtol=2**-11)
+
+
+def test_a_run_is_admitted_only_if_it_should_end_before_the_deadline():
+    run = {"planned_minutes": 1.0}
+    assert not device.fits(run, 1, time.time() + 50)  # 60 s alone, 50 s left
+    until = time.time() + 90
+    assert device.fits(run, 1, until)
+    assert not device.fits(run, 8, until)  # 8 at once on one GPU: 60 s x 8 / 2.4 = 200 s
+    assert device.fits({"planned_minutes": None}, 8, until)  # unmeasured: tried
+
+
+def test_a_large_archive_comes_back_in_parts_that_join(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(device, "PART_BYTES", 1000)
+    kit = {"records": [{"name": "r", "runs": [{"dir": "runs/d/m/seed1"}]}]}
+    (tmp_path / "kit.json").write_text(json.dumps(kit))
+    run = tmp_path / "work/r/runs/d/m/seed1"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text("{}")
+    (run / "run.trec").write_bytes(np.random.default_rng(0).bytes(5000))  # incompressible
+    parts = device.archive(kit, tmp_path / "work", tmp_path / "out", 0)
+    assert len(parts) > 1 and all(p.stat().st_size <= 1000 for p in parts)
+    assert all(set(p.name) <= set("abcdefghijklmnopqrstuvwxyz0123456789._-TZ") for p in parts)
+    with read_archive(parts) as tar:
+        assert "r/runs/d/m/seed1/run.trec.gz" in tar.getnames()
