@@ -70,3 +70,21 @@ def test_a_large_archive_comes_back_in_parts_that_join(tmp_path, monkeypatch):
     assert all(set(p.name) <= set("abcdefghijklmnopqrstuvwxyz0123456789._-TZ") for p in parts)
     with read_archive(parts) as tar:
         assert "r/runs/d/m/seed1/run.trec.gz" in tar.getnames()
+
+
+def test_unpack_refuses_a_cut_or_foreign_archive_naming_it(tmp_path):
+    import tarfile
+
+    from ansel.gpukit.unpack import unpack
+
+    cut = tmp_path / "record-r-1.tar.gz.part00"
+    cut.write_bytes(b"\x1f\x8b\x08\x00" + b"0" * 50)
+    with pytest.raises(SystemExit, match="part00: not a whole kit archive"):
+        unpack([cut], dest=tmp_path / "out")
+    foreign = tmp_path / "other.tar.gz"
+    with tarfile.open(foreign, "w:gz") as tar:
+        tar.add(cut, arcname="x")
+    with pytest.raises(SystemExit, match="other.tar.gz: no kit.json"):
+        unpack([foreign], dest=tmp_path / "out")
+    with pytest.raises(SystemExit, match="no such file: .*missing"):
+        unpack([tmp_path / "missing.tar.gz"], dest=tmp_path / "out")

@@ -36,9 +36,16 @@ def unpack(files: list[Path], device_minutes: float | None = None, render: bool 
     if missing:
         raise SystemExit(f"ansel gpu-unpack: no such file: {', '.join(missing)}")
     placed = []
-    with tempfile.TemporaryDirectory() as tmp, read_archive(files) as tar:
-        tar.extractall(tmp, filter="data")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            with read_archive(files) as tar:
+                tar.extractall(tmp, filter="data")
+        except (tarfile.TarError, EOFError, OSError) as e:  # a part missing, out of order, or cut short
+            raise SystemExit(f"ansel gpu-unpack: {', '.join(map(str, files))}: not a whole kit archive "
+                             f"(give every .partNN, in order): {e}") from None
         tmp = Path(tmp)
+        if not (tmp / KIT_FILE).exists():
+            raise SystemExit(f"ansel gpu-unpack: {', '.join(map(str, files))}: no {KIT_FILE}: not made by gpu-kit/run.sh")
         kit = json.loads((tmp / KIT_FILE).read_text())
         for rec in kit["records"]:
             src, dst = tmp / rec["name"], dest / rec["name"]
