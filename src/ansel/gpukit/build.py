@@ -47,8 +47,6 @@ def record_config(rec: dict) -> dict:
 def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
     """The runs of the record's tables and figures ({paper: [table or figure id]}), optionally only
     ``models`` and ``seeds``."""
-    from ansel.gpukit.tables import item_runs
-
     found: set[T.Run] = set()
     for paper, items in spec.get("items", {}).items():
         for item in items:
@@ -59,6 +57,20 @@ def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
     models, seeds = spec.get("models"), spec.get("seeds")
     return sorted(r for r in found if (models is None or r.variant.name in models)
                   and (seeds is None or r.seed in seeds))
+
+
+def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
+    """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
+    tables, figures = T.paper_items(config, paper)
+    for t in tables:
+        if t["id"] == item:
+            runs = [] if T.table_kind(t) == "dataset_stats" else T.table_runs(config, t)
+            return f"results/tables/{paper}/{item}.md", runs
+    for f in figures:
+        if f["id"] == item:
+            return f"figures/{paper}/{item}.png", T.figure_runs(config, f)
+    raise ConfigError(f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
+                      f"({', '.join(t['id'] for t in [*tables, *figures])})")
 
 
 def run_files(cfg: dict) -> list[str]:

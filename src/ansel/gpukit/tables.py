@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import ConfigError, root
-from ansel.gpukit.build import config_args
+from ansel.config import root
+from ansel.gpukit.build import config_args, item_runs
 
 LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
 
@@ -97,20 +97,6 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
             shutil.copy2(timings, out / "timings.json")
             _gzip(work / "run.trec", out / "run.trec.gz")
             _stage_run(out, stage)
-
-
-def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
-    """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
-    tables, figures = T.paper_items(config, paper)
-    for t in tables:
-        if t["id"] == item:
-            runs = [] if T.table_kind(t) == "dataset_stats" else T.table_runs(config, t)
-            return f"results/tables/{paper}/{item}.md", runs
-    for f in figures:
-        if f["id"] == item:
-            return f"figures/{paper}/{item}.png", T.figure_runs(config, f)
-    raise ConfigError(f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
-                      f"({', '.join(t['id'] for t in [*tables, *figures])})")
 
 
 def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
