@@ -48,6 +48,7 @@ class Cost:
     device: str
     source: str
     peak_mb: float | None = None  # the device's peak memory (CUDA), sizes concurrent jobs
+    batches: int | None = None  # per epoch, as the measured run trained (same shape: same count)
 
 
 def default_sources() -> list[Path]:
@@ -83,7 +84,7 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
         dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
         return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
                     sum(dev) / len(dev) if dev else None, device_label(train), str(timings),
-                    train.get("peak_device_mb"))
+                    train.get("peak_device_mb"), max(e["batches"] for e in epochs))
     log = run_dir / "log.csv"
     if log.exists():
         rows = [r for r in csv.DictReader(log.open()) if r.get("seconds_per_batch")]
@@ -200,7 +201,8 @@ def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[fl
     positives}, filled from the processed data as needed."""
     if cfg["dataset"] not in positives:
         positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
-    n, cost = batches_per_epoch(cfg, positives), costs.get(shape(cfg))
+    cost = costs.get(shape(cfg))
+    n = batches_per_epoch(cfg, positives) or (cost.batches if cost else None)  # no data here: the record's
     if cost is None or n is None:
         return None, cost
     scorings = 1 + len(cfg["train"].get("monitor_splits") or [])  # dev, and each monitored split as long
@@ -212,7 +214,7 @@ def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], posi
     for run in item_runs:
         cfg = run.config(config)
         run_minutes, cost = plan_minutes(cfg, costs, positives)
-        n = batches_per_epoch(cfg, positives)
+        n = batches_per_epoch(cfg, positives) or (cost.batches if cost else None)
         epochs.add(cfg["train"]["epochs"])
         batches.add(n if n is not None else "?")
         if run_minutes is not None:
