@@ -35,6 +35,7 @@ bench: setup                ## speed figures (printed; ratios against a baseline
 	python benchmarks/bench_bm25.py
 	python benchmarks/bench_scale.py
 	python benchmarks/bench_matchzoo.py
+	python benchmarks/bench_plan.py
 
 pull: setup                 ## outputs from the DVC remote, checked against dvc.lock, then up to date for Snakemake
 	python -m ansel.dvc_pull
