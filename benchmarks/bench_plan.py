@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ansel.config import root
-from ansel.plan import Cost, device_label, plan_minutes, shape
+from ansel.plan import Cost, plan_minutes, shape, timings_cost
 
 
 def runs_of(record: Path) -> list[tuple[dict, dict]]:
@@ -32,18 +32,11 @@ def runs_of(record: Path) -> list[tuple[dict, dict]]:
     return found
 
 
-def cost(train: dict) -> Cost:
-    epochs = [e for e in train["epochs"] if e["batches"]]
-    dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
-    return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
-                statistics.fmean(dev) if dev else None, device_label(train), "")
-
-
 def check(record: Path) -> list[dict]:
     runs = runs_of(record)
     by_shape = defaultdict(list)
     for cfg, train in runs:
-        by_shape[shape(cfg)].append((cfg["seed"], cost(train)))
+        by_shape[shape(cfg)].append((cfg["seed"], timings_cost(train, "")))
     rows, positives = defaultdict(lambda: {"runs": 0, "predicted": 0.0, "measured": 0.0, "start": [], "end": []}), {}
     for cfg, train in runs:
         others = [c for seed, c in by_shape[shape(cfg)] if seed != cfg["seed"]]

@@ -77,14 +77,7 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
     timings = src / "results/timings" / cfg["dataset"] / cfg["model"] / f"{run_dir.name}.json"
     timings = timings if timings.exists() else run_dir / "timings.json"  # a record keeps it in the run
     if timings.exists():
-        train = json.loads(timings.read_text())["train"]
-        epochs = [e for e in train["epochs"] if e["batches"]]
-        if not epochs:
-            return None
-        dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
-        return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
-                    sum(dev) / len(dev) if dev else None, device_label(train), str(timings),
-                    train.get("peak_device_mb"), max(e["batches"] for e in epochs))
+        return timings_cost(json.loads(timings.read_text())["train"], str(timings))
     log = run_dir / "log.csv"
     if log.exists():
         rows = [r for r in csv.DictReader(log.open()) if r.get("seconds_per_batch")]
@@ -108,6 +101,17 @@ def unmeasured_shapes(config: dict, sources: list[Path], datasets: list[str] | N
             todo.setdefault(shape(cfg), cfg)
     rank = {d: i for i, d in enumerate(datasets or [])}
     return [todo[key] for key in sorted(todo, key=lambda k: (rank.get(todo[k]["dataset"], len(rank)), k))]
+
+
+def timings_cost(train: dict, source: str) -> Cost | None:
+    """The cost a run's timings (``ansel train --timings``: its "train" part) measured; None: no batch."""
+    epochs = [e for e in train["epochs"] if e["batches"]]
+    if not epochs:
+        return None
+    dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
+    return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
+                sum(dev) / len(dev) if dev else None, device_label(train), source,
+                train.get("peak_device_mb"), max(e["batches"] for e in epochs))
 
 
 def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Path | None = None,
@@ -202,11 +206,17 @@ def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[fl
     if cfg["dataset"] not in positives:
         positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
     cost = costs.get(shape(cfg))
-    n = batches_per_epoch(cfg, positives) or (cost.batches if cost else None)  # no data here: the record's
+    n = run_batches(cfg, cost, positives)
     if cost is None or n is None:
         return None, cost
     scorings = 1 + len(cfg["train"].get("monitor_splits") or [])  # dev, and each monitored split as long
     return cfg["train"]["epochs"] * (n * cost.seconds_per_batch + scorings * (cost.dev_seconds or 0)) / 60, cost
+
+
+def run_batches(cfg: dict, cost: Cost | None, positives: dict) -> int | None:
+    """Training batches of one of the run's epochs: from the processed data, else (a fresh clone) as
+    the run that measured its shape trained."""
+    return batches_per_epoch(cfg, positives) or (cost.batches if cost else None)
 
 
 def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], positives: dict) -> dict:
@@ -214,7 +224,7 @@ def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], posi
     for run in item_runs:
         cfg = run.config(config)
         run_minutes, cost = plan_minutes(cfg, costs, positives)
-        n = batches_per_epoch(cfg, positives) or (cost.batches if cost else None)
+        n = run_batches(cfg, cost, positives)
         epochs.add(cfg["train"]["epochs"])
         batches.add(n if n is not None else "?")
         if run_minutes is not None:

@@ -142,7 +142,7 @@ def _measure_child(name: str, device: str, until: float) -> None:
     out = Path("work") / name / "costs"
     done = {key for f in out.glob("*.json") for key in json.loads(f.read_text())}  # a second run.sh goes on
     configs = [with_device(cfg, device) for cfg in rec["measure"]["configs"] if shape(cfg) not in done]
-    measure(configs, Path("work") / name / "costs", rec["measure"]["batches"], data_root=Path.cwd(),
+    measure(configs, out, rec["measure"]["batches"], data_root=Path.cwd(),
             deadline=until, report=lambda m: print(m, flush=True))
 
 
@@ -245,19 +245,23 @@ def fits(run: dict, at_once: int, until: float) -> bool:
     return run["planned_minutes"] * 60 * max(1.0, at_once / GPU_PARALLEL) <= until - time.time()
 
 
+def run_commands(run: dict, run_dir: Path, data_root: Path, threads: int) -> list[list[str]]:
+    """``ansel train`` (config.json of ``run_dir``, timings beside it, no dvclive) then ``ansel evaluate``
+    of a kit run whose data lie under ``data_root``."""
+    ansel, processed = python_cmd("-m", "ansel.cli"), str(data_root / run["processed"])
+    train = [*ansel, "train", "--config", str(run_dir / "config.json"), "--processed", processed,
+             "--run-dir", str(run_dir), "--timings", str(run_dir / "timings.json"), "--no-progress",
+             "--no-dvclive", "--threads", str(threads)]
+    if run["embeddings"]:
+        train += ["--embeddings", str(data_root / run["embeddings"])]
+    return [train, [*ansel, "evaluate", "--processed", processed, "--run-dir", str(run_dir), "--threads", str(threads)]]
+
+
 def _start_run(run: dict, device: str, threads: int, work: Path) -> subprocess.Popen:
     run_dir = work / run["dir"]
     run_dir.mkdir(parents=True, exist_ok=True)
-    config = run_dir / "config.json"
-    config.write_text(json.dumps(with_device(run["config"], device), indent=2, sort_keys=True) + "\n")
-    train = python_cmd("-m", "ansel.cli", "train", "--config", str(config), "--processed", run["processed"],
-                       "--run-dir", str(run_dir), "--timings", str(run_dir / "timings.json"), "--no-progress",
-                       "--no-dvclive", "--threads", str(threads))
-    if run["embeddings"]:
-        train += ["--embeddings", run["embeddings"]]
-    evaluate = python_cmd("-m", "ansel.cli", "evaluate", "--processed", run["processed"], "--run-dir", str(run_dir),
-                          "--threads", str(threads))
-    script = " ".join(map(shlex.quote, train)) + " && " + " ".join(map(shlex.quote, evaluate))
+    (run_dir / "config.json").write_text(json.dumps(with_device(run["config"], device), indent=2, sort_keys=True) + "\n")
+    script = " && ".join(" ".join(map(shlex.quote, cmd)) for cmd in run_commands(run, run_dir, Path("."), threads))
     with open(run_dir / "job.log", "a") as log_file:
         return subprocess.Popen(["bash", "-c", script], stdout=log_file, stderr=subprocess.STDOUT,
                                 start_new_session=True, env={**os.environ, "ANSEL_KIT_COMMIT": KIT_COMMIT[0]})

@@ -71,32 +71,24 @@ def _stage_run(src: Path, stage: Path) -> None:
         shutil.copy2(src / "timings.json", timings)
 
 
-def _names(run: dict) -> tuple[str, str, int]:
-    cfg = run["config"]
-    return cfg["dataset"], cfg["model"], cfg["seed"]
-
-
 def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
-    """The record's untrained runs, scored on this CPU into the stage and kept in the record."""
-    from ansel.gpukit.device import _gzip
+    """The record's untrained runs, scored on this CPU (as the kit's runs are on the device) and kept
+    in the record."""
+    from ansel.gpukit.device import RUN_FILES, _gzip, run_commands
 
     for run in rec.get("cpu_runs", []):
         out = dst / run["dir"]
         if not (out / "metrics.json").exists():
-            work = stage / T.run_dir(*_names(run))
+            work = stage / "cpu_runs" / run["dir"]
             work.mkdir(parents=True, exist_ok=True)
-            timings = stage / f"results/timings/{'/'.join(map(str, _names(run)[:2]))}/seed{run['config']['seed']}.json"
-            subprocess.run(["ansel", "train", "--config", json.dumps(run["config"]), "--processed",
-                            str(root() / run["processed"]), "--run-dir", str(work), "--timings", str(timings),
-                            "--no-progress", "--no-dvclive"], check=True, cwd=stage)
-            subprocess.run(["ansel", "evaluate", "--processed", str(root() / run["processed"]), "--run-dir",
-                            str(work)], check=True, cwd=stage)
+            (work / "config.json").write_text(json.dumps(run["config"], indent=2, sort_keys=True) + "\n")
+            for cmd in run_commands(run, work, root(), threads=1):
+                subprocess.run(cmd, check=True, cwd=stage)
+            _gzip(work / "run.trec", work / "run.trec.gz")
             out.mkdir(parents=True, exist_ok=True)
-            for name in ("metrics.json", "config.json", "log.csv"):
+            for name in RUN_FILES:
                 shutil.copy2(work / name, out / name)
-            shutil.copy2(timings, out / "timings.json")
-            _gzip(work / "run.trec", out / "run.trec.gz")
-            _stage_run(out, stage)
+            _stage_run(out, stage)  # an earlier unpack's are staged with the record's other runs
 
 
 def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
