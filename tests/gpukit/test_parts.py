@@ -56,6 +56,40 @@ def test_a_run_is_admitted_only_if_it_should_end_before_the_deadline():
     assert device.fits({"planned_minutes": None}, 8, until)  # unmeasured: tried
 
 
+def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
+    """At its pace so far a run ends after the deadline: stopped when its state.pt cannot come back,
+    kept running when it can (a later kit resumes it)."""
+    clock = [1000.0]
+    monkeypatch.setattr(device.time, "time", lambda: clock[0])
+    monkeypatch.setattr(device, "STATE_BYTES", 100)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    job_log, state = run_dir / "job.log", run_dir / "state.pt"
+    pace = device.EpochClock("m", epochs=25)
+    until = 1000.0 + 200  # epochs of 20 s from here: epoch 2 at 1020 ends epoch 25 at 1480
+    assert pace.hopeless(run_dir, until) is None  # nothing reported yet
+    job_log.write_text("epoch 1: loss 1 dev MAP 0.5 (19.0s)\n")
+    state.write_bytes(b"x" * 1000)
+    assert pace.hopeless(run_dir, until) is None  # one epoch: no pace yet
+    clock[0] += 20
+    job_log.write_text(job_log.read_text() + "epoch 2: loss 1 dev MAP 0.5 (19.0s)\n")
+    why = pace.hopeless(run_dir, until)
+    assert why and "epoch 2 of 25" in why and "cannot come back" in why
+    small = device.EpochClock("m", epochs=25)
+    state.write_bytes(b"x" * 10)
+    clock[0] = 1000.0
+    small.hopeless(run_dir, until)
+    clock[0] += 20
+    job_log.write_text(job_log.read_text() + "epoch 3: loss 1 dev MAP 0.5 (19.0s)\n")
+    assert small.hopeless(run_dir, until) is None  # its state comes back
+    quick = device.EpochClock("m", epochs=4)
+    state.write_bytes(b"x" * 1000)
+    quick.hopeless(run_dir, until)
+    clock[0] += 20
+    job_log.write_text(job_log.read_text() + "epoch 4: loss 1 dev MAP 0.5 (19.0s)\n")
+    assert quick.hopeless(run_dir, until) is None  # it ends in time
+
+
 def test_a_large_archive_comes_back_in_parts_that_join(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(device, "PART_BYTES", 1000)

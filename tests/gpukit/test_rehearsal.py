@@ -105,7 +105,9 @@ def test_cut_resume_unpack_render(kit, tmp_path):
 
     # unpacked as a record and rendered by the normal table rule
     dest = tmp_path / "reports-device"
-    (placed,) = unpack([second], device_minutes=1.0, dest=dest)
+    unpack([first], device_minutes=2.0, dest=dest, render=False)
+    unpack([second], device_minutes=1.0, dest=dest)
+    (placed,) = unpack([second], device_minutes=1.0, dest=dest)  # again: the same lease, not a third
     assert len(list(placed.glob("runs/*/*/seed1/metrics.json"))) == 6
     assert (placed / "runs/synthetic_en/random/seed1/metrics.json").exists()  # scored here
     table = (placed / "synthetic.md").read_text()
@@ -116,7 +118,10 @@ def test_cut_resume_unpack_render(kit, tmp_path):
     assert qa_cnn["synthetic_en test MAP"]["mean"] == pytest.approx(test_map)
     assert {r["commit"] for r in qa_cnn["synthetic_en test MAP"]["provenance"]["runs"]} == {timings["commit"]}
     readme = (placed / "README.md").read_text()
-    assert "device-minutes of the lease: 1.0" in readme and "train" in readme
+    assert "leases: 2; device-minutes: 3.0" in readme and "(1 at a time: " in readme
+    leases = json.loads((placed / "leases.json").read_text())
+    assert [lease["device_minutes"] for lease in leases] == [2.0, 1.0]
+    assert all((placed / "logs" / lease["archive"].replace(".tar.gz", ".txt")).exists() for lease in leases)
 
 
 def test_unknown_record_and_key_named(tmp_path):

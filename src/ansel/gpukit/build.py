@@ -203,7 +203,7 @@ def _carry_earlier(rec: dict, work: Path) -> None:
     for run in rec["runs"]:
         for f in (earlier / run["dir"]).glob("*") if (earlier / run["dir"]).is_dir() else []:
             _copy(f, work / run["dir"] / f.name)
-    for f in earlier.glob("costs/*.json") if rec["measure"] else []:
+    for f in earlier.glob("costs/*") if rec["measure"] else []:  # the costs and the log they extend
         _copy(f, work / "costs" / f.name)
 
 
@@ -247,6 +247,10 @@ def summary(kit: dict, out: Path) -> str:
                          f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
                          f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
                          f"shared as measured), {len(left) - len(known)} unmeasured")
+            if len(known) < len(left):
+                parts.append("unmeasured runs start blind (one that cannot end before the deadline at its pace, "
+                             "its state too large to come back, is stopped at its second epoch): measure their "
+                             "shapes first (record costs-full) and unpack that")
         lines.append(f"{rec['name']}: {'; '.join(parts)}")
     size = size_mb(out)
     lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")

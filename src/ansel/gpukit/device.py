@@ -15,6 +15,7 @@ import datetime
 import gzip
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -126,7 +127,7 @@ def run_measure(name: str, device: str, until: float, out: Path) -> dict:
     """The record's shapes timed in a child process (a CUDA fault stays there), cut at ``until``."""
     started = time.time()
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "measure.log", "w") as f:
+    with open(out / "measure.log", "a") as f:  # after the earlier leases' lines
         proc = subprocess.Popen(python_cmd("-m", "ansel.gpukit.device", "_measure", name, device, str(until)),
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
         status = _wait(proc, until + 5)
@@ -209,6 +210,8 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
     n_jobs, threads = job_count(todo, device, jobs)
     log(f"{rec['name']}: {len(todo)} of {len(rec['runs'])} runs to train, {n_jobs} at a time, {threads} threads each")
     running: dict[str, subprocess.Popen] = {}
+    progress: dict[str, EpochClock] = {}
+    hopeless: set[str] = set()  # models whose runs cannot end in time nor come back unfinished
     status: dict[str, str] = {r["dir"]: "finished before" for r in rec["runs"] if r not in todo}
     while todo or running:
         for key, proc in list(running.items()):
@@ -216,6 +219,13 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
                 status[key] = "finished" if proc.returncode == 0 else f"failed (rc {proc.returncode})"
                 log(f"{key}: {status[key]}")
                 del running[key]
+            elif (why := progress[key].hopeless(work / key, until)) is not None:
+                _stop(proc)
+                status[key] = "stopped"
+                hopeless.add(progress[key].model)
+                log(f"{key}: stopped, {why}")
+                del running[key]
+        todo = _drop_hopeless(todo, hopeless, status)
         if out_of_time(until):
             for key, proc in running.items():
                 _stop(proc)
@@ -232,9 +242,49 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
                 todo = []
                 break
             running[todo.pop(0)["dir"]] = _start_run(run, device, threads, work)
+            progress[run["dir"]] = EpochClock(run["config"]["model"], run["config"]["train"]["epochs"])
         time.sleep(0.5)
     return {"phase": "train", "start": started, "end": time.time(), "jobs": n_jobs, "threads": threads,
             "runs": status}
+
+
+class EpochClock:
+    """A running training's pace, from the epochs its job.log reports (``epoch N: ...``) as they come."""
+
+    def __init__(self, model: str, epochs: int):
+        self.model, self.epochs = model, epochs
+        self.seen: list[tuple[float, int]] = []  # (when first seen, last finished epoch)
+
+    def hopeless(self, run_dir: Path, until: float) -> str | None:
+        """Why the run is not worth its device time (None: it is): it will not end before ``until``
+        at its pace so far, and its state.pt is too large to come back and resume it."""
+        epoch = _last_epoch(run_dir / "job.log")
+        if epoch is None or (self.seen and self.seen[-1][1] == epoch):
+            return None
+        self.seen.append((time.time(), epoch))
+        if len(self.seen) < 2:
+            return None
+        (t0, e0), (t1, e1) = self.seen[0], self.seen[-1]
+        ends = t1 + (t1 - t0) / (e1 - e0) * (self.epochs - e1)
+        state = run_dir / "state.pt"
+        state_mb = state.stat().st_size / 2**20 if state.exists() else 0
+        if ends <= until - ARCHIVE_MARGIN_S or state_mb <= STATE_BYTES / 2**20:
+            return None
+        return (f"epoch {e1} of {self.epochs} would end {ends - until:.0f} s after the deadline at its pace "
+                f"and its state ({state_mb:.0f} MiB) cannot come back: its model's other runs are not started")
+
+
+def _last_epoch(job_log: Path) -> int | None:
+    if not job_log.exists():
+        return None
+    epochs = [int(m.group(1)) for m in re.finditer(r"^epoch (\d+):", job_log.read_text(errors="replace"), re.M)]
+    return epochs[-1] if epochs else None
+
+
+def _drop_hopeless(todo: list[dict], hopeless: set[str], status: dict[str, str]) -> list[dict]:
+    dropped = [r for r in todo if r["config"]["model"] in hopeless]
+    status.update({r["dir"]: "not started" for r in dropped})
+    return [r for r in todo if r not in dropped]
 
 
 def fits(run: dict, at_once: int, until: float) -> bool:

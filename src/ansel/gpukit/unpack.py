@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import re
 import shutil
 import tarfile
 import tempfile
@@ -20,6 +21,7 @@ from ansel.gpukit import KIT_FILE
 from ansel.gpukit.build import records
 
 DEVICE_DIR = "reports/device"
+LEASES = "leases.json"
 
 
 def read_archive(files: list[Path]) -> tarfile.TarFile:
@@ -52,8 +54,8 @@ def unpack(files: list[Path], device_minutes: float | None = None, render: bool 
             if not src.exists():
                 continue
             _merge(src, dst)
-            if (tmp / "log.txt").exists():
-                shutil.copy2(tmp / "log.txt", dst / "log.txt")
+            add_lease(dst, lease_entry(files[0], kit, src, device_minutes),
+                      (tmp / "log.txt").read_text() if (tmp / "log.txt").exists() else "")
             about = {k: rec.get(k) for k in ("name", "preset", "config", "about", "items")}
             (dst / "record.json").write_text(json.dumps(about, indent=1) + "\n")
             waiting = {}
@@ -61,7 +63,7 @@ def unpack(files: list[Path], device_minutes: float | None = None, render: bool 
                 from ansel.gpukit.tables import render_record_tables
 
                 _, waiting = render_record_tables(rec, dst, siblings(dest, rec))
-            write_readme(rec, dst, kit, device_minutes, waiting)
+            write_readme(rec, dst, waiting)
             placed.append(dst)
             print(f"{dst}: placed")
     return placed
@@ -77,6 +79,26 @@ def siblings(dest: Path, rec: dict) -> list[Path]:
     return found
 
 
+def lease_entry(archive: Path, kit: dict, src: Path, device_minutes: float | None) -> dict:
+    """What one lease did for a record: its archive, kit, device and phases (``device.json``)."""
+    info = json.loads((src / "device.json").read_text()) if (src / "device.json").exists() else {}
+    return {"archive": re.sub(r"\.part\d+$", "", archive.name), "kit_commit": kit.get("commit"),
+            "records": [r["name"] for r in kit["records"]], "device_minutes": device_minutes,
+            **{k: info.get(k) for k in ("started", "gpu", "nvidia_smi", "torch", "cuda", "cores", "sessions")}}
+
+
+def add_lease(dst: Path, entry: dict, log: str) -> None:
+    """``leases.json`` (the record's leases in time order, one per archive: unpacking again replaces
+    it) and the lease's runner log under ``logs/``."""
+    path = dst / LEASES
+    leases = [e for e in (json.loads(path.read_text()) if path.exists() else []) if e["archive"] != entry["archive"]]
+    leases = sorted([*leases, entry], key=lambda e: e.get("started") or 0)
+    path.write_text(json.dumps(leases, indent=1) + "\n")
+    if log:
+        (dst / "logs").mkdir(exist_ok=True)
+        (dst / "logs" / entry["archive"].replace(".tar.gz", ".txt")).write_text(log)
+
+
 def _merge(src: Path, dst: Path) -> None:
     """Copy ``src`` over ``dst``: a finished run replaces the state of its unfinished self."""
     for f in sorted(src.rglob("*")):
@@ -90,31 +112,33 @@ def _merge(src: Path, dst: Path) -> None:
             (target.parent / "job.log").unlink(missing_ok=True)
 
 
-def write_readme(rec: dict, dst: Path, kit: dict, device_minutes: float | None,
-                 waiting: dict[str, list[str]] | None = None) -> None:
-    info = json.loads((dst / "device.json").read_text()) if (dst / "device.json").exists() else {}
-    when = datetime.datetime.fromtimestamp(info["started"], datetime.UTC) if info.get("started") else None
+def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = None) -> None:
+    leases = json.loads((dst / LEASES).read_text()) if (dst / LEASES).exists() else []
+    minutes = [e["device_minutes"] for e in leases if e.get("device_minutes")]
     lines = [f"# Device record `{rec['name']}`", "",
              rec.get("about") or records().get(rec["name"], {}).get("about", ""), "",
-             f"- device: {info.get('gpu') or 'CPU'} ({info.get('nvidia_smi', info.get('cpu_capability', ''))}), "
-             f"torch {info.get('torch', '?')}, CUDA {info.get('cuda', '-')}, {info.get('cores', '?')} cores",
-             f"- date: {when:%Y-%m-%d %H:%M} UTC" if when else "- date: ?",
-             f"- commit of the kit: {kit.get('commit')}; preset {rec['preset']}",
-             f"- device-minutes of the lease: {device_minutes:.1f}" if device_minutes else
-             "- device-minutes of the lease: not given",
-             f"- made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, `make gpu-unpack`", "",
-             "## What ran", ""]
-    for session in info.get("sessions", []):
-        for phase in session["phases"]:
-            util = (f", GPU busy {phase['gpu_util_mean']}% on average (max {phase['gpu_util_max']}%), "
-                    f"memory up to {phase['gpu_mem_max_mb']:.0f} MB" if "gpu_util_mean" in phase else "")
-            extra = ""
-            if "runs" in phase:
-                counts: dict[str, int] = {}
-                for status in phase["runs"].values():
-                    counts[status] = counts.get(status, 0) + 1
-                extra = f" ({phase['jobs']} at a time: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")"
-            lines.append(f"- {phase['phase']}: {phase.get('status', 'done')} in {phase['seconds']} s{util}{extra}")
+             f"- preset {rec['preset']}; made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, "
+             "`make gpu-unpack`",
+             f"- leases: {len(leases)}; device-minutes: {sum(minutes):.1f}"
+             + (f" ({len(leases) - len(minutes)} not given)" if len(minutes) < len(leases) else "")
+             + " (a lease shared by several records counts whole in each)", "",
+             "## Leases", ""]
+    for lease in leases:
+        when = datetime.datetime.fromtimestamp(lease["started"], datetime.UTC) if lease.get("started") else None
+        others = [r for r in lease.get("records", []) if r != rec["name"]]
+        lines += [f"### {when:%Y-%m-%d %H:%M} UTC" if when else "### (no start time)", "",
+                  f"- device: {lease.get('gpu') or 'CPU'} ({lease.get('nvidia_smi') or ''}), torch "
+                  f"{lease.get('torch', '?')}, CUDA {lease.get('cuda') or '-'}, {lease.get('cores', '?')} cores",
+                  f"- kit of commit {lease.get('kit_commit')}"
+                  + (f", with {', '.join(f'`{o}`' for o in others)}" if others else ""),
+                  f"- device-minutes: {lease['device_minutes']:.1f}" if lease.get("device_minutes") else
+                  "- device-minutes: not given",
+                  f"- runner log: `logs/{lease['archive'].replace('.tar.gz', '.txt')}`"]
+        for session in lease.get("sessions") or []:
+            for phase in session["phases"]:
+                lines.append(_phase_line(phase))
+        lines.append("")
+    lines += ["## What is here", ""]
     for vectors, note in (rec.get("pruned") or {}).items():
         lines.append(f"- `{vectors}` travelled cut to {note}: the seeds' initial weights after the embedding "
                      "table are other draws than a run on the whole table would make")
@@ -143,3 +167,15 @@ def write_readme(rec: dict, dst: Path, kit: dict, device_minutes: float | None,
     for bench in sorted(dst.glob("bench/*.txt")):
         lines += ["", f"## `{bench.name}`", "", "```", bench.read_text().rstrip(), "```"]
     (dst / "README.md").write_text("\n".join(lines) + "\n")
+
+
+def _phase_line(phase: dict) -> str:
+    util = (f", GPU busy {phase['gpu_util_mean']}% on average (max {phase['gpu_util_max']}%), "
+            f"memory up to {phase['gpu_mem_max_mb']:.0f} MB" if "gpu_util_mean" in phase else "")
+    extra = ""
+    if "runs" in phase:
+        counts: dict[str, int] = {}
+        for status in phase["runs"].values():
+            counts[status] = counts.get(status, 0) + 1
+        extra = f" ({phase['jobs']} at a time: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")"
+    return f"- {phase['phase']}: {phase.get('status', 'done')} in {phase['seconds']} s{util}{extra}"
