@@ -22,7 +22,7 @@ A.check_schema(config, A.params_schema(), "params.yaml")
 C = A.apply_preset(config, OVERRIDES)
 A.check_schema(C, A.params_schema(), f"params.yaml with its preset {C['preset']!r}")
 A.validate(C)  # typed settings, ranges, splits: refused here, naming the key, before any job runs
-A.export_mirror(C)
+A.export_data_settings(C)
 
 
 wildcard_constraints:

@@ -86,8 +86,9 @@ def cmd_embeddings(a) -> None:
 
     from ansel.data.canonical import Dataset
     from ansel.data.vocab import Vocab, training_texts
-    from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_pretrained, neighbours,
-                                  save_matrix, train_word2vec)
+    from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, neighbours, save_matrix,
+                                  train_word2vec)
+    from ansel.pretrained import load_pretrained
     from ansel.files import write_text_atomic
 
     cfg, processed, out = a.config, Path(a.processed), Path(a.out)
@@ -108,7 +109,18 @@ def cmd_embeddings(a) -> None:
         info |= {"vocabulary": len(run_vocab), "training_vocabulary": len(vocab)}
         vocab = run_vocab  # the rows of the matrix
     else:
-        matrix, coverage = load_pretrained(cfg["pretrained"][a.method], vocab, a.dim)
+        path = Path(cfg["pretrained"][a.method])
+        if (path.parent / "manifest.json").exists():  # a vectors source's download: unchanged since verified
+            from ansel.data.manifest import ManifestError, check_manifest
+            try:
+                check_manifest(path.parent)
+            except ManifestError as e:
+                raise SystemExit(str(e)) from None
+        matrix, coverage, report = load_pretrained(path, vocab, a.dim)
+        info |= {"file": str(path), "file_words": report.words, "malformed_lines": report.malformed,
+                 "malformed_first": report.places}
+        print(f"{path}: {report.words} words read, {report.found} of {len(vocab) - 2} vocabulary words found; "
+              f"{report.malformed} malformed lines" + (f" ({'; '.join(report.places)})" if report.places else ""))
     save_matrix(out, matrix)
     info |= {"coverage": coverage, "isotropy_top_2000": isotropy(matrix[2:2002]),  # training words come first
              "neighbours": neighbours(matrix, vocab, PROBE_WORDS)}

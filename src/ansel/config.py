@@ -158,11 +158,17 @@ def load(params_path: str | Path | None = None, **overrides: Any) -> dict:
     return apply_preset(deep_merge(config, overrides), overrides)
 
 
-def export_mirror(config: dict) -> None:
-    """``data.mirror`` reaches the download jobs through the environment, not their params: where
-    files come from must not rerun the DAG (they are verified by checksum either way)."""
-    if config.get("data", {}).get("mirror"):
-        os.environ["ANSEL_DATA_MIRROR"] = os.path.abspath(config["data"]["mirror"])
+def export_data_settings(config: dict) -> None:
+    """``data.mirror``, ``data.upstream_rewrite`` and ``data.download_timeout_s`` reach the download
+    jobs through the environment, not their params: where files come from must not rerun the DAG
+    (they are verified by checksum either way)."""
+    data = config.get("data", {})
+    if data.get("mirror"):
+        os.environ["ANSEL_DATA_MIRROR"] = os.path.abspath(data["mirror"])
+    if data.get("upstream_rewrite"):
+        os.environ["ANSEL_UPSTREAM_REWRITE"] = json.dumps(data["upstream_rewrite"])
+    if data.get("download_timeout_s"):
+        os.environ["ANSEL_DOWNLOAD_TIMEOUT_S"] = str(data["download_timeout_s"])
 
 
 # What preprocessing reads of a dataset block (ansel preprocess): its rule's params, so that an
@@ -284,6 +290,17 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     return run
 
 
+def pretrained_file(config: dict, name: str) -> tuple[str, str]:
+    """(the file the vectors ``name`` of ``embeddings.pretrained`` are read from, the input that
+    makes it: its source's download manifest, or the file itself when the entry is a path)."""
+    entry = config.get("embeddings", {}).get("pretrained", {}).get(name)
+    if entry is None:
+        raise ConfigError(f"embeddings.pretrained.{name}: not configured (named by a model's `embeddings`)")
+    if isinstance(entry, str):
+        return entry, entry
+    return f"data/raw/{entry['source']}/{entry['file']}", f"data/raw/{entry['source']}/manifest.json"
+
+
 def embeddings_path(dataset: str, method: str, dim: int, suffix: str = ".npy") -> str:
     """Where the embeddings rules write a dataset's vectors (and, for corpus vectors, their vocabulary)."""
     return f"data/embeddings/{dataset}/{method}-{dim}{suffix}"
@@ -329,6 +346,8 @@ def validate(config: dict) -> None:
     for dataset in config.get("dataset_alias", {}).values():
         dataset_name(config, dataset)
     embeddings = config.get("embeddings", {})
+    for name, entry in embeddings.get("pretrained", {}).items():
+        _check_vectors_source(name, entry)
     for name, recipe in embeddings.get("word2vec", {}).items():
         if name == "word2vec" or name in embeddings.get("pretrained", {}):
             raise ConfigError(f"embeddings.word2vec.{name}: the name of a vectors method already "
@@ -357,3 +376,19 @@ def _parse_spec(path: Path, mtime_ns: int) -> dict:
     spec = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     check_schema(spec, path.parents[1] / "schemas" / "paper.schema.yaml", str(path))
     return spec
+
+
+def _check_vectors_source(name: str, entry: str | dict) -> None:
+    from ansel.data.download import SOURCES_FILE, load_sources
+
+    if isinstance(entry, str):
+        return
+    spec = load_sources().get(entry["source"])
+    if spec is None or spec.get("kind") != "vectors":
+        known = sorted(k for k, v in load_sources().items() if v.get("kind") == "vectors")
+        raise ConfigError(f"embeddings.pretrained.{name}.source: {entry['source']!r} is no vectors source of "
+                          f"{SOURCES_FILE} (known: {', '.join(known)})")
+    files = [f["name"] for f in spec["files"]]
+    if entry["file"] not in files:
+        raise ConfigError(f"embeddings.pretrained.{name}.file: {entry['file']!r} is not a file of source "
+                          f"{entry['source']!r} (its files: {', '.join(files)})")

@@ -1,4 +1,4 @@
-"""Word embeddings aligned to a vocabulary: word2vec trained with gensim, or pretrained text files.
+"""Word embeddings aligned to a vocabulary: word2vec trained with gensim (published files: ansel.pretrained).
 
 OOV policy (both paths): row 0 (padding) is zero; a vocabulary word without a vector gets
 U(-0.25, 0.25) drawn from a seeded generator (Kim 2014's convention), so results are
@@ -11,8 +11,6 @@ which may keep every word the vectors cover (``keep_vector_words``).
 """
 from __future__ import annotations
 
-import gzip
-import os
 from pathlib import Path
 
 import numpy as np
@@ -107,29 +105,3 @@ def train_word2vec(texts: list[list[str]], vocab: Vocab, dim: int, *, seed: int 
     words, vectors = word2vec_vectors(texts, dim, seed=seed, **settings)
     matrix, coverage, _ = align(words, vectors, vocab, seed)
     return matrix, coverage
-
-
-def load_pretrained(path: str | os.PathLike, vocab: Vocab, dim: int, seed: int = 1) -> tuple[np.ndarray, float]:
-    """Read a GloVe or word2vec *text* file (optionally .gz), keeping only vocabulary words.
-
-    A word2vec header line ("count dim") is skipped; a vector of the wrong dimension is an error
-    naming the file and line. Exact matches win over lower-cased ones.
-    """
-    path = Path(path)
-    m = _init_matrix(vocab, dim, seed)
-    found: set[int] = set()
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="strict") as f:
-        for lineno, line in enumerate(f, start=1):
-            parts = line.rstrip("\n").rstrip(" ").split(" ")
-            if lineno == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
-                continue
-            word, values = parts[0], parts[1:]
-            if len(values) != dim:
-                raise ValueError(f"{path}:{lineno}: vector of {len(values)} values, expected {dim}")
-            for key, exact in ((word, True), (word.lower(), False)):
-                i = vocab.index.get(key)
-                if i is not None and i > 1 and (exact or i not in found):
-                    m[i] = np.asarray(values, dtype=np.float32)
-                    found.add(i)
-    return m, len(found) / max(1, len(vocab) - 2)

@@ -178,14 +178,14 @@ def test_the_full_presets_mtas_trains_on_lawqa_files_in_their_six_field_format(t
 
 def test_lawqas_word2vec_150_file_loads_through_the_pretrained_loader(tmp_path):
     """LawQA ships word2vec_150.txt: per line a word, 150 floats and a trailing space, no header."""
-    from ansel.embeddings import load_pretrained
+    from ansel.pretrained import load_pretrained
 
     rng = np.random.default_rng(0)
     vectors = {w: rng.normal(size=150).round(6) for w in ["离婚", "财产", "UNKNOWN"]}
     path = tmp_path / "word2vec_150.txt"
     path.write_text("".join(f"{w} {' '.join(map(str, v))} \n" for w, v in vectors.items()), encoding="utf-8")
     vocab = Vocab.build([["离婚", "财产", "继承"]])
-    matrix, coverage = load_pretrained(path, vocab, 150)
+    matrix, coverage, _ = load_pretrained(path, vocab, 150)
     assert np.allclose(matrix[vocab.index["离婚"]], vectors["离婚"]) and coverage == pytest.approx(2 / 3)
 
 

@@ -44,26 +44,24 @@ def run_embeddings(run):
     return T.embeddings_file(RUN_CONFIGS[run.dir])
 
 
-def source_fetch(source):
-    """The fetch options of a source; datasets sharing a source must agree on them."""
-    options = {json.dumps(d.get("fetch", {}), sort_keys=True) for d in C["datasets"].values() if d["source"] == source}
-    if len(options) != 1:
-        raise ValueError(f"datasets with source {source!r} have different `fetch` options: {sorted(options)}")
-    return options.pop()
-
-
 # the methods corpus_embeddings makes (a pattern matching nothing when no recipe is configured)
 RECIPES_PATTERN = "|".join(map(re.escape, C.get("embeddings", {}).get("word2vec", {}))) or "(?!)"
 
 
 def pretrained_file(w):
-    """A pretrained vectors file (embeddings.pretrained) is an input; word2vec needs none."""
-    pretrained = C.get("embeddings", {}).get("pretrained", {})
-    if w.method == "word2vec":
-        return []
-    if w.method not in pretrained:
-        raise ValueError(f"embeddings.pretrained.{w.method}: not configured (named by a model's `embeddings`)")
-    return pretrained[w.method]
+    """The input a pretrained vectors method reads (its source's download manifest, or a file of
+    your own: embeddings.pretrained); word2vec needs none."""
+    return [] if w.method == "word2vec" else A.pretrained_file(C, w.method)[1]
+
+
+def source_fetch(source):
+    """The fetch options of a source; datasets sharing a source must agree on them (vectors take none)."""
+    options = {json.dumps(d.get("fetch", {}), sort_keys=True) for d in C["datasets"].values() if d["source"] == source}
+    if not options:
+        return "{}"
+    if len(options) != 1:
+        raise ValueError(f"datasets with source {source!r} have different `fetch` options: {sorted(options)}")
+    return options.pop()
 
 
 def report_cfg():

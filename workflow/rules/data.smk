@@ -49,7 +49,7 @@ rule embeddings:
         cfg=lambda w: json.dumps(
             {
                 "word2vec": C["datasets"][w.dataset].get("word2vec", {}),
-                "pretrained": C.get("embeddings", {}).get("pretrained", {}),
+                "pretrained": {} if w.method == "word2vec" else {w.method: A.pretrained_file(C, w.method)[0]},
             }
         ),
     log:

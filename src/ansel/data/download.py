@@ -13,6 +13,8 @@ import bz2
 import contextlib
 import gzip
 import hashlib
+import http.client
+import json
 import lzma
 import os
 import shutil
@@ -31,8 +33,12 @@ from ansel.files import atomic_path
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
 MIRROR_ENV = "ANSEL_DATA_MIRROR"
+REWRITE_ENV = "ANSEL_UPSTREAM_REWRITE"
+TIMEOUT_ENV = "ANSEL_DOWNLOAD_TIMEOUT_S"
 _DECOMPRESSORS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _CHUNK = 1 << 20
+PINS = "pins.json"  # a pinned source's first-download checksums (sources.yaml `pin: first_download`)
+PIN_KEY = "_pin_first_download"
 
 
 class FetchError(RuntimeError):
@@ -181,18 +187,41 @@ class _ArchiveReader:
 
 # --- fetching one file ---------------------------------------------------------------------
 
-def download_url(url: str, dest: Path, timeout: float = 60.0) -> None:
-    """Download ``url`` to ``dest`` atomically (no checksum: the caller verifies)."""
+def rewritten(url: str) -> str:
+    """``url`` under ``data.upstream_rewrite`` ($ANSEL_UPSTREAM_REWRITE: {prefix: replacement})."""
+    rules = json.loads(os.environ.get(REWRITE_ENV) or "{}")
+    for prefix in sorted(rules, key=len, reverse=True):
+        if url.startswith(prefix):
+            return rules[prefix] + url[len(prefix):]
+    return url
+
+
+def download_url(url: str, dest: Path, timeout: float | None = None) -> None:
+    """Download ``url`` to ``dest`` atomically (no checksum: the caller verifies): a server error, a
+    stall longer than ``timeout`` ($ANSEL_DOWNLOAD_TIMEOUT_S, default 60 s) or a body shorter than
+    its Content-Length fails, naming URL and file, and leaves nothing behind."""
+    url = rewritten(url)
+    timeout = timeout or float(os.environ.get(TIMEOUT_ENV) or 60)
     with atomic_path(dest) as tmp:
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
                 _copy_stream(response, tmp, url)
-        except OSError as e:
-            raise FetchError(f"{dest.name}: download of {url} failed: {e}") from e
+                length = response.headers.get("Content-Length")
+                if length is not None and (got := tmp.stat().st_size) != int(length):
+                    raise FetchError(f"{dest.name}: download of {url} cut short: {got} of {length} bytes")
+        except (OSError, http.client.HTTPException) as e:
+            raise FetchError(f"{dest.name}: download of {url} failed: {type(e).__name__}: {e}") from e
 
 
 def _checksums(spec: dict[str, Any]) -> dict[str, str | None]:
     return {"sha256": spec.get("sha256"), "git_blob": spec.get("git_blob")}
+
+
+def _check(path: Path, spec: dict[str, Any], label: str) -> None:
+    """Verify ``path`` against the spec's checksums; a file still to be pinned has none yet."""
+    if spec.get(PIN_KEY) and not any(_checksums(spec).values()):
+        return
+    verify(path, **_checksums(spec), label=label)
 
 
 def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, downloads: Path | None = None) -> Path:
@@ -207,7 +236,7 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
     dest = raw_dir / spec["name"]
     if dest.exists():
         try:
-            verify(dest, **_checksums(spec))
+            _check(dest, spec, str(dest))
             return dest
         except FetchError:
             dest.unlink()
@@ -216,13 +245,18 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
     if mirror_dir is not None and mirror:
         src = mirror_dir / mirror["path"]
         if src.exists():
-            verify(src, mirror.get("sha256"), mirror.get("git_blob"), label=str(src))
+            if not spec.get(PIN_KEY) or mirror.get("sha256") or mirror.get("git_blob"):
+                verify(src, mirror.get("sha256"), mirror.get("git_blob"), label=str(src))
+            keep = Path(spec["name"]).suffix == src.suffix  # a .gz copy of a file that is a .gz stays one
             with atomic_path(dest) as tmp:
-                with _open_maybe_compressed(src) as f:
+                with (open(src, "rb") if keep else _open_maybe_compressed(src)) as f:
                     _copy_stream(f, tmp, str(src))
-                verify(tmp, **_checksums(spec), label=f"{dest} (from {src})")
+                _check(tmp, spec, f"{dest} (from {src})")
             return dest
         errors.append(f"not in mirror ({src})")
+    elif mirror:
+        errors.append(f"no mirror configured (data.mirror or ${MIRROR_ENV}: a copy at <mirror>/<mirror_dir>/"
+                      f"{mirror['path']} is read first)")
     with contextlib.ExitStack() as stack:
         if downloads is None:
             downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=raw_dir)))
@@ -238,7 +272,7 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
 
 
 def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downloads: Path) -> None:
-    url, member = up["url"], up.get("member")
+    url, member = rewritten(up["url"]), up.get("member")
     downloaded = downloads / (hashlib.sha1(url.encode()).hexdigest()[:12] + "-" + PurePosixPath(url).name)
     if not downloaded.exists():
         download_url(url, downloaded)
@@ -250,7 +284,7 @@ def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downlo
     with atomic_path(dest) as tmp:
         with open(source, "rb") as f:
             _copy_stream(f, tmp, url)
-        verify(tmp, **_checksums(spec), label=f"{dest} (from {url}{' member ' + member if member else ''})")
+        _check(tmp, spec, f"{dest} (from {url}{' member ' + member if member else ''})")
 
 
 def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[str, Any] | None = None) -> list[Path]:
@@ -268,11 +302,41 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
         raise KeyError(f"{name}: option files names unknown file(s) {unknown}; known: {known}")
     mirror_dir = mirror / spec["mirror_dir"] if mirror is not None else None
     raw_dir.mkdir(parents=True, exist_ok=True)
+    if spec.get("pin") == "first_download":
+        pins = read_pins(raw_dir)
+        spec = {**spec, "files": [{**f, PIN_KEY: True, "sha256": f.get("sha256") or pins.get(f["name"])}
+                                  for f in spec["files"]]}
+    elif spec.get("pin") is not None:
+        raise KeyError(f"{SOURCES_FILE}: {name}.pin: {spec['pin']!r}; known: first_download")
     downloads = Path(tempfile.mkdtemp(prefix=".download-", dir=raw_dir))
     try:
-        return _fetch_all(name, spec, wanted, raw_dir, mirror_dir, downloads)
+        fetched = _fetch_all(name, spec, wanted, raw_dir, mirror_dir, downloads)
     finally:
         shutil.rmtree(downloads, ignore_errors=True)
+    for f in spec["files"]:
+        if f.get(PIN_KEY) and not f.get("sha256") and (raw_dir / f["name"]).exists():
+            pin(raw_dir, f["name"])
+    return fetched
+
+
+def read_pins(raw_dir: Path) -> dict[str, str]:
+    path = raw_dir / PINS
+    try:
+        return json.loads(path.read_text()) if path.exists() else {}
+    except ValueError as e:
+        raise FetchError(f"{path}: not valid JSON ({e}): restore it (its sha256 values are the first "
+                         "download's) or delete it with the files it pins to fetch and pin them again") from None
+
+
+def pin(raw_dir: Path, name: str) -> str:
+    """Record the sha256 of a first download (its publisher gives none) in ``pins.json``, and print it."""
+    digest = sha256_of(raw_dir / name)
+    pins = {**read_pins(raw_dir), name: digest}
+    with atomic_path(raw_dir / PINS) as tmp:
+        tmp.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
+    print(f"{raw_dir / name}: first download pinned: sha256 {digest} (in {raw_dir / PINS}; "
+          "every later fetch is verified against it)", flush=True)
+    return digest
 
 
 def _fetch_all(name: str, spec: dict[str, Any], wanted: list[str] | None, raw_dir: Path,
