@@ -275,9 +275,9 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
         raise ConfigError(f"{where}.{key}: trains a question-category classifier; arch {m['arch']!r} has none "
                           "(an arch registered with categories=True has, e.g. mtas)")
     task = ds.get("eval", {}).get("task", "ranking")
-    if (t.loss == "classification") != (task == "classification"):
+    if task == "classification" and t.loss != "classification":  # a ranking dataset may train on every labelled pair
         raise ConfigError(f"{where}.loss: {t.loss!r} does not fit datasets.{dataset}.eval.task {task!r} "
-                          "(loss classification is for classification datasets, and only it)")
+                          "(a classification dataset trains with loss classification)")
     run = {
         "dataset": dataset, "model": variant_name(model, point), "seed": int(seed),
         "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),

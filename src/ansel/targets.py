@@ -142,11 +142,13 @@ def spec_table(config: dict, paper: str, table_id: str) -> dict:
 
 
 def claim_pair(claim: str) -> tuple[str, str]:
-    """("A", "B") of a spec's claim "A > B" (row labels: A's metric is higher than B's)."""
-    parts = claim.split(" > ")
-    if len(parts) != 2 or not all(p.strip() for p in parts):
-        raise ConfigError(f"claim {claim!r}: expected '<row label> > <row label>'")
-    return parts[0].strip(), parts[1].strip()
+    """(better, worse) row labels of a spec's claim, written as the paper states it: "A > B" (A's
+    metric is higher than B's) or "A < B" (lower: ("B", "A"))."""
+    for sign, order in ((" > ", 1), (" < ", -1)):
+        parts = claim.split(sign)
+        if len(parts) == 2 and all(p.strip() for p in parts) and not any(o in claim for o in (" > ", " < ") if o != sign):
+            return tuple(p.strip() for p in parts[::order])
+    raise ConfigError(f"claim {claim!r}: expected '<row label> > <row label>' or '<row label> < <row label>'")
 
 
 def compared_pairs(table: dict) -> list[tuple[str, str]]:
@@ -314,7 +316,8 @@ def table_inputs(config: dict, table: dict) -> list[str]:
     they deviate from the paper's settings); (dataset_stats) its datasets' statistics; (top_answers)
     the processed dataset and the runs' run.trec (metrics.json where an lr grid is chosen on dev);
     (misranked_categories) the processed dataset and every seed's run.trec; (vector_variants) the runs'
-    log.csv and metrics.json and their vectors' measurements."""
+    log.csv and metrics.json and their vectors' measurements; (a metrics table with an ``expected``
+    row) the columns' processed datasets."""
     kind = table_kind(table)
     if kind == "dataset_stats":
         return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
@@ -342,6 +345,8 @@ def table_inputs(config: dict, table: dict) -> list[str]:
                                 *(value_file(r, c["split"], c["metric"], c.get("protocol", "dev"))
                                   for c in table["columns"])])
     files += [CONTEXT_PUBLISHED] * any(row.get("context") for row in table["rows"])
+    if any(row.get("expected") for row in table["rows"]):  # computed from the columns' candidate pools
+        files += [processed_dir(dataset_name(config, c["dataset"])) for c in table["columns"]]
     return list(dict.fromkeys(files + provenance_inputs(config, table_run_list) + significance_inputs(config, table)))
 
 

@@ -119,12 +119,26 @@ def test_lawqa_fixture_train_pairs_and_test_pools(tmp_path):
     assert dev.splits["dev"].qid.nunique() == 1 and dev.splits["test"].qid.nunique() == 1
 
 
+def test_lawqa_reads_the_authors_pair_by_default_and_any_file_named(tmp_path):
+    """upstream execute.py: trains on t_r_a_i_n.txt, tests on t_e_s_t_LONG.txt."""
+    ds = get_source("lawqa").read(FIXTURES / "lawqa", {})
+    answers = ds.answers.set_index("aid").text
+    test_answers = set(answers[ds.splits["test"].aid])
+    assert all(a.endswith("等等 详见 法条") for a in test_answers)  # the LONG test file
+    assert len(ds.splits["train"]) == 6  # the short training file (its LONG twin has 2 lines)
+    short = get_source("lawqa").read(FIXTURES / "lawqa", {"test_file": "t_e_s_t.txt", "train_file": "t_r_a_i_n_LONG.txt"})
+    assert not any(a.endswith("法条") for a in short.answers.set_index("aid").text[short.splits["test"].aid])
+    assert len(short.splits["train"]) == 2
+    with pytest.raises(ValueError, match="test_file: 'test.txt' is not a file of the release"):
+        get_source("lawqa").read(FIXTURES / "lawqa", {"test_file": "test.txt"})
+
+
 def test_lawqa_bad_field_count(tmp_path):
     raw = tmp_path / "raw"
     shutil.copytree(FIXTURES / "lawqa", raw)
-    with open(raw / "lawQA" / "t_e_s_t.txt", "a", encoding="utf-8") as f:
+    with open(raw / "lawQA" / "t_e_s_t_LONG.txt", "a", encoding="utf-8") as f:
         f.write("1 qid:9 问题 答案 3\n")
-    with pytest.raises(RawFormatError, match=r"t_e_s_t\.txt: line 7: expected 6"):
+    with pytest.raises(RawFormatError, match=r"t_e_s_t_LONG\.txt: line 7: expected 6"):
         get_source("lawqa").read(raw, {})
 
 

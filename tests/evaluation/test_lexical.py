@@ -120,4 +120,4 @@ def test_train_then_evaluate_write_a_lexical_run_directory(corpus, tmp_path):
     metrics = evaluate_run(run, processed)
     # q2: a4 first (AP 1); q3: a5 0.0602 before a6 = a4 0.0506, ties by aid descending: a6 second (AP 1/2)
     assert metrics["test"]["MAP"] == pytest.approx(0.75) and metrics["test"]["MRR"] == pytest.approx(0.75)
-    assert (run / "run.trec").read_text().splitlines()[2].startswith("test:q3 Q0 a5 1 0.06018316 lexical_bm25-seed1")
+    assert (run / "run.trec").read_text().splitlines()[2] == "test:q3 Q0 a5 1 0.06018316373229027 lexical_bm25-seed1"

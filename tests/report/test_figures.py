@@ -162,12 +162,15 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
             (d / "metrics.json").write_text(json.dumps({"test": {metric: v}}))
     drawn = {}
     monkeypatch.setattr(figures, "save", lambda fig, prefix: drawn.update(
-        texts=[t.get_text() for t in fig.axes[0].texts], image=fig.axes[0].images[0].get_array()))
+        texts=[t.get_text() for t in fig.axes[0].texts], image=fig.axes[0].images[0].get_array(),
+        columns=[t.get_text() for t in fig.axes[0].get_xticklabels()]))
     config = {"seeds": 2, "preset": "smoke", "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}}, "dataset_alias": {"wiki": "syn"}}
     render_figure(config, spec_figure("mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
     assert drawn["texts"] == ["0.650", "n/a", "0.500", "0.850", "", ""]  # row by row; Prior has no runs
     # per column: Ranker is wiki's best (1), Both its worst (0); one accuracy value: the middle; n/a grey
     assert drawn["image"].tolist() == [[1.0, None], [0.0, 0.5], [None, None]]
+    # wiki's values are its stand-in's (the preset aliases wiki onto syn): the column says so
+    assert drawn["columns"] == ["syn\n(stand-in for wiki) test MAP", "pairs\ntest accuracy"]
 
     monkeypatch.undo()  # the real writer, on the repository's checkout again
     monkeypatch.setenv("ANSEL_ROOT", str(checkout))

@@ -88,3 +88,23 @@ def test_a_ranked_candidate_without_a_label_is_named():
     ranked = rank(scored())[["qid", "aid", "rank"]]
     with pytest.raises(KeyError, match="results/x/run.trec: 1 ranked candidates .* question q3 answer f"):
         question_values(ranked, scored()[["qid", "aid", "label"]].iloc[:5], "drop", "results/x/run.trec")
+
+
+def test_the_seed_bootstrap_carries_the_spread_between_seeds():
+    """Two seeds of five far better, three no better: the pooled test over questions calls it
+    significant, the bootstrap over questions and seeds does not; five seeds alike, both do."""
+    import numpy as np
+    import pandas as pd
+
+    from ansel.report.paired_tests import paired_tests, seed_bootstrap
+
+    rng = np.random.default_rng(1)
+    qids = [f"q{i}" for i in range(200)]
+    base = pd.DataFrame({s: rng.uniform(0.3, 0.7, 200) for s in range(1, 6)}, index=qids)
+    for offsets, significant in (([0.3, 0.3, 0.0, 0.0, -0.1], False), ([0.1, 0.12, 0.09, 0.11, 0.1], True)):
+        better = pd.DataFrame({s: base[s] + off + rng.normal(0, 0.02, 200) for s, off in zip(base, offsets)}, index=qids)
+        pooled = paired_tests(better.mean(axis=1), base.mean(axis=1))
+        boot = seed_bootstrap(better, base)
+        assert pooled["t"] < 1e-6 and boot["n"] == 200
+        assert (boot["bootstrap"] < 0.05) is significant, boot
+    assert seed_bootstrap(base, base)["bootstrap"] > 0.5

@@ -71,11 +71,15 @@ def test_the_pooled_and_per_seed_tests_are_scipys_on_the_runs_questions_holm_adj
     seed2 = results.loc[("Good", "Base", COLUMN, "seed2")]
     assert seed2["t"] == pytest.approx(stats.ttest_rel(per_question(scored("good", 2)).MAP,
                                                        per_question(scored("base", 2)).MAP).pvalue)
-    family = results.xs("pooled", level="scope")  # 3 pairs x 2 columns
-    assert len(family) == 6 and family.t_holm.to_numpy() == pytest.approx(holm(family.t.to_numpy()))
+    pooled_ = results.xs("pooled", level="scope").sort_index()  # 3 pairs x 2 columns
+    family = pooled_[pooled_.index.get_level_values("versus") == "Base"]  # the baseline's: 2 pairs x 2 columns
+    assert len(family) == 4 and family.t_holm.to_numpy() == pytest.approx(holm(family.t.to_numpy()))
     assert family.randomisation_holm.to_numpy() == pytest.approx(holm(family.randomisation.to_numpy()))
-    assert results.xs("seed1", level="scope").t_holm.to_numpy() == pytest.approx(
-        holm(results.xs("seed1", level="scope").t.to_numpy()))
+    assert pooled_.loc[("Good", "Twin")].t_holm.isna().all()  # a claim's pair outside the baseline's family
+    claims = pooled_.claims_holm  # every pair is a claim's: 3 x 2 bootstrap p values
+    assert claims.to_numpy() == pytest.approx(holm(pooled_.bootstrap.to_numpy()))
+    seed1 = results.xs("seed1", level="scope")
+    assert seed1.claims_holm.to_numpy() == pytest.approx(holm(seed1.t.to_numpy()))
 
 
 def test_a_claim_holds_and_flips_to_does_not_hold_when_the_runs_are_swapped(runs):
@@ -101,15 +105,16 @@ def test_a_table_with_a_baseline_renders_marks_claims_and_p_values(runs):
     rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| ")}
     assert rows["Good"].count("▲") == 2 and "▲" not in rows["Base"] + rows["Twin"] + rows["Prior"]
     assert "▼" not in md.split("- ")[0]  # no row is worse than the baseline
-    assert "▲/▼ = significantly better/worse than Base (pooled paired t-test, Holm-adjusted p < 0.05)." in md
-    assert re.search(r"- Good > Base on wiki test MAP: holds \(pooled paired t-test p = [0-9.e-]+, Holm-adjusted; "
+    assert "▲/▼ = significantly better/worse than Base (pooled paired t-test, Holm-adjusted over the baseline's 4 comparisons)." in md
+    assert "Claims (the paper's statements) are their own Holm family (6 tests)" in md
+    assert re.search(r"- Good > Base on wiki test MAP: holds \(seed bootstrap p = [0-9.e-]+, Holm-adjusted over the claims; "
                      rf"mean difference \+0\.\d{{4}} over {N} questions; 2/2 seeds significant\)", md)
-    assert re.search(r"- Twin > Base on wiki test MRR: not significant \(pooled paired t-test p = 1, Holm-adjusted", md)
+    assert re.search(r"- Twin > Base on wiki test MRR: not significant \(seed bootstrap p = [0-9.]+, Holm-adjusted", md)
     saved = json.loads((runs / "out/t.json").read_text())
     assert set(saved) == {"Base", "Good", "Twin", "Prior", "significance"}
     entry = saved["significance"]["comparisons"]["Good vs Base"][COLUMN]["pooled"]
     assert entry["n_questions"] == N and entry["t"]["p"] <= entry["t"]["p_holm"] <= 1
-    assert set(entry["randomisation"]) == {"p", "p_holm"}
+    assert set(entry["randomisation"]) == {"p", "p_holm"} and set(entry["bootstrap"]) == {"p", "p_holm_claims"}
     assert saved["significance"]["claims"]["Good > Base"][COLUMN]["verdict"] == "holds"
     assert pd.read_csv(runs / "out/t.csv").set_index(["row", "column"]).loc[("Good", COLUMN), "mark"] == "▲"
 
@@ -123,7 +128,7 @@ def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
     cells = pd.DataFrame({"row": ["Good", "Good"], "column": [COLUMN, "wiki test MAP (last epoch)"]})
     assert list(mark_cells(cells, results, table).mark) == ["▲", ""]
     notes = significance_notes(results, table)
-    assert "marks and claims use the paired randomisation test" in notes[0]
+    assert "per-seed counts use the paired randomisation test" in notes[2]
     assert ("Significance: not tested on wiki test MAP (last epoch), wiki test accuracy (a (last epoch) column has no "
             "run.trec of its epoch: only the checkpoint selected on dev is scored per question; accuracy: no "
             "per-question value).") in notes
@@ -179,3 +184,19 @@ def test_the_real_specs_declare_baselines_and_claims_that_name_their_rows():
         assert any(p.endswith("run.trec") for p in table_inputs(config, spec))
     # aMV-LSTM's Table 3: the three dev-selected columns, not the (last epoch) ones
     assert len(significance_columns(spec_table(config, "amvlstm", "table3"))) == 3
+
+
+def test_a_claims_verdict_does_not_depend_on_unrelated_rows(runs):
+    """The claims are their own Holm family: a row tested only against the baseline leaves them as they were."""
+    extra = runs / "results/runs/syn/extra"
+    shutil.copytree(runs / "results/runs/syn/twin", extra)
+    wider = {**TABLE, "rows": TABLE["rows"] + [{"label": "Extra", "model": "extra"}]}
+    before, after = (claim_verdicts(compare(CONFIG, t), t) for t in (TABLE, wider))
+    assert before == after
+
+
+def test_a_claim_as_the_paper_states_it_with_less_than(runs):
+    table = {**TABLE, "claims": ["Base < Good"]}
+    verdict = claim_verdicts(compare(CONFIG, table), table)["Base < Good"][COLUMN]
+    assert verdict["verdict"] == "holds" and verdict["difference"] > 0
+    assert "- Base < Good on wiki test MAP: holds" in "\n".join(f"- {n}" for n in significance_notes(compare(CONFIG, table), table))

@@ -215,6 +215,66 @@ def test_a_cell_where_none_of_a_rows_models_applies_reads_na(runs, tmp_path):
     assert cells.loc[("M", "pairs"), "model"] == "" and not cells.loc[("Prior", "pairs"), "na"]
     render(cells.reset_index(), table, [], tmp_path / "out" / "t2")
     md = (tmp_path / "out/t2.md").read_text()
-    # nothing published: no published columns, the headers are the columns'
-    assert "| M     | 0.6600 ± 0.0458 (n=3) | n/a " in md and "published" not in md and "MAP ours" not in md
+    # nothing published: no published columns, the headers are the columns' (wiki's naming the preset's stand-in)
+    assert "| syn (stand-in for wiki) test MAP   | pairs test accuracy   |" in md
+    assert "| M     | 0.6600 ± 0.0458 (n=3)              | n/a " in md
+    assert "published" not in md and "MAP ours" not in md
     assert "| Prior | —  " in md and md.count("n/a") == 1
+
+
+def test_a_published_key_held_twice_is_refused_naming_the_file_lines_and_key(tmp_path):
+    """Two rows with one (paper, table, dataset, split, model, metric): a lookup would keep one of
+    them, so an edit to the other would be silently shadowed (issue 32, item 15)."""
+    csv = tmp_path / "published.csv"
+    csv.write_text("paper,table,dataset,split,model,metric,value\n"
+                   "p,t,d,test,M,MAP,0.5\n"
+                   "p,t,d,test,M,MRR,0.6\n"
+                   "p,t,d,test,M,MAP,0.5\n")
+    with pytest.raises(ValueError, match=rf"{csv}: duplicate key .* lines 2, 4: paper='p', table='t', dataset='d', "
+                                         r"split='test', model='M', metric='MAP'"):
+        published_lookup(csv, "p", "t")
+    # whichever table is asked for: the file is wrong as a whole
+    with pytest.raises(ValueError, match="lines 2, 4"):
+        published_lookup(csv, "p", "other")
+    # a metric spelled two ways that both key as ours (ndcg@3, nDCG@3) is the same key
+    csv.write_text("paper,table,dataset,split,model,metric,value\np,t,d,test,M,ndcg@3,0.5\np,t,d,test,M,nDCG@3,0.6\n")
+    with pytest.raises(ValueError, match=r"lines 2, 3: .*metric='nDCG@3'"):
+        published_lookup(csv, "p", "t")
+    # the same model and metric in another table, split or dataset is another key
+    csv.write_text("paper,table,dataset,split,model,metric,value\np,t,d,test,M,MAP,0.5\np,u,d,test,M,MAP,0.6\n"
+                   "p,t,d,dev,M,MAP,0.7\np,t,e,test,M,MAP,0.8\n")
+    assert published_lookup(csv, "p", "t") == {("d", "test", "M", "MAP"): 0.5, ("d", "dev", "M", "MAP"): 0.7,
+                                               ("e", "test", "M", "MAP"): 0.8}
+
+
+def test_the_repositorys_published_results_hold_each_key_once(repo_root):
+    """workflow/papers/published_results.csv once held MTAS Tables 4-6 twice (45 rows)."""
+    csv = repo_root / "workflow/papers/published_results.csv"
+    table4 = published_lookup(csv, "mtas", "table4")
+    assert len(table4) == 21 and table4[("lawqa", "test", "MTAS", "Top1")] == 0.588
+    df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    assert not df.duplicated(["paper", "table", "dataset", "split", "model", "metric"]).any()
+
+
+def test_ours_header_names_the_stand_in_a_preset_replaced_the_dataset_with(runs, tmp_path):
+    """Under ``dataset_alias: {wiki: syn}`` the ours values are syn's: their header says so; the
+    published header keeps the paper's dataset; the cell keys (.csv, .json) keep the spec's column
+    (issue 32, item 17)."""
+    config, published = runs
+    cells = aggregate(config, "p", TABLE, published_lookup(published, "p", "t1"))
+    render(cells, TABLE, [], tmp_path / "out/alias")
+    header = (tmp_path / "out/alias.md").read_text().splitlines()[2]
+    assert "| syn (stand-in for wiki) test MAP ours " in header and "| wiki test MAP published " in header
+    assert "| syn (stand-in for wiki) test MRR ours " in header and "| wiki test MAP ours" not in header
+    assert "syn (stand-in for wiki) test MAP ours" in (tmp_path / "out/alias.html").read_text()
+    assert "syn (stand-in for wiki) test MAP ours" in (tmp_path / "out/alias.tex").read_text()
+    assert set(json.loads((tmp_path / "out/alias.json").read_text())["M"]) == {"wiki test MAP", "wiki test MRR"}
+    assert set(pd.read_csv(tmp_path / "out/alias.csv").column) == {"wiki test MAP", "wiki test MRR"}
+
+    # no alias: the runs are wiki's own, and the header is the column's
+    import shutil
+    shutil.copytree(tmp_path / "results/runs/syn", tmp_path / "results/runs/wiki")
+    plain = {**config, "datasets": {"wiki": {"source": "wiki"}}, "dataset_alias": {}}
+    render(aggregate(plain, "p", TABLE, published_lookup(published, "p", "t1")), TABLE, [], tmp_path / "out/plain")
+    md = (tmp_path / "out/plain.md").read_text()
+    assert "| wiki test MAP ours " in md.splitlines()[2] and "stand-in" not in md

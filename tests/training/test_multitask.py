@@ -157,7 +157,7 @@ def test_the_full_presets_mtas_trains_on_lawqa_files_in_their_six_field_format(t
     raw = tmp_path / "raw" / "lawQA"
     raw.mkdir(parents=True)
     (raw / "t_r_a_i_n.txt").write_text("\n".join(_lawqa_lines(range(0, 24), 2, rng)) + "\n", encoding="utf-8")
-    (raw / "t_e_s_t.txt").write_text("\n".join(_lawqa_lines(range(100, 112), 5, rng)) + "\n", encoding="utf-8")
+    (raw / "t_e_s_t_LONG.txt").write_text("\n".join(_lawqa_lines(range(100, 112), 5, rng)) + "\n", encoding="utf-8")
     config = load(preset="full")
     read = {**config["datasets"]["lawqa"]["read"], "dev_questions": 6}  # the fixture has 12 test questions
     ds = get_source("lawqa").read(tmp_path / "raw", read)

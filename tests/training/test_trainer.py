@@ -14,10 +14,12 @@ import pandas as pd
 import pytest
 import torch
 
-from ansel.config import load, run_config
+from ansel.config import load, model_config, run_config
 from ansel.data.batches import RunData
 from ansel.data.vocab import Vocab
 from ansel.evaluation.config import EvalConfig
+from ansel.settings import parse
+from ansel.training.config import TrainConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
 from ansel.models.io import load_model
 import ansel.training.trainer as train_mod
@@ -308,14 +310,24 @@ def test_classification_trains_every_labelled_pair_with_a_two_way_head(processed
     assert classification_metrics(trained.dev_scores)["accuracy"] == pytest.approx(log.dev_accuracy.max())
 
 
-def test_classification_loss_only_on_classification_datasets():
+def test_a_classification_dataset_needs_the_classification_loss_a_ranking_one_may_use_it(processed):
+    """GGSA's yahooQA (§3.3): the pointwise cross-entropy over every labelled pair of a ranking
+    dataset, 1:4 as its pools hold them; a classification dataset trains with nothing else."""
     from ansel.config import ConfigError
 
     config = load()
-    with pytest.raises(ConfigError, match=r"models\.qa_cnn\.train\.loss: 'classification' does not fit"):
-        run_config({**config, "models": {**config["models"], "qa_cnn": {
-            **config["models"]["qa_cnn"], "train": {"loss": "classification", "select_metric": "accuracy"}}}},
-            "synthetic_en", "qa_cnn", 1)
+    pairs = {**config, "datasets": {**config["datasets"], "synthetic_en": {
+        **config["datasets"]["synthetic_en"], "eval": {**config["datasets"]["synthetic_en"]["eval"], "task": "classification"}}}}
+    with pytest.raises(ConfigError, match=r"models\.qa_cnn\.train\.loss: 'hinge' does not fit"):
+        run_config(pairs, "synthetic_en", "qa_cnn", 1)
+    for model in ("ggsa_ggsa_max_yahooqa", "ggsa_iggsa_attn_yahooqa"):
+        assert model_config(config, model)["train"]["loss"] == "classification"
+    c = run_config(config, "synthetic_en", "ggsa_ggsa_max_yahooqa", 1)
+    data = _data(c, processed)
+    t = parse(TrainConfig, c["train"], "train")
+    step = train_mod._EpochTrainer(c, t, data, None, None, [], "cpu", progress=False)
+    cands = data.pairs("train")[0]
+    assert len(step.pos_q) == len(cands) and step.labels.sum() == (cands.label > 0).sum() < len(cands)
 
 
 def test_a_sampled_evaluation_scores_the_same_seeded_questions_in_training_and_evaluation(processed, tmp_path):

@@ -90,6 +90,9 @@ def table_cfg(w):
     cfg = {**report_cfg(), **models_cfg(models), "paper_settings": papers}
     if T.table_kind(table) == "top_answers":  # the preset may name another question
         cfg["papers"] = {w.paper: {"questions": C["papers"][w.paper].get("questions", {})}}
+    if any(row.get("expected") for row in table.get("rows", [])):  # computed on the questions the runs score
+        for d in {A.dataset_name(C, c["dataset"]) for c in table["columns"]}:
+            cfg["datasets"][d] = {**cfg["datasets"][d], "eval": C["datasets"][d].get("eval", {})}
     return json.dumps(cfg)
 
 

@@ -103,10 +103,19 @@ def split_metrics(scored: pd.DataFrame, task: str, no_positive: str = "drop") ->
 
 
 def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:
+    """One line per candidate, in ``rank`` order.
+
+    trec_eval ignores the rank column and re-sorts by the written score (then docno descending),
+    so the score must be written exactly: rounded (e.g. to 8 decimals), distinct scores become
+    ties that trec_eval breaks by docno, and its metrics drift from metrics.json. ``repr`` of the
+    float64 value (exact for float32 model scores and float64 lexical ones) is the shortest text
+    that ``atof``/``float`` read back to the same double, so written ties are exactly in-memory ties.
+    (trec_eval then keeps it as a C float: float64 scores equal to float32 precision tie there.)
+    """
     ranked = rank(scored)
     with open(path, "w") as f:
         for r in ranked.itertuples(index=False):
-            f.write(f"{r.qid} Q0 {r.aid} {r.rank} {r.score:.8f} {run_name}\n")
+            f.write(f"{r.qid} Q0 {r.aid} {r.rank} {float(r.score)!r} {run_name}\n")
 
 
 def read_trec_run(path) -> pd.DataFrame:

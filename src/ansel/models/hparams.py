@@ -71,3 +71,5 @@ class TextMatchConfig(HParams):
     text1_maxlen: int = hparam(10, positive)
     text2_maxlen: int = hparam(40, positive)
     classes: int = hparam(1, one_of(1, 2))
+    # the word vectors scaled to unit length first (the configs that load MatchZoo's "_norm" files)
+    normalize_embeddings: bool = False

@@ -25,6 +25,15 @@ def word_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None,
     return emb
 
 
+def unit_rows(vectors: np.ndarray | None) -> np.ndarray | None:
+    """Each row scaled to length 1 (a zero row stays zero): MatchZoo's norm_embed.py, whose
+    "_norm" vector files some of the aMV-LSTM authors' configs load."""
+    if vectors is None:
+        return None
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1.0)
+
+
 def dropped_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None, freeze: bool,
                       dropout: float) -> nn.Sequential:
     """Token ids -> word vectors -> dropout: the input layer of the recurrent and convolutional rankers."""

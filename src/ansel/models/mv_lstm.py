@@ -9,7 +9,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ansel.models.base import InteractionRanker, padding_mask
-from ansel.models.layers import OutputHead, fixed_length, keras_init, masked_softmax, word_embedding
+from ansel.models.layers import OutputHead, fixed_length, keras_init, masked_softmax, unit_rows, word_embedding
 
 
 class WordAttention(nn.Module):
@@ -71,9 +71,8 @@ class MVLSTM(InteractionRanker):
     def __init__(self, cfg, vocab_size: int, embeddings: np.ndarray | None):
         super().__init__()
         self.cfg = cfg
-        if embeddings is not None and cfg.normalize_embeddings:
-            norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
-            embeddings = embeddings / np.where(norms > 0, norms, 1.0)
+        if cfg.normalize_embeddings:
+            embeddings = unit_rows(embeddings)
         self.embedding = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
         self.attend_q = WordAttention(cfg.embedding_dim, cfg.mask_padding) if cfg.attend_question else None
         self.attend_a = WordAttention(cfg.embedding_dim, cfg.mask_padding) if cfg.attend_answer else None

@@ -62,7 +62,8 @@ class GlobalAttention(nn.Module):
 
 
 class LocalAttention(nn.Module):
-    """Each word attends to the ``window`` words centred on it (Figure 4b).
+    """Each word attends to the ``window`` words around it (Figure 4b): ``(window - 1) // 2`` before
+    it, itself, and the rest after (an even window, as the paper's 10, has one more after).
 
     Built like the paper's baseline with "img2col": keys and values are unfolded into one
     window per position ([B, heads, L, window, d]), so the cost is O(L * window * D) in

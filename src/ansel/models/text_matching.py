@@ -9,7 +9,7 @@ from torch import nn
 
 from ansel.models.base import InteractionRanker, Ranker, SiameseRanker, padding_mask
 from ansel.models.hparams import TextMatchConfig
-from ansel.models.layers import OutputHead, fixed_length, word_embedding
+from ansel.models.layers import OutputHead, fixed_length, unit_rows, word_embedding
 
 
 def output_layers(cfg: TextMatchConfig, features: int):
@@ -21,12 +21,14 @@ def output_layers(cfg: TextMatchConfig, features: int):
 class TextSides(nn.Module):
     """Token ids of text 1 (side 0: the question) or text 2 (side 1: the answer) -> [B, C, maxlen]:
     the ids post-padded or truncated to the side's fixed length, their word vectors from the one
-    shared table (C = embedding_dim) and, given a kernel, the side's own Conv1D ('same' padding,
+    shared table (C = embedding_dim; unit rows where ``normalize_embeddings``) and, given a kernel, the side's own Conv1D ('same' padding,
     no activation), as ARC-I and ARC-II convolve each text with its own weights."""
 
     def __init__(self, cfg: TextMatchConfig, vocab_size: int, embeddings, kernel_count: int | None = None,
                  kernel_size: int | None = None):
         super().__init__()
+        if cfg.normalize_embeddings:
+            embeddings = unit_rows(embeddings)
         self.embedding = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
         self.maxlen = (cfg.text1_maxlen, cfg.text2_maxlen)
         self.convs = None if kernel_count is None else nn.ModuleList(

@@ -26,7 +26,7 @@ from ansel.data.canonical import Dataset  # noqa: E402
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
 from ansel.report.plotting import save  # noqa: E402
 from ansel.report.tables import (aggregate, column_label, last_epoch_metric, published_lookup, run_log,  # noqa: E402
-                                 run_metric, run_value, split_labels, split_run)
+                                 ours_headers, run_metric, run_value, split_labels, split_run)
 from ansel.targets import (Run, Variant, figure_models, figure_table, processed_dir, runs, seed_count,  # noqa: E402
                            spec_seed, sweep_models, sweep_values)
 
@@ -330,7 +330,8 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
         text = "n/a" if cell.na else "" if cell.n == 0 else f"{cell.mean:.3f}"
         ax.text(columns.index(cell.column), rows.index(cell.row), text, ha="center", va="center", fontsize=7,
                 color="white" if where < 0.5 else "black")  # NaN (grey) compares False: black
-    ax.set_xticks(range(len(columns)), [c.replace(" ", "\n", 1) for c in columns], fontsize=7)
+    heads = ours_headers(cells)  # a column whose dataset the preset replaced names its stand-in
+    ax.set_xticks(range(len(columns)), [heads.get(c, c).replace(" ", "\n", 1) for c in columns], fontsize=7)
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.xaxis.tick_top()
     bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)

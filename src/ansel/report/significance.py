@@ -1,15 +1,18 @@
 """A metrics table's paired significance tests: every row with a model against the spec's
-``baseline`` row, and the paper's orderings (``claims: ["A > B", ...]``), over the questions of each
-tested column's split (``ansel.targets.significance_columns``; the tests:
+``baseline`` row, and the paper's orderings (``claims: ["A > B", "C < D", ...]``), over the questions
+of each tested column's split (``ansel.targets.significance_columns``; the tests:
 ``ansel.report.paired_tests``).
 
 - pooled: each question's value averaged over a row's seeds, then one paired test over questions;
-- per seed: seed k of one row against seed k of the other (the seeds both have).
-Holm's correction runs over the table's comparisons (every compared pair × tested column), once for
-the pooled tests and once per seed. The spec's ``significance.test`` (default the t-test) and
-``alpha`` (default 0.05) decide the marks -- ▲ (▼) where a row is better (worse) than the baseline,
-pooled, Holm-adjusted p < alpha -- and each claim's sentence per tested column: holds, does not hold
-(the reverse is significant) or not significant. The .json twin keeps every p value, raw and adjusted.
+- per seed: seed k of one row against seed k of the other (the seeds both have);
+- seed bootstrap (claims): questions and each row's seeds resampled together, so a claim does not
+  hold on two seeds of five that happen to agree (``paired_tests.seed_bootstrap``).
+Two Holm families per table, each per scope (pooled; each seed): the baseline's comparisons (the
+marks), and the claims (the paper's statements, so a verdict does not depend on unrelated rows).
+The spec's ``significance.test`` (default the t-test) and ``alpha`` (default 0.05) decide the marks
+-- ▲ (▼) where a row is better (worse) than the baseline, pooled, Holm-adjusted p < alpha -- and the
+per-seed counts; each claim's verdict per tested column comes from the seed bootstrap: holds, does
+not hold (the reverse is significant) or not significant. The .json twin keeps every p value.
 """
 from __future__ import annotations
 
@@ -22,13 +25,16 @@ import pandas as pd
 
 from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
-from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values
+from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values, seed_bootstrap
 from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, split_labels, split_run
 from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, runs, significance_columns
 
 MARKS = {1: "▲", -1: "▼"}
 TEST_NAMES = {"t": "paired t-test", "randomisation": "paired randomisation test"}
-RESULT_COLUMNS = ["row", "versus", "column", "scope", "n", "difference", *TESTS, *(f"{t}_holm" for t in TESTS)]
+# {test}_holm: Holm over the baseline's comparisons; claims_holm: over the claims' (the claim test's p:
+# the seed bootstrap pooled, the spec's test per seed); NaN where a comparison is not in that family
+RESULT_COLUMNS = ["row", "versus", "column", "scope", "n", "difference", *TESTS, "bootstrap",
+                  *(f"{t}_holm" for t in TESTS), "claims_holm"]
 
 
 def settings(table: dict) -> tuple[float, str]:
@@ -58,6 +64,8 @@ def compare(config: dict, table: dict) -> pd.DataFrame:
     difference row − versus, each test's p value and its Holm-adjusted value (``RESULT_COLUMNS``)."""
     read = _question_reader()
     models = {row["label"]: row.get("model") for row in table["rows"]}
+    claims = {frozenset(claim_pair(c)) for c in table.get("claims", [])}
+    claimed = {pair for pair in compared_pairs(table) if frozenset(pair) in claims}
     records = []
     for col in significance_columns(table):
         ds = dataset_name(config, col["dataset"])
@@ -67,13 +75,30 @@ def compare(config: dict, table: dict) -> pd.DataFrame:
             pairs = [("pooled", _pooled(a), _pooled(b))] + [(f"seed{s}", a[s], b[s]) for s in sorted(a.keys() & b.keys())]
             for scope, x, y in pairs:
                 try:
-                    records.append({**key, "scope": scope, **paired_tests(x, y)})
+                    record = {**key, "scope": scope, **paired_tests(x, y)}
+                    if scope == "pooled" and (row, versus) in claimed:
+                        record["bootstrap"] = seed_bootstrap(pd.DataFrame(a), pd.DataFrame(b))["bootstrap"]
                 except ValueError as e:
                     raise ValueError(f"table {table['id']}: {row} vs {versus} on {key['column']} ({scope}): {e}") from None
+                records.append(record)
     results = pd.DataFrame.from_records(records, columns=[c for c in RESULT_COLUMNS if not c.endswith("_holm")])
-    for test in TESTS:  # each scope is a family: the pooled tests, and each seed's
-        results[f"{test}_holm"] = results.groupby("scope")[test].transform(holm)
+    baseline = table.get("baseline")
+    in_baseline = (results.versus == baseline) | (results.row == baseline) if baseline else results.row != results.row
+    in_claims = pd.Series([(r, v) in claimed for r, v in zip(results.row, results.versus)], index=results.index, dtype=bool)
+    _, test = settings(table)
+    for name in TESTS:
+        results[f"{name}_holm"] = _holm_within(results, in_baseline, results[name])
+    claim_p = results["bootstrap"].where(results.scope == "pooled", results[test])
+    results["claims_holm"] = _holm_within(results, in_claims, claim_p)
     return results
+
+
+def _holm_within(results: pd.DataFrame, family: pd.Series, p: pd.Series) -> pd.Series:
+    """Holm-adjusted ``p`` within ``family``, separately per scope (pooled; each seed); NaN outside it."""
+    out = pd.Series(np.nan, index=results.index)
+    for _, rows in results[family].groupby("scope"):
+        out[rows.index] = holm(p[rows.index].to_numpy())
+    return out
 
 
 def _seed_values(config: dict, read, model: str, dataset: str, col: dict) -> dict[int, pd.Series]:
@@ -102,9 +127,10 @@ def mark_cells(cells: pd.DataFrame, results: pd.DataFrame, table: dict) -> pd.Da
 
 
 def claim_verdicts(results: pd.DataFrame, table: dict) -> dict[str, dict[str, dict]]:
-    """{claim: {column: {verdict, p_holm, difference, n, seeds_for, seeds_against, seeds}}}: verdict
-    "holds", "does not hold" (the reverse is significant) or "not significant", from the pooled test;
-    the seeds' counts from the per-seed tests; difference = better − worse as the claim reads."""
+    """{claim: {column: {verdict, p, p_holm, difference, n, seeds_for, seeds_against, seeds}}}: verdict
+    "holds", "does not hold" (the reverse is significant) or "not significant", from the seed
+    bootstrap, Holm-adjusted over the table's claims; the seeds' counts from the per-seed tests (the
+    claims' family of each seed); difference = better − worse as the claim reads."""
     alpha, test = settings(table)
     out: dict[str, dict[str, dict]] = {}
     for claim in table.get("claims", []):
@@ -114,10 +140,11 @@ def claim_verdicts(results: pd.DataFrame, table: dict) -> dict[str, dict[str, di
         for column, found in rows.groupby("column", sort=False):
             sign = 1 if same[found.index].all() else -1  # the pair may be stored the other way round
             pooled = found[found.scope == "pooled"].iloc[0]
-            per_seed = [sign * _direction(r, test, alpha) for _, r in found[found.scope != "pooled"].iterrows()]
-            verdict = {1: "holds", -1: "does not hold", 0: "not significant"}[sign * _direction(pooled, test, alpha)]
+            per_seed = [sign * _direction(r, "claims", alpha) for _, r in found[found.scope != "pooled"].iterrows()]
+            verdict = {1: "holds", -1: "does not hold", 0: "not significant"}[sign * _direction(pooled, "claims", alpha)]
             out.setdefault(claim, {})[column] = {
-                "verdict": verdict, "p_holm": float(pooled[f"{test}_holm"]), "difference": sign * float(pooled["difference"]),
+                "verdict": verdict, "p_holm": float(pooled["claims_holm"]), "p": float(pooled["bootstrap"]),
+                "difference": sign * float(pooled["difference"]),
                 "n": int(pooled["n"]), "seeds_for": per_seed.count(1), "seeds_against": per_seed.count(-1),
                 "seeds": len(per_seed)}
     return out
@@ -125,7 +152,7 @@ def claim_verdicts(results: pd.DataFrame, table: dict) -> dict[str, dict[str, di
 
 def claim_sentence(claim: str, column: str, v: dict, test: str) -> str:
     """'AP-CNN > QA-CNN on wikiqa test MAP: holds (pooled paired t-test p = 0.003, Holm-adjusted; ...)'."""
-    stats = (f"pooled {TEST_NAMES[test]} p = {v['p_holm']:.2g}, Holm-adjusted; mean difference "
+    stats = (f"seed bootstrap p = {v['p_holm']:.2g}, Holm-adjusted over the claims; mean difference "
              f"{v['difference']:+.4f} over {v['n']} questions")
     seeds = {"holds": f"{v['seeds_for']}/{v['seeds']} seeds significant",
              "does not hold": f"{v['seeds_against']}/{v['seeds']} seeds significant the reverse way",
@@ -147,12 +174,18 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
     notes.append(
         f"Significance: paired tests over each column's questions, two-sided: t-test (scipy.stats.ttest_rel) and "
         f"randomisation test (scipy.stats.permutation_test, sign flips, {RESAMPLES} resamples, seed {SEED}); pooled = "
-        f"each question's value averaged over a row's seeds, per seed = seed k against seed k; Holm-adjusted over the "
-        f"table's {len(pooled)} comparisons (pooled, and within each seed); alpha = {alpha}; marks and claims use the "
-        f"{TEST_NAMES[test]}; every p value is in the table's .json.")
+        f"each question's value averaged over a row's seeds, per seed = seed k against seed k; alpha = {alpha}; "
+        f"every p value is in the table's .json.")
     if table.get("baseline"):
         notes.append(f"▲/▼ = significantly better/worse than {table['baseline']} (pooled {TEST_NAMES[test]}, "
-                     f"Holm-adjusted p < {alpha}).")
+                     f"Holm-adjusted over the baseline's {int(pooled.t_holm.notna().sum())} comparisons).")
+    if table.get("claims"):
+        notes.append(
+            f"Claims (the paper's statements) are their own Holm family ({int(pooled.claims_holm.notna().sum())} "
+            f"tests), judged by a two-level paired bootstrap that resamples the questions and each row's seeds "
+            f"({RESAMPLES} resamples, seed {SEED}): 'holds' needs the difference to stand out from the spread "
+            f"between seeds as well as between questions; per-seed counts use the {TEST_NAMES[test]} within each "
+            f"seed's claims.")
     if untested:
         notes.append(f"Significance: not tested on {', '.join(column_label(c) for c in untested)} ({_why(untested)}).")
     notes += [claim_sentence(claim, column, v, test)
@@ -181,10 +214,17 @@ def significance_json(results: pd.DataFrame, table: dict) -> dict:
     for _, r in results.iterrows():
         comparisons.setdefault(f"{r['row']} vs {r['versus']}", {}).setdefault(r["column"], {})[r["scope"]] = {
             "n_questions": int(r["n"]), "difference": float(r["difference"]),
-            **{t: {"p": float(r[t]), "p_holm": float(r[f"{t}_holm"])} for t in TESTS}}
+            **{t: {"p": float(r[t]), "p_holm": _number(r[f"{t}_holm"])} for t in TESTS},
+            **({"bootstrap": {"p": float(r["bootstrap"]), "p_holm_claims": _number(r["claims_holm"])}}
+               if pd.notna(r["bootstrap"]) else {})}
     return {"test": test, "alpha": alpha, "baseline": table.get("baseline"),
             "randomisation": f"scipy.stats.permutation_test, sign flips, {RESAMPLES} resamples, seed {SEED}",
             "comparisons": comparisons, "claims": claim_verdicts(results, table)}
+
+
+def _number(value) -> float | None:
+    """A p value for the .json: null where the comparison is not in that family."""
+    return None if pd.isna(value) else float(value)
 
 
 def annotate(config: dict, table: dict, cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:

@@ -19,10 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import model_config
+from ansel.config import dataset_name, model_config
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.report.context import context_lookup, context_rows
+from ansel.report.expected import expected_value
 from ansel.targets import Run, Variant, grid_points, metric_file, not_applicable, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
@@ -35,10 +36,33 @@ CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "me
 _METRIC_NAMES = {m.casefold(): m for m in METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS}
 
 
+PUBLISHED_KEY = ["paper", "table", "dataset", "split", "model", "metric"]
+
+
+def refuse_duplicate_keys(df: pd.DataFrame, key: list[str], csv_path: Path) -> None:
+    """Raise ValueError naming the file, the line numbers (1 = the header) and the key of every
+    key that more than one row of ``df`` (read from ``csv_path``, index = data row) holds: a lookup
+    keeps one of them, so an edit to the other would be silently shadowed."""
+    dup = df[df.duplicated(key, keep=False)]
+    if dup.empty:
+        return
+    groups = [f"lines {', '.join(str(i + 2) for i in rows.index)}: "
+              + ", ".join(f"{k}={v!r}" for k, v in zip(key, k_values))
+              for k_values, rows in dup.groupby(key, sort=False)]
+    raise ValueError(f"{csv_path}: duplicate key ({', '.join(key)}) in {len(groups)} place(s); keep one row of each: "
+                     + "; ".join(groups))
+
+
 def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
     """{(dataset, split, row label, metric): value} of one published table; a metric name that
-    matches one of ours case-insensitively is keyed by ours."""
+    matches one of ours case-insensitively is keyed by ours. A key (``PUBLISHED_KEY``, the metric
+    as keyed) that two rows of the file hold is an error, wherever in the file it is."""
     df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
+    missing = [c for c in PUBLISHED_KEY + ["value"] if c not in df]
+    if missing:
+        raise KeyError(f"{csv_path}: missing column(s) {', '.join(missing)}; it has {', '.join(df.columns)}")
+    refuse_duplicate_keys(df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]),
+                          PUBLISHED_KEY, csv_path)
     df = df[(df.paper == paper) & (df.table == table)]
     return {(r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): float(r.value)
             for r in df.itertuples()}
@@ -215,6 +239,9 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
                 _, variant, _ = grid_choice(config, model, resolved)
                 values = [run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
                           for r in runs(config, resolved, variant)]
+            elif row.get("expected"):  # computed from the candidate pools, not run (ansel.report.expected)
+                resolved = dataset_name(config, col["dataset"])
+                values = [expected_value(config, row, resolved, col["split"], col["metric"])]
             scale = 100.0 if key[1] in percent_columns else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
@@ -223,7 +250,8 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             differs = bool(len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
             records.append({"row": row["label"], "column": key[1],
                             "model": model or "", "dataset": col["dataset"],
-                            "run_dataset": resolved if key in run_cells else "", "split": col["split"],
+                            "run_dataset": resolved if key in run_cells or row.get("expected") else "",
+                            "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
                             "published": pub, "differs": differs, "na": not_applicable(row, col)})
     cells = pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
@@ -249,14 +277,35 @@ def _ours(r, show_n: bool = True) -> str:
     return " ".join([f"{_fmt(r.mean, r.digits)}{spread}", *filter(None, marks)])
 
 
+def ours_headers(cells: pd.DataFrame) -> dict[str, str]:
+    """{column: the head of its "ours" values}: the column itself, or where a preset replaced its
+    dataset (``dataset_alias``: every value of it comes from one other dataset), the column with the
+    data the values come from named first, "<stand-in> (stand-in for <dataset>) <split> <metric>".
+    Published values keep the column's own (the paper's) dataset."""
+    heads = {}
+    for column, group in cells.groupby("column", sort=False):
+        datasets = set(group.dataset)
+        resolved = set(group.run_dataset.dropna()) - {""}
+        ds = next(iter(datasets))
+        if (len(datasets) == 1 and len(resolved) == 1 and resolved != datasets
+                and str(column).startswith(f"{ds} ")):
+            heads[column] = f"{next(iter(resolved))} (stand-in for {ds}){str(column)[len(ds):]}"
+        else:
+            heads[column] = column
+    return heads
+
+
 def pivot(cells: pd.DataFrame, show_n: bool = True) -> pd.DataFrame:
     """Rows = table rows; per column ours (mean ± std, n) and, for a column with any published
-    value, published beside it (a table with none has only ours, headed by the column)."""
+    value, published beside it (a table with none has only ours, headed by the column). The head
+    of ours names the data they come from where the preset replaced the column's dataset
+    (``ours_headers``)."""
     with_published = set(cells.column[cells.published.notna()])
     suffix = " ours" if with_published else ""
+    heads = ours_headers(cells)
     out: dict[str, dict[str, str]] = {}
     for r in cells.itertuples():
-        out.setdefault(r.row, {})[f"{r.column}{suffix}"] = _ours(r, show_n)
+        out.setdefault(r.row, {})[f"{heads[r.column]}{suffix}"] = _ours(r, show_n)
         if r.column in with_published:
             out[r.row][f"{r.column} published"] = _fmt(r.published, r.digits)
     return pd.DataFrame.from_dict(out, orient="index")

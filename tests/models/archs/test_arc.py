@@ -158,3 +158,29 @@ def test_two_class_head_fits_32_labelled_pairs(arch):
 def test_settings_that_cannot_build_are_refused_by_key(arch, hparams, key):
     with pytest.raises(ModelConfigError, match=f"model.{key}"):
         build_model(arch, hparams, VOCAB)
+
+
+@pytest.mark.parametrize("arch", ["arc_i", "arc_ii", "match_pyramid"])
+def test_word_vectors_scaled_to_unit_length_on_request(arch):
+    """`normalize_embeddings` (the fork's "_norm" GloVe files of ARC-I and MatchPyramid): unit rows,
+    padding still zero; off, the vectors as given."""
+    from tests.models.archs.test_matchpyramid import SMALL as PYRAMID
+
+    small = PYRAMID if arch == "match_pyramid" else SMALL[arch]
+    vectors = np.random.default_rng(0).normal(size=(VOCAB, small["embedding_dim"])).astype(np.float32) * 3
+    plain = build_model(arch, small, VOCAB, vectors).sides.embedding.weight
+    normed = build_model(arch, {**small, "normalize_embeddings": True}, VOCAB, vectors).sides.embedding.weight
+    assert torch.allclose(plain[1:], torch.from_numpy(vectors[1:]))
+    assert torch.allclose(normed[1:].norm(dim=1), torch.ones(VOCAB - 1)) and not normed[0].any()
+
+
+def test_the_authors_wikiqa_configs_normalise_arc_i_and_matchpyramid_only():
+    """upstream-notes §2.4: ARC-I (glove6B-50 norm) and MatchPyramid (glove840B-300 norm) load unit
+    vectors; ARC-II and MV-LSTM the raw ones."""
+    from ansel.config import load, model_config
+
+    config = load()
+    normalised = {m: bool(model_config(config, m)["hparams"].get("normalize_embeddings"))
+                  for m in ("amv_arc_i_wikiqa", "amv_match_pyramid_wikiqa", "amv_arc_ii_wikiqa", "amv_mv_lstm_wikiqa")}
+    assert normalised == {"amv_arc_i_wikiqa": True, "amv_match_pyramid_wikiqa": True,
+                          "amv_arc_ii_wikiqa": False, "amv_mv_lstm_wikiqa": False}

@@ -8,7 +8,9 @@ Train lines are positive pairs and their sampled negatives (one answer from anot
 test lines are 100-candidate pools, grouped by the question id. Text is word-segmented already.
 
 Options (besides preprocess.COMMON_OPTIONS):
-  long: false (true reads the *_LONG.txt files)
+  train_file: t_r_a_i_n.txt, test_file: t_e_s_t_LONG.txt -- the authors' pair: upstream execute.py
+      trains on t_r_a_i_n.txt and tests on t_e_s_t_LONG.txt (its t_e_s_t.txt line is commented out);
+      any other file of the release may be named (t_e_s_t.txt, t_r_a_i_n_LONG.txt).
   dev_questions: 0 — number of test questions (seeded, ``seed``: 13) moved to a ``dev`` split.
       The paper reports a 1,000-question dev set but the archive's files are train/test only
       (as far as the loaders show): this is our assumption, not the paper's.
@@ -28,7 +30,9 @@ from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
-OPTIONS = {"long": "read the *_LONG.txt files (default false)",
+FILES = ("t_r_a_i_n.txt", "t_r_a_i_n_LONG.txt", "t_e_s_t.txt", "t_e_s_t_LONG.txt")
+OPTIONS = {"train_file": "the training file (default t_r_a_i_n.txt, as the authors)",
+           "test_file": "the test file (default t_e_s_t_LONG.txt, as the authors)",
            "dev_questions": "test questions moved to a dev split (default 0)", "seed": "for dev_questions (13)"}
 
 
@@ -60,9 +64,13 @@ class LawQA:
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         check_options("lawqa", options, OPTIONS)
-        suffix = "_LONG" if options.get("long", False) else ""
-        train = read_file(find(raw_dir, f"t_r_a_i_n{suffix}.txt")).assign(split="train")
-        test = read_file(find(raw_dir, f"t_e_s_t{suffix}.txt")).assign(split="test")
+        names = {key: options.get(key, default) for key, default in
+                 (("train_file", "t_r_a_i_n.txt"), ("test_file", "t_e_s_t_LONG.txt"))}
+        for key, name in names.items():
+            if name not in FILES:
+                raise ValueError(f"lawqa: read option {key}: {name!r} is not a file of the release ({', '.join(FILES)})")
+        train = read_file(find(raw_dir, names["train_file"])).assign(split="train")
+        test = read_file(find(raw_dir, names["test_file"])).assign(split="test")
         test["qid"] = "test-" + test.group
         if n_dev := options.get("dev_questions", 0):
             groups = pd.unique(test.group)

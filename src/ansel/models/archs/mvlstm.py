@@ -30,7 +30,6 @@ def _top_k_fits(value, hparams) -> str | None:
 class MVLSTMConfig(TextMatchConfig):
     embedding_dim: int = hparam(300, positive)
     freeze_embeddings: bool = True       # WikiQA configs: train_embed false
-    normalize_embeddings: bool = False
     hidden: int = hparam(50, positive)   # per direction
     lstm_dropout: float = hparam(0.5, fraction)  # Keras LSTM(dropout=...): on the LSTM's inputs
     top_k: int = hparam(100, positive, _top_k_fits)

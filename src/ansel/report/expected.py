@@ -1,0 +1,129 @@
+"""Rows computed, not run: a metric's exact expectation under a uniformly random ranking of each
+question's candidates (a spec row with ``expected: random``), from the column's candidate pools.
+
+For a question with n candidates of which k are positive (binary relevance), every permutation
+equally likely, by linearity of expectation:
+
+- P@1: k / n (the first candidate is a positive);
+- MRR: E[1 / rank of the first positive] = sum_{r=1}^{n-k+1} (1/r) C(n-r, k-1) / C(n, k)
+  (the first positive is at rank r when the r-1 candidates above it are negatives);
+- MAP: (1/k) sum_r (1/r) E[rel(r) * #positives in ranks 1..r]
+  = (1/n) (H_n + (k-1)/(n-1) (n - H_n)), H_n the n-th harmonic number (1 when n = 1);
+- nDCG@K: sum_{r<=K} (k/n) / log2(r+1), over the ideal DCG of min(k, K) positives.
+
+The split's value is their mean over the questions the evaluation scores: those with a positive
+(``no_positive: drop``), or all with 0 for those without (``zero``), on the same draw of questions
+where the dataset's ``eval`` scores a sample (``ansel.data.batches.RunData.sample_questions``).
+With 5 candidates and 1 positive: P@1 0.2, MRR (1 + 1/2 + 1/3 + 1/4 + 1/5) / 5 = 0.4567.
+"""
+from __future__ import annotations
+
+from math import log2
+
+import numpy as np
+import pandas as pd
+
+from ansel.config import dataset_name
+from ansel.evaluation.config import METRICS
+from ansel.targets import processed_dir
+
+EXPECTED = {"random": "the exact expectation under a uniformly random ranking of each question's candidates"}
+
+
+def expected_random(n: int, k: int) -> dict[str, float]:
+    """The expected ranking metrics (``METRICS``) of one question with ``n`` candidates, ``k`` of
+    them positive, under a uniformly random permutation; 0 for every metric when k = 0."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"a question needs 1 or more candidates and 0 <= positives <= candidates: n={n}, k={k}")
+    if k == 0:
+        return dict.fromkeys(METRICS, 0.0)
+    harmonic = sum(1.0 / r for r in range(1, n + 1))
+    # P(first positive at rank r) = C(n-r, k-1) / C(n, k), as a running product (no huge binomials):
+    # the r-1 candidates above it negative, then a positive among the n-r+1 left
+    mrr, above_negative = 0.0, 1.0
+    for r in range(1, n - k + 2):
+        mrr += above_negative * k / (n - r + 1) / r
+        above_negative *= (n - k - r + 1) / (n - r + 1)
+    out = {"P@1": k / n, "MRR": mrr,
+           "MAP": 1.0 if n == 1 else (harmonic + (k - 1) / (n - 1) * (n - harmonic)) / n}
+    for cut in (3, 5):
+        dcg = sum(k / n / log2(r + 1) for r in range(1, min(n, cut) + 1))
+        out[f"nDCG@{cut}"] = dcg / sum(1.0 / log2(r + 1) for r in range(1, min(k, cut) + 1))
+    return {m: out[m] for m in METRICS}
+
+
+def pools(cands: pd.DataFrame) -> pd.DataFrame:
+    """Per question of a split's candidates (qid, label): n (candidates) and k (positives)."""
+    positive = cands.assign(pos=cands.label.to_numpy() > 0)
+    return positive.groupby("qid", sort=True).agg(n=("pos", "size"), k=("pos", "sum"))
+
+
+def expected_split_metric(cands: pd.DataFrame, metric: str, no_positive: str = "drop") -> float:
+    """The mean over a split's questions of ``metric``'s expectation (``expected_random``),
+    those without a positive dropped or counted 0, as ``ansel.evaluation.metrics.ranking_metrics``."""
+    if metric not in METRICS:
+        raise KeyError(f"no expectation under a random ranking for metric {metric!r}; known: {', '.join(METRICS)}")
+    if no_positive not in ("drop", "zero"):
+        raise ValueError(f"no_positive must be 'drop' or 'zero', not {no_positive!r}")
+    q = pools(cands)
+    if not (q.k > 0).any():
+        raise ValueError("no question has a positive candidate; nothing to evaluate")
+    kept = q if no_positive == "zero" else q[q.k > 0]
+    shapes = kept.groupby(["n", "k"]).size()  # questions per (n, k): each shape's expectation computed once
+    return float(sum(count * expected_random(int(n), int(k))[metric] for (n, k), count in shapes.items())
+                 / shapes.sum())
+
+
+def eval_candidates(config: dict, dataset: str, split: str) -> tuple[pd.DataFrame, str]:
+    """A (resolved) dataset's candidates of ``split`` as its runs' evaluation scores them (the
+    dataset's ``eval`` sample, when it asks for one), and its ``no_positive`` rule; read from
+    data/processed/<dataset>."""
+    from ansel.data.batches import RunData
+    from ansel.data.canonical import Dataset
+
+    data = Dataset.load(processed_dir(dataset))
+    if split not in data.splits:
+        raise KeyError(f"{processed_dir(dataset)}: no split {split!r}; it has {', '.join(data.splits)}")
+    ev = config.get("datasets", {}).get(dataset, {}).get("eval", {})
+    if ev.get("sample_questions"):  # the same draw as the runs' (ansel.evaluation.evaluate.eval_data)
+        run_data = RunData(dataset=data, q_ids=np.zeros((0, 0)), a_ids=np.zeros((0, 0)),
+                           q_row={q: i for i, q in enumerate(data.questions.qid)},
+                           a_row={a: i for i, a in enumerate(data.answers.aid)}, vocab=None)
+        data = run_data.sample_questions([split], ev["sample_questions"], ev.get("sample_seed", 0)).dataset
+    return data.splits[split], ev.get("no_positive", "drop")
+
+
+def expected_value(config: dict, row: dict, dataset: str, split: str, metric: str) -> float:
+    """A computed row's value (``row['expected']``) on a (resolved) dataset's split."""
+    kind = row["expected"]
+    if kind not in EXPECTED:
+        raise KeyError(f"row {row['label']!r}: expected {kind!r} is not one of {', '.join(EXPECTED)}")
+    cands, no_positive = eval_candidates(config, dataset, split)
+    return expected_split_metric(cands, metric, no_positive)
+
+
+def expected_rows(table: dict) -> list[dict]:
+    return [row for row in table.get("rows", []) if row.get("expected")]
+
+
+def expected_notes(config: dict, table: dict) -> list[str]:
+    """What each computed row is, and the pools it was computed from (questions, candidates and
+    positives per question), per column dataset and split."""
+    rows = expected_rows(table)
+    if not rows:
+        return []
+    pools_seen = []
+    for ds, split in dict.fromkeys((c["dataset"], c["split"]) for c in table["columns"]):
+        resolved = dataset_name(config, ds)
+        cands, no_positive = eval_candidates(config, resolved, split)
+        q = pools(cands)
+        scored = q if no_positive == "zero" else q[q.k > 0]
+        shapes = scored.groupby(["n", "k"]).size().sort_values(ascending=False, kind="stable")
+        listed = ", ".join(f"{c} with {n} candidate{'s' * (n != 1)} / {k} positive{'s' * (k != 1)}"
+                           for (n, k), c in shapes.head(4).items())
+        more = f", {shapes.iloc[4:].sum()} of {len(shapes) - 4} other shapes" if len(shapes) > 4 else ""
+        pools_seen.append(f"{resolved} {split}: {len(scored)} questions scored ({listed}{more})")
+    return [f"{row['label']} (ours) is computed, not run: {EXPECTED[row['expected']]} (P@1 = k/n; MRR = "
+            "E[1/rank of the first positive] = sum_r (1/r) C(n-r, k-1)/C(n, k) for n candidates, k positives; "
+            "ansel.report.expected), averaged over the questions the runs are scored on; "
+            + "; ".join(pools_seen) for row in rows]
