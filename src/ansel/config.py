@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 import json
 import os
 import re
@@ -355,10 +354,6 @@ def validate(config: dict) -> None:
         if unknown := [d for d in recipe["corpus"]
                        if config.get("dataset_alias", {}).get(d, d) not in config["datasets"]]:
             raise ConfigError(f"embeddings.word2vec.{name}.corpus: {', '.join(map(repr, unknown))} not in datasets")
-
-
-def fingerprint(cfg: dict) -> str:
-    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def load_paper(paper: str) -> dict:

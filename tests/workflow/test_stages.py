@@ -1,5 +1,6 @@
 """The DAG's stages: settings refused before anything runs, evaluation as its own rule, the
 project root is the working checkout, and `snakemake --lint` clean but for environments."""
+import json
 import subprocess
 import sys
 
@@ -72,6 +73,51 @@ def test_evaluation_is_a_stage_of_its_own(repo_root, tmp_path, wt):
     failed = _snakemake(repo, *profile, str((run / "metrics.json").relative_to(repo)), env=env)
     assert failed.returncode != 0 and "evaluate" in failed.stdout + failed.stderr
     assert (run / "model.pt").read_bytes() == weights and not (run / "metrics.json").exists()
+
+
+def _planned_runs(dry_run: str) -> set[str]:
+    """The run directories of the train jobs a dry run plans."""
+    runs, rule = set(), None
+    for line in dry_run.splitlines():
+        if line.startswith("rule "):
+            rule = line.split()[1].rstrip(":")
+        elif rule == "train" and line.strip().startswith("output:"):
+            runs.add(line.split("output:")[1].split(",")[0].strip().rsplit("/", 1)[0])
+    return runs
+
+
+def test_an_edit_of_training_code_retrains_exactly_the_runs_it_trains(repo_root, tmp_path, wt):
+    """The train rule takes the digest of its run's code (ansel.code_digest) as a param: an edit of
+    one architecture's module plans that architecture's runs only, an edit of the trainer every
+    trained run; each run's timings record the digest it trained with."""
+    repo = tmp_path / "repo"
+    wt.copy_worktree(repo_root, repo)
+    wt.make_small(repo)
+    env = wt.run_env(repo, tmp_path / "dvc-site")
+    profile = ["--profile", "workflow/profiles/local"]
+    _snakemake(repo, *profile, "all", env=env, check=True)
+    qa_cnn, rand = "results/runs/synthetic_en/qa_cnn/seed1", "results/runs/synthetic_en/random/seed1"
+    timings = repo / "results/timings/synthetic_en/qa_cnn/seed1.json"
+    before = json.loads(timings.read_text())["train"]["code"]
+    assert len(before) == 16
+
+    trained = {str(p.parent.relative_to(repo)) for p in repo.glob("results/runs/*/*/seed*/model.pt")}
+    arch = repo / "src/ansel/models/archs/random_baseline.py"  # the random ranker's module alone
+    arch.write_text(arch.read_text() + "\n# an edit\n")
+    planned = _snakemake(repo, *profile, "-n", env=env, check=True).stdout
+    assert _planned_runs(planned) == {r for r in trained if "/random/" in r} and rand in trained, planned
+    _snakemake(repo, *profile, "all", env=env, check=True)
+    # qa_baselines.py: QA-CNN's module, which the AP and MTAS architectures import too
+    arch = repo / "src/ansel/models/archs/qa_baselines.py"
+    arch.write_text(arch.read_text() + "\n# an edit\n")
+    planned = _planned_runs(_snakemake(repo, *profile, "-n", env=env, check=True).stdout)
+    assert qa_cnn in planned and rand not in planned, planned
+    _snakemake(repo, *profile, "all", env=env, check=True)
+    assert json.loads(timings.read_text())["train"]["code"] != before
+
+    losses = repo / "src/ansel/training/losses.py"
+    losses.write_text(losses.read_text() + "\n# an edit\n")
+    assert _planned_runs(_snakemake(repo, *profile, "-n", env=env, check=True).stdout) == trained
 
 
 def test_a_non_editable_install_reads_the_checkout_it_runs_in(repo_root, tmp_path, wt):

@@ -22,6 +22,14 @@ def package_code(package):
     return sorted(str(p) for p in Path("src/ansel", package).glob("*.py"))
 
 
+def train_code(arch):
+    """The digest of the code a run of ``arch`` trains with (its timings record the same)."""
+    from ansel.code_digest import train_code_digest
+    from ansel.models.registry import arch_module
+
+    return train_code_digest(arch_module(arch))
+
+
 def run_of(w):
     """The run record of a rule's `{dataset}/{model}/seed{seed}` wildcards."""
     path = T.run_dir(w.dataset, w.model, int(w.seed))

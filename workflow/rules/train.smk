@@ -17,6 +17,8 @@ rule train:
         timings="results/timings/{dataset}/{model}/seed{seed}.json",
     params:
         cfg=lambda w: json.dumps(RUN_CONFIGS[run_of(w).dir]),
+        # the code the run trains with (ansel.code_digest): an edit of it reruns exactly its runs
+        code=lambda w: train_code(RUN_CONFIGS[run_of(w).dir]["arch"]),
         embeddings=lambda w, input: f"--embeddings {input.embeddings}" if input.embeddings else "",
         run_dir=lambda w: run_of(w).dir,
     log:

@@ -3,7 +3,7 @@
 ``embed`` maps token ids [B, L] to vectors [B, L, D] (word embedding, dropout, positions), the
 encoder follows the contract of ``encoders.py``, the composition that of ``compositions.py``,
 and the scorer maps the composition's vectors to scores [B]. Question and answer share the
-embedding and the encoder. ``assemble`` picks the siamese form whenever nothing couples the
+embedding and, unless an answer encoder is given (GGSA's two encoders), the encoder. ``assemble`` picks the siamese form whenever nothing couples the
 two texts, so that evaluation can encode each distinct text once.
 """
 from __future__ import annotations
@@ -17,20 +17,24 @@ from ansel.models.layers import masked_mean
 
 
 class PooledRanker(SiameseRanker):
-    """embed -> encoder -> pooling of each side on its own -> scorer."""
+    """embed -> encoder (the answer's own where given) -> pooling of each side on its own -> scorer."""
 
-    def __init__(self, embed: nn.Module, encoder: nn.Module, pooling: Pooling, scorer: nn.Module):
+    def __init__(self, embed: nn.Module, encoder: nn.Module, pooling: Pooling, scorer: nn.Module,
+                 answer_encoder: nn.Module | None = None):
         super().__init__()
         self.embed = embed
         self.encoder = encoder
+        if answer_encoder is not None:  # absent, the state dict is a shared encoder's, as ever
+            self.answer_encoder = answer_encoder
         self.pooling = pooling
         self.scorer = scorer
 
-    def _encode(self, ids: torch.Tensor) -> torch.Tensor:
+    def encode_question(self, ids: torch.Tensor) -> torch.Tensor:
         return self.pooling.pool(*self.encoder(self.embed(ids), padding_mask(ids)))
 
-    encode_question = _encode
-    encode_answer = _encode
+    def encode_answer(self, ids: torch.Tensor) -> torch.Tensor:
+        encoder = getattr(self, "answer_encoder", self.encoder)
+        return self.pooling.pool(*encoder(self.embed(ids), padding_mask(ids)))
 
     def similarity(self, qv: torch.Tensor, av: torch.Tensor) -> torch.Tensor:
         return self.scorer(qv, av)
@@ -44,10 +48,12 @@ class PairRanker(Ranker):
     """
 
     def __init__(self, embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
-                 question_context: bool = False):
+                 question_context: bool = False, answer_encoder: nn.Module | None = None):
         super().__init__()
         self.embed = embed
         self.encoder = encoder
+        if answer_encoder is not None:
+            self.answer_encoder = answer_encoder
         self.composition = composition
         self.scorer = scorer
         self.question_context = question_context
@@ -56,7 +62,7 @@ class PairRanker(Ranker):
         """Encoder states and masks of both sides: (hq, mq, ha, ma)."""
         hq, mq = self.encoder(self.embed(q), padding_mask(q))
         context = {"context": masked_mean(hq, mq)} if self.question_context else {}
-        ha, ma = self.encoder(self.embed(a), padding_mask(a), **context)
+        ha, ma = getattr(self, "answer_encoder", self.encoder)(self.embed(a), padding_mask(a), **context)
         return hq, mq, ha, ma
 
     def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
@@ -74,9 +80,10 @@ class PairRanker(Ranker):
 
 
 def assemble(embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
-             question_context: bool = False) -> Ranker:
+             question_context: bool = False, answer_encoder: nn.Module | None = None) -> Ranker:
     """The ranker: siamese when the composition pools each side on its own and the answer
-    encoder does not read the question."""
+    encoder does not read the question; ``answer_encoder``: the answer's own encoder (default:
+    the question's, shared)."""
     if isinstance(composition, Pooling) and not question_context:
-        return PooledRanker(embed, encoder, composition, scorer)
-    return PairRanker(embed, encoder, composition, scorer, question_context)
+        return PooledRanker(embed, encoder, composition, scorer, answer_encoder)
+    return PairRanker(embed, encoder, composition, scorer, question_context, answer_encoder)

@@ -70,6 +70,12 @@ def _discovered() -> dict[str, Arch]:
     return _ARCHS
 
 
+def arch_module(arch: str) -> str:
+    """The module that registers ``arch`` (its training code: ``ansel.code_digest``)."""
+    _hparams_class(arch, "model")
+    return _ARCHS[arch].build.__module__
+
+
 def registered() -> list[str]:
     return sorted(_discovered())
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -31,11 +32,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from ansel.config import fingerprint
+from ansel.code_digest import train_code_digest
 from ansel.data.batches import RunData, trim_padding
 from ansel.device import resolve_device
 from ansel.models import build_model
-from ansel.models.registry import needs_lexicon
+from ansel.models.registry import arch_module, needs_lexicon
 from ansel.models.io import save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
@@ -120,7 +121,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     _write_log(state.log, run_dir / "log.csv")
     save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     if timings is not None:
-        _write_timings(state.timings, timings, device, started)
+        _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])))
     state_path.unlink(missing_ok=True)
     scores = None
     if state.best_scores is not None:
@@ -245,6 +246,11 @@ class _EpochTrainer:
                  "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
 
 
+def fingerprint(cfg: dict) -> str:
+    """What a state.pt was trained with: only a run of the same config resumes from it."""
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _State:
     if not path.exists():
         return _State()
@@ -296,15 +302,16 @@ def checkout_commit() -> str | None:
     return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float) -> None:
+def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float, code: str) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
     the device (a GPU's name too), its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
-    end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance) and,
-    on a CPU, the instruction set torch's kernels dispatched to (AVX512, AVX2 ...)}}."""
+    end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance), the
+    digest of the code it trained with (``ansel.code_digest``: the train rule's param) and, on a CPU, the
+    instruction set torch's kernels dispatched to (AVX512, AVX2 ...)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
     train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time(),
-              "commit": checkout_commit()}
+              "commit": checkout_commit(), "code": code}
     if device.type == "cpu":  # the kernels' instruction set: a CPU run's floats (and bytes) depend on it
         train["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     else:

@@ -17,6 +17,8 @@ CONFIGS = {
     "ggsa/attention/mlp": {**SA, "group_size": 3, "composition": "attention", "scorer": "mlp"},
     "iggsa": {**SA, "group_size": 3},
     "iggsa/multihop": {**SA, "group_size": 3, "composition": "multihop"},
+    "ggsa/two-encoders": {**SA, "group_size": 3, "shared_encoder": False},
+    "iggsa/attention/two-encoders": {**SA, "group_size": 3, "composition": "attention", "shared_encoder": False},
     "qa_lstm_attn": LSTM,
     "multihop_lstm": LSTM,
 }
@@ -73,3 +75,28 @@ def test_overfits_sixteen_triples(name):
     neg = torch.randint(1, VOCAB, (16, 9))
     assert_ranks_positives_first(build_model(name, {**SA, "group_size": 3}, VOCAB), q, pos, neg,
                                  margin=0.1, steps=100, lr=1e-2)
+
+
+@pytest.mark.parametrize("arch", ["ggsa", "iggsa"])
+def test_two_encoders_one_per_text_the_embeddings_shared(arch, padded_pairs):
+    """§3.1: "GGSA uses two GGSA encoders to encode the question and the answer respectively"; the
+    shared form keeps the state dict of the runs made before the option."""
+    shared = build_model(arch, {**SA, "group_size": 3}, VOCAB)
+    two = build_model(arch, {**SA, "group_size": 3, "shared_encoder": False}, VOCAB)
+    assert not any(n.startswith("answer_encoder.") for n in shared.state_dict())
+    q_params = {n[len("encoder."):] for n in two.state_dict() if n.startswith("encoder.")}
+    a_params = {n[len("answer_encoder."):] for n in two.state_dict() if n.startswith("answer_encoder.")}
+    # iGGSA: the interaction residual is the answer pass's only
+    assert a_params - q_params == ({"interaction_ffn.0.weight", "interaction_ffn.0.bias", "interaction_ffn.2.weight",
+                                    "interaction_ffn.2.bias", "interaction_norm.weight", "interaction_norm.bias"}
+                                   if arch == "iggsa" else set())
+    assert not any(n.startswith("answer_embed") for n in two.state_dict())  # one embedding table
+    two.eval()
+    q, a = padded_pairs(VOCAB)
+    with torch.no_grad():
+        before, question = two(q, a), two.encode_question(q) if arch == "ggsa" else None
+        for p in two.answer_encoder.parameters():
+            p.add_(0.1)
+        assert not torch.allclose(two(q, a), before)  # the answer's encoder reads the answer
+        if arch == "ggsa":  # and only the answer
+            torch.testing.assert_close(two.encode_question(q), question)

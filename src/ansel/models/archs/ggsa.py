@@ -5,8 +5,8 @@ a choice of composition (max-pooling, question-guided attention, multihop sequen
 and scorer (cosine for the pairwise loss, two-layer MLP + softmax for the pointwise loss), and
 the paper's LSTM baselines ``qa_lstm_attn`` (Tan et al. 2016) and ``multihop_lstm`` (Tran &
 Niederée 2018, sequential attention). Max-pooling models are siamese; iGGSA never is (its
-answer encoder reads the question). Question and answer share one encoder; iGGSA's answer pass
-adds the interaction residual.
+answer encoder reads the question). Question and answer share one encoder, or with
+``shared_encoder: false`` each has its own (§3.1); iGGSA's answer pass adds the interaction residual.
 """
 from __future__ import annotations
 
@@ -44,6 +44,9 @@ class GlobalSAConfig(HParams):
     # cosine (pairwise loss) | mlp (pointwise loss; score = positive-class log-odds)
     scorer: str = hparam("cosine", one_of(*SCORERS))
     final_norm: bool = True       # LayerNorm after the FFN residual (GGSA removes it)
+    # one encoder for both texts (false: §3.1's "two GGSA encoders", one each, the embeddings shared);
+    # true by default: the runs made before the option have one
+    shared_encoder: bool = True
 
 
 @dataclass
@@ -67,7 +70,8 @@ class GGSAConfig(GroupSAConfig):
     gate: bool = True
 
 
-def _assemble(embed, encoder, composition_name: str, scorer_name: str, hops: int, question_context: bool = False):
+def _assemble(embed, encoder, composition_name: str, scorer_name: str, hops: int, question_context: bool = False,
+              answer_encoder=None):
     from ansel.models.compositions import make_composition
     from ansel.models.rankers import assemble
     from ansel.models.scorers import SumOverHops, make_scorer
@@ -77,7 +81,7 @@ def _assemble(embed, encoder, composition_name: str, scorer_name: str, hops: int
     composition = make_composition(composition_name, encoder.out_dim, hops)
     if composition_name == "multihop":
         scorer = SumOverHops(scorer)
-    return assemble(embed, encoder, composition, scorer, question_context)
+    return assemble(embed, encoder, composition, scorer, question_context, answer_encoder)
 
 
 def _lstm_ranker(cfg: QALSTMAttentionConfig, vocab_size: int, embeddings, composition: str, hops: int = 1):
@@ -105,9 +109,16 @@ def _sa_ranker(cfg: GlobalSAConfig, vocab_size: int, embeddings, attention, gate
 
     embed = PositionalEmbedding(word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings),
                                 cfg.dropout, cfg.projection)
-    encoder = SelfAttentionEncoder(cfg.embedding_dim, cfg.heads, attention, cfg.ffn_dim or 4 * cfg.embedding_dim,
-                                   gate=gate, final_norm=cfg.final_norm, interaction=interaction)
-    return _assemble(embed, encoder, cfg.composition, cfg.scorer, cfg.hops, question_context=interaction)
+
+    def encoder(with_interaction: bool):
+        return SelfAttentionEncoder(cfg.embedding_dim, cfg.heads, attention, cfg.ffn_dim or 4 * cfg.embedding_dim,
+                                    gate=gate, final_norm=cfg.final_norm, interaction=with_interaction)
+
+    # iGGSA's interaction residual is the answer pass's: a question encoder of its own has none
+    question = encoder(interaction and cfg.shared_encoder)
+    answer = None if cfg.shared_encoder else encoder(interaction)
+    return _assemble(embed, question, cfg.composition, cfg.scorer, cfg.hops, question_context=interaction,
+                     answer_encoder=answer)
 
 
 def _group_attention(cfg: GroupSAConfig):

@@ -1,0 +1,71 @@
+"""The code a training run depends on, as one digest (the train rule's param, so an edit of it
+reruns exactly the runs it trains; each run's timings record it).
+
+The modules: the trainer's, the run's architecture module (where it is registered), and every
+``ansel`` module they import, transitively, at module level or inside a function (builders import
+their building blocks when called; the sampler's scoring of negatives is among them). The dev
+metrics are the evaluate stage's (``ansel.evaluation.evaluate``, ``metrics``: the train command
+hands the trainer its dev evaluator), so an edit of them re-scores and does not retrain (DESIGN:
+evaluation is a stage of its own). The registry finds the architectures by listing their package,
+not by importing them by name, so the other architectures are not among them: an edit of one
+architecture retrains only its runs (and those of the architectures that import it). The digest is
+over the modules' bytes: an edit that changes no behaviour (a comment) also retrains, as
+Snakemake's own ``code`` trigger does for a rule's command. Read from ``src/ansel`` of the checkout; no import runs.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent
+ENTRIES = ("ansel.training.trainer",)
+
+
+def module_file(name: str) -> Path | None:
+    """The source of an ``ansel`` module (a package: its ``__init__.py``), or None outside ansel."""
+    if name != "ansel" and not name.startswith("ansel."):
+        return None
+    path = PACKAGE.joinpath(*name.split(".")[1:])
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@functools.cache
+def _imports(name: str) -> frozenset[str]:
+    """The ansel modules ``name`` imports anywhere in its source (absolute imports: the house style)."""
+    tree = ast.parse(module_file(name).read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)  # `from pkg import module`
+    return frozenset(n for n in found if module_file(n) is not None)
+
+
+def closure(entries: tuple[str, ...]) -> list[str]:
+    """Every ansel module reachable from ``entries`` (with the packages' ``__init__`` that importing runs)."""
+    seen: set[str] = set()
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parents = [".".join(name.split(".")[:i]) for i in range(2, name.count(".") + 1)]
+        todo += [*_imports(name), *(p for p in parents if module_file(p))]
+    return sorted(seen)
+
+
+@functools.cache
+def train_code_digest(arch_module: str) -> str:
+    """sha256 (16 hex digits) over the names and bytes of the modules a run of ``arch_module`` trains with."""
+    h = hashlib.sha256()
+    for name in closure((*ENTRIES, arch_module)):
+        h.update(name.encode() + b"\0" + module_file(name).read_bytes() + b"\0")
+    return h.hexdigest()[:16]
