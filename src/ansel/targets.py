@@ -13,7 +13,7 @@ from typing import Any
 
 from ansel.config import (ConfigError, dataset_name, embeddings_path, load_paper, model_config, papers_dir,
                           run_config, variant_name)
-from ansel.evaluation.config import METRICS
+from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 
 PUBLISHED = {  # where each table kind's published values live
     "metrics": "workflow/papers/published_results.csv",
@@ -137,8 +137,35 @@ def spec_table(config: dict, paper: str, table_id: str) -> dict:
     for table in load_paper(paper).get("tables", []):
         if table["id"] == table_id:
             check_significance_rows(paper, table)
+            if config:  # a heatmap's table by name alone ({}): checked where its own table is planned
+                check_metric_columns(config, paper, table)
             return table
     raise KeyError(f"papers.{paper}: spec has no table {table_id!r}")
+
+
+def check_metric_columns(config: dict, paper: str, table: dict) -> None:
+    """A metrics table's columns name a metric the runs report and a split their dataset evaluates
+    (a timing: the training split): refused while the DAG is built, naming spec file, table and key,
+    before any run trains for a table that could not render."""
+    if table_kind(table) != "metrics":
+        return
+    where = f"{papers_dir() / f'{paper}.yaml'}: table {table['id']}"
+    timed = {metric: split for split, metric in TIMING_METRICS}
+    known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(timed)
+    for i, col in enumerate(table.get("columns", [])):
+        if col["metric"] not in known:
+            raise ConfigError(f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
+                              f"(known: {', '.join(known)})")
+        if col["metric"] in timed:
+            if col["split"] != timed[col["metric"]]:
+                raise ConfigError(f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "
+                                  f"{timed[col['metric']]!r}")
+            continue
+        dataset = dataset_name(config, col["dataset"])
+        evaluated = config["datasets"][dataset].get("eval", {}).get("splits")  # a table job's config has none
+        if evaluated is not None and col["split"] not in evaluated:
+            raise ConfigError(f"{where}: columns[{i}].split: {col['split']!r} is not evaluated on dataset "
+                              f"{dataset!r} (its eval.splits: {', '.join(evaluated)})")
 
 
 def claim_pair(claim: str) -> tuple[str, str]:

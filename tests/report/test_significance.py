@@ -28,7 +28,7 @@ TABLE = {"id": "t", "caption": "Demo",
          "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
                      {"dataset": "wiki", "split": "test", "metric": "MRR"}],
          "baseline": "Base", "claims": ["Good > Base", "Twin > Base", "Good > Twin"]}
-CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
+CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn", "eval": {"splits": ["test"]}}}, "dataset_alias": {"wiki": "syn"}}
 COLUMN = "wiki test MAP"
 
 
@@ -165,8 +165,14 @@ def checkout(tmp_path, monkeypatch, repo_root):
     ({"claims": ["Good > Base > Twin"]}, "table t: claim 'Good > Base > Twin': expected"),
     ({"claims": ["Good >= Base"]}, "claims.0: 'Good >= Base' does not match"),
     ({"significance": {"test": "wilcoxon"}}, "significance.test: 'wilcoxon' is not one of"),
+    ({"columns": [{"dataset": "wiki", "split": "test", "metric": "MAPP"}]},
+     "table t: columns[0].metric: 'MAPP' is not a metric the runs report (known: P@1, MAP"),
+    ({"columns": [{"dataset": "wiki", "split": "tset", "metric": "MAP"}]},
+     "table t: columns[0].split: 'tset' is not evaluated on dataset 'syn' (its eval.splits: test)"),
+    ({"columns": [{"dataset": "wiki", "split": "test", "metric": "seconds_per_batch"}]},
+     "table t: columns[0].split: 'test': seconds_per_batch is timed on 'train'"),
 ])
-def test_a_spec_naming_an_unknown_row_is_refused_naming_the_file_table_and_label(checkout, edit, message):
+def test_a_spec_naming_an_unknown_row_metric_or_split_is_refused_naming_the_file_table_and_key(checkout, edit, message):
     spec = {"paper": "p", "title": "P", "tables": [{**TABLE, **edit}]}
     checkout.write_text(yaml.safe_dump(spec))
     with pytest.raises(ConfigError, match=re.escape(str(checkout)) + ".*" + re.escape(message)):

@@ -55,7 +55,7 @@ class TrainConfig:
     device: str = "auto"        # auto: CUDA when available, else the CPU
 
     def __post_init__(self):
-        check(self.epochs >= 0, "epochs", f"{self.epochs} is not >= 0")
+        check(self.epochs >= 1, "epochs", f"{self.epochs} is not >= 1")
         check(self.batch_size >= 1, "batch_size", f"{self.batch_size} is not >= 1")
         check(self.lr > 0, "lr", f"{self.lr} is not > 0")
         check(all(lr > 0 for lr in self.lr_grid or []), "lr_grid", f"{self.lr_grid}: every lr must be > 0")
@@ -72,5 +72,6 @@ class TrainConfig:
         check(self.dev_split not in self.monitor_splits, "monitor_splits",
               f"{self.monitor_splits} repeats the dev split {self.dev_split!r}")
         check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")
+        check(self.margin is None or self.margin > 0, "margin", f"{self.margin} is not > 0")
         check(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), "device",
               f"{self.device!r}: expected auto, cpu, cuda or cuda:N")
