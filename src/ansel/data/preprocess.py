@@ -54,15 +54,26 @@ def truncate(tokens: list[str], max_len: int | None) -> list[str]:
     return tokens if max_len is None else tokens[:max_len]
 
 
-def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]]) -> Dataset:
+class IdCollisionError(ValueError):
+    """A reader's question id names two questions, or one in two splits; the message names both."""
+
+
+def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]],
+               ids_global: bool = False) -> Dataset:
     """Canonical tables from one row per (question, candidate) pair.
 
-    ``pairs`` columns: split, question, answer, label, and optionally qid, aid, category.
-    Missing qids are assigned per (split, question text); missing aids per answer text, so an
-    answer shared by questions is one row. A (qid, aid) pair listed twice keeps its highest label.
+    ``pairs`` columns: split, question, answer, label, and optionally qid, aid, category and where
+    (the row's place in the raw files, e.g. "WikiQA-dev.tsv:12", for errors). Missing qids are
+    assigned per (split, question text); missing aids per answer text, so an answer shared by
+    questions is one row. A given qid must name one question text, and stay in one split unless
+    the reader declares its ids global (``ids_global``: one question asked in several splits);
+    otherwise IdCollisionError names the id, both texts or splits and where they are. A (qid, aid)
+    pair listed twice keeps its highest label: pairs whose labels disagree are counted and printed.
     """
     tokenize = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     pairs = pairs.copy()
+    if "qid" in pairs:
+        _check_question_ids(name, pairs, ids_global)
     if "qid" not in pairs:
         key = pairs.split + "\x00" + pairs.question
         pairs["qid"] = pairs.split + "-q" + pd.Series(pd.factorize(key)[0], index=pairs.index).astype(str)
@@ -75,12 +86,32 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     questions["tokens"] = _tokenize_unique(questions.text, tokenize)
     answers["tokens"] = _tokenize_unique(answers.text, tokenize)
     pairs["label"] = pairs.label.astype(int)
+    labels = pairs.groupby(["split", "qid", "aid"], sort=False).label.nunique()
+    if (conflicts := int((labels > 1).sum())):
+        split, qid, aid = labels[labels > 1].index[0]
+        print(f"{name}: {conflicts} (question, answer) pairs listed with conflicting labels keep their highest "
+              f"(positive), e.g. {split} question {qid} answer {aid}", flush=True)
     splits = {}
     for split, g in pairs.groupby("split", sort=False):
         g = g.groupby(["qid", "aid"], sort=False, as_index=False).label.max()
         splits[split] = g[["qid", "aid", "label"]].reset_index(drop=True)
     return Dataset(name, questions[["qid", "text", "tokens", "category"]].reset_index(drop=True),
                    answers[["aid", "text", "tokens"]].reset_index(drop=True), splits)
+
+
+def _check_question_ids(name: str, pairs: pd.DataFrame, ids_global: bool) -> None:
+    where = pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+    for key, what in (("question", "texts"), ("split", "splits")):
+        if key == "split" and ids_global:
+            continue
+        seen = pairs.drop_duplicates(["qid", key])
+        clash = seen[seen.qid.duplicated(keep=False)]
+        if not clash.empty:
+            first, second = clash.iloc[0], clash[clash.qid == clash.iloc[0].qid].iloc[1]
+            raise IdCollisionError(
+                f"{name}: question id {first.qid!r} has two {what}: {first[key]!r} ({where[first.name]}) and "
+                f"{second[key]!r} ({where[second.name]})" + ("" if key == "question" else
+                "; one question in two splits leaks between them (a reader whose ids are global says so)"))
 
 
 def _tokenize_unique(texts: pd.Series, tokenize: Callable[[str], list[str]]) -> pd.Series:

@@ -119,5 +119,6 @@ class QuoraQPRaw:
         pairs = read_raw(raw_dir / RAW_FILE)
         pairs["split"] = random_split(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}),
                                       options.get("seed", 13))
-        ds = from_pairs(options.get("name", "quoraqp_raw"), pairs, options.get("tokenizer", "english"))
+        # a question of the release is in pairs of several splits (aMV-LSTM splits by pair): its ids are global
+        ds = from_pairs(options.get("name", "quoraqp_raw"), pairs, options.get("tokenizer", "english"), ids_global=True)
         return apply_options(ds, options)

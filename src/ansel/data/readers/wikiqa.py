@@ -36,8 +36,8 @@ def read_split(path: Path) -> pd.DataFrame:
     if header != COLUMNS:
         raise common.RawFormatError(f"{path}: line 1: header {header} is not {COLUMNS}")
     for i, f in it:
-        rows.append((f[0], f[1], f[4], f[5], common.label(f[6], path, i)))
-    return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
+        rows.append((f[0], f[1], f[4], f[5], common.label(f[6], path, i), f"{path.name}:{i}"))
+    return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label", "where"])
 
 
 @source("wikiqa")
