@@ -21,7 +21,7 @@ from ansel.data.batches import RunData, trim_padding
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
-from ansel.models.io import load_model, save_atomic, save_text, save_torch
+from ansel.models.io import load_checkpoint, load_model, save_atomic, save_text, save_torch
 from ansel.models.lexical_ranker import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
@@ -95,7 +95,7 @@ def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
     """{split: scores} from ``dev_scores.pt`` when they were made by this scoring code, on these candidates."""
     if not path.exists():
         return {}
-    saved = torch.load(path, weights_only=True)
+    saved = load_checkpoint(path, "cpu", "delete it and rerun the run's target: its dev scores are scored again")
     if saved["scores"] is None or saved["scoring"] != scoring_digest():
         return {}
     cands = data.pairs(saved["split"])[0]

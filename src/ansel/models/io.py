@@ -11,11 +11,30 @@ from ansel.files import atomic_path
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
-__all__ = ["build_model", "load_model", "save_atomic", "save_text", "save_torch"]
+__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic", "save_text",
+           "save_torch"]
 
 SAVE_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
                errno.EACCES: "permission denied", errno.EPERM: "permission denied (operation not permitted)",
                errno.EROFS: "read-only file system"}
+
+
+class CorruptCheckpointError(RuntimeError):
+    """A saved checkpoint cannot be read as weights; the message names it and how to start again."""
+
+
+def load_checkpoint(path: Path, device, restart: str):
+    """``torch.load(path, weights_only=True)``: a file cut short or not a checkpoint at all is a
+    CorruptCheckpointError naming it and ``restart`` (what to do), never torch's advice to load
+    with ``weights_only=False``, which would run whatever code the file holds."""
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # truncated zip, random bytes, a pickle of anything but tensors and plain data
+        raise CorruptCheckpointError(
+            f"{path}: corrupt or not a checkpoint ({type(e).__name__}: it cannot be read as weights; "
+            f"nothing in it was run); {restart}") from None
 
 
 def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=None,
@@ -25,8 +44,9 @@ def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=
     ``registry.build_model``)."""
     model = build_model(cfg["arch"], cfg["hparams"], vocab_size, None, f"models.{cfg['model']}", lexicon,
                         n_categories)
+    state = load_checkpoint(weights, device, f"retrain the run: delete {Path(weights).parent} and rerun its target")
     try:
-        model.load_state_dict(torch.load(weights, map_location=device, weights_only=True))
+        model.load_state_dict(state)
     except RuntimeError as e:  # names or shapes of other model code (or another config): say which file
         raise RuntimeError(f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
                            f"models are built now; retrain the run (delete its directory). {e}") from None

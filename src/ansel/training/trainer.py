@@ -37,7 +37,7 @@ from ansel.data.batches import RunData, trim_padding
 from ansel.device import resolve_device
 from ansel.models import build_model
 from ansel.models.registry import arch_module, needs_lexicon
-from ansel.models.io import save_atomic, save_text, save_torch
+from ansel.models.io import load_checkpoint, save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.losses import category_loss, pair_loss
@@ -254,7 +254,8 @@ def fingerprint(cfg: dict) -> str:
 def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _State:
     if not path.exists():
         return _State()
-    st = torch.load(path, map_location=device, weights_only=True)
+    st = load_checkpoint(path, device, f"delete it to train the run again from its first epoch (the epochs it "
+                                       "held are lost), then rerun the run's target")
     if st["fingerprint"] != key:
         raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
     model.load_state_dict(st["model"])

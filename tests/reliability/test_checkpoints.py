@@ -1,0 +1,49 @@
+"""A checkpoint cut short or not a checkpoint at all (state.pt, model.pt): refused naming the file,
+saying it is corrupt and how to start again, never advising weights_only=False."""
+import argparse
+
+import pytest
+import torch
+
+from ansel.models.io import CorruptCheckpointError, load_model
+from ansel.training.trainer import _resume
+
+CFG = {"model": "m", "arch": "qa_cnn", "hparams": {"embedding_dim": 8, "filters": 4, "kernel": 2}}
+
+
+def model():
+    from ansel.models import build_model
+
+    return build_model(CFG["arch"], CFG["hparams"], 20)
+
+
+@pytest.fixture(params=["truncated", "random bytes", "not weights"])
+def bad(request, tmp_path):
+    """A saved file made unreadable three ways."""
+    path = tmp_path / "run" / "state.pt"
+    path.parent.mkdir()
+    torch.save({"model": model().state_dict()}, path)
+    if request.param == "truncated":
+        path.write_bytes(path.read_bytes()[:200])
+    elif request.param == "random bytes":
+        path.write_bytes(bytes(range(256)) * 8)
+    else:  # a pickle of an object (what an untrusted file would carry): weights_only refuses it
+        torch.save({"model": argparse.Namespace(code="anything")}, path)
+    return path
+
+
+def test_a_corrupt_state_pt_names_the_file_and_the_restart(bad):
+    with pytest.raises(CorruptCheckpointError) as e:
+        _resume(bad, "key", model(), None, "cpu", 3)
+    message = str(e.value)
+    assert message.startswith(f"{bad}: corrupt or not a checkpoint") and "delete it to train the run again" in message
+    assert "weights_only=False" not in message
+
+
+def test_a_corrupt_model_pt_names_the_file_and_the_retrain(bad):
+    weights = bad.rename(bad.with_name("model.pt"))
+    with pytest.raises(CorruptCheckpointError) as e:
+        load_model(CFG, 20, weights)
+    message = str(e.value)
+    assert message.startswith(f"{weights}: corrupt") and f"delete {weights.parent} and rerun its target" in message
+    assert "weights_only=False" not in message
