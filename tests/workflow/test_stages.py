@@ -53,15 +53,22 @@ def _planned(dry_run: str) -> set[str]:
     return {line.split()[1].rstrip(":") for line in dry_run.splitlines() if line.startswith("rule ")}
 
 
-def test_evaluation_is_a_stage_of_its_own(repo_root, tmp_path, wt):
-    """Metric code changes plan evaluate jobs (and what reads their metrics), never training;
-    a failed evaluation keeps the trained weights."""
+@pytest.fixture
+def built(repo_root, tmp_path, wt):
+    """A copy of the working tree cut to the small smoke DAG, built: (repo, env, profile)."""
     repo = tmp_path / "repo"
     wt.copy_worktree(repo_root, repo)
     wt.make_small(repo)
     env = wt.run_env(repo, tmp_path / "dvc-site")
     profile = ["--profile", "workflow/profiles/local"]
     _snakemake(repo, *profile, "all", env=env, check=True)
+    return repo, env, profile
+
+
+def test_evaluation_is_a_stage_of_its_own(built):
+    """Metric code changes plan evaluate jobs (and what reads their metrics), never training;
+    a failed evaluation keeps the trained weights."""
+    repo, env, profile = built
     assert "Nothing to be done" in _snakemake(repo, *profile, "-n", env=env, check=True).stdout
 
     (repo / "src/ansel/evaluation/metrics.py").write_text((repo / "src/ansel/evaluation/metrics.py").read_text() + "\n")
@@ -88,16 +95,11 @@ def _planned_runs(dry_run: str) -> set[str]:
     return runs
 
 
-def test_an_edit_of_training_code_retrains_exactly_the_runs_it_trains(repo_root, tmp_path, wt):
+def test_an_edit_of_training_code_retrains_exactly_the_runs_it_trains(built):
     """The train rule takes the digest of its run's code (ansel.code_digest) as a param: an edit of
     one architecture's module plans that architecture's runs only, an edit of the trainer every
     trained run; each run's timings record the digest it trained with."""
-    repo = tmp_path / "repo"
-    wt.copy_worktree(repo_root, repo)
-    wt.make_small(repo)
-    env = wt.run_env(repo, tmp_path / "dvc-site")
-    profile = ["--profile", "workflow/profiles/local"]
-    _snakemake(repo, *profile, "all", env=env, check=True)
+    repo, env, profile = built
     qa_cnn, rand = "results/runs/synthetic_en/qa_cnn/seed1", "results/runs/synthetic_en/random/seed1"
     timings = repo / "results/timings/synthetic_en/qa_cnn/seed1.json"
     before = json.loads(timings.read_text())["train"]["code"]
