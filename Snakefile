@@ -10,6 +10,9 @@ from ansel import targets as T
 min_version("9.0")
 
 
+A.read_yaml("params.yaml")  # a syntax error or a key given twice: named with its line before Snakemake reads it
+
+
 configfile: "params.yaml"
 
 

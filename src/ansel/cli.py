@@ -86,8 +86,8 @@ def cmd_embeddings(a) -> None:
 
     from ansel.data.canonical import Dataset
     from ansel.data.vocab import Vocab, training_texts
-    from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, neighbours, save_matrix,
-                                  train_word2vec)
+    from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_matrix, neighbours,
+                                  save_matrix, train_word2vec)
     from ansel.pretrained import load_pretrained
     from ansel.files import write_text_atomic
 
@@ -100,7 +100,7 @@ def cmd_embeddings(a) -> None:
         matrix, coverage = train_word2vec(texts, vocab, a.dim, **cfg.get("word2vec", {}))
     elif a.method in cfg.get("recipes", {}):
         recipe, vectors = cfg["recipes"][a.method], Path(a.vectors)
-        words, trained = json.loads(vectors.with_suffix(".words.json").read_text()), np.load(vectors)
+        words, trained = json.loads(vectors.with_suffix(".words.json").read_text()), load_matrix(vectors)
         if recipe.get("all_but_the_top") is not None:  # over every word of the corpus, as the method does
             trained = all_but_the_top(trained, recipe["all_but_the_top"])
         matrix, coverage, run_vocab = align(words, trained, vocab, recipe.get("seed", 1),
@@ -128,12 +128,11 @@ def cmd_embeddings(a) -> None:
 
 
 def cmd_train(a) -> None:
-    import numpy as np
-
     from ansel.config import ConfigError, resolve_run
     from ansel.data.batches import RunData
     from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import start_torch
+    from ansel.embeddings import load_matrix
     from ansel.evaluation.config import EvalConfig
     from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, eval_data, save_dev_scores
     from ansel.settings import parse
@@ -149,7 +148,7 @@ def cmd_train(a) -> None:
     start_torch(a.threads)
     data = eval_data(RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"],
                                   cfg["max_len_a"]), ev)
-    trained = train_run(cfg, data, np.load(a.embeddings) if a.embeddings else None, run,
+    trained = train_run(cfg, data, load_matrix(a.embeddings) if a.embeddings else None, run,
                         dev_evaluator(data, t.dev_split, ev), progress=not a.no_progress,
                         timings=Path(a.timings) if a.timings else None,
                         monitors={split: dev_evaluator(data, split, ev) for split in t.monitor_splits},

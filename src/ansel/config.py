@@ -25,6 +25,7 @@ from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
 from ansel.settings import ConfigError, parse
 from ansel.training.config import TrainConfig
+from ansel.yamlfile import read_yaml
 
 __all__ = ["ConfigError", "apply_preset", "load", "model_config", "run_config", "validate", "root"]
 
@@ -73,7 +74,7 @@ def apply_preset(config: dict, overrides: dict | None = None, presets: Path | No
     if not path.exists():
         known = sorted(p.stem for p in presets.glob("*.yaml"))
         raise ConfigError(f"preset {name!r}: no file {path}; known presets: full, {', '.join(known)}")
-    merged = deep_merge(deep_merge(config, yaml.safe_load(path.read_text()) or {}), overrides or {})
+    merged = deep_merge(deep_merge(config, read_yaml(path) or {}), overrides or {})
     _check_not_masked(merged.get("scale", {}), overrides or {}, name)
     return merged
 
@@ -153,7 +154,7 @@ def params_schema() -> Path:
 def load(params_path: str | Path | None = None, **overrides: Any) -> dict:
     """params.yaml (the checkout's by default) + overrides (like ``snakemake --config``) + preset,
     for use outside Snakemake."""
-    config = yaml.safe_load(Path(params_path or root() / "params.yaml").read_text())
+    config = read_yaml(Path(params_path or root() / "params.yaml"))
     return apply_preset(deep_merge(config, overrides), overrides)
 
 
@@ -368,7 +369,7 @@ def load_paper(paper: str) -> dict:
 def _parse_spec(path: Path, mtime_ns: int) -> dict:
     # Building the DAG asks for each spec ~200 times; parsing once makes every Snakemake start
     # (two per SLURM job) several seconds shorter.
-    spec = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    spec = read_yaml(path)
     check_schema(spec, path.parents[1] / "schemas" / "paper.schema.yaml", str(path))
     return spec
 

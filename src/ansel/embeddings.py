@@ -45,6 +45,17 @@ def save_matrix(path: Path, matrix: np.ndarray) -> None:
         np.save(f, matrix)
 
 
+def load_matrix(path: str | Path) -> np.ndarray:
+    """A vectors array written by ``save_matrix``; one cut short or not an array at all is an error
+    naming the file and how to make it again (never a pickle: ``allow_pickle=False``)."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except (ValueError, OSError, EOFError) as e:
+        raise ValueError(f"{path}: corrupt or cut short ({e}); delete it and rerun its target (snakemake {path})") from None
+
+
 def all_but_the_top(vectors: np.ndarray, d: int) -> np.ndarray:
     """Mu & Viswanath (2018): subtract the mean vector, then the projections on the top ``d``
     principal directions (d = 0: centring only)."""

@@ -27,9 +27,9 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-import yaml
 
 from ansel.files import atomic_path
+from ansel.yamlfile import read_yaml
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
 MIRROR_ENV = "ANSEL_DATA_MIRROR"
@@ -47,8 +47,7 @@ class FetchError(RuntimeError):
 
 @lru_cache(maxsize=1)
 def load_sources() -> dict[str, Any]:
-    with open(SOURCES_FILE, encoding="utf-8") as f:
-        return yaml.safe_load(f)
+    return read_yaml(SOURCES_FILE)
 
 
 def dataset_spec(name: str) -> dict[str, Any]:

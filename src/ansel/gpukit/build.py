@@ -14,11 +14,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import yaml
 
 from ansel import targets as T
 from ansel.config import ConfigError, load, root
 from ansel.gpukit import KIT_FILE
+from ansel.yamlfile import read_yaml
 
 RECORDS = "reports/device/records.yaml"
 SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
@@ -30,7 +30,7 @@ HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
 def records(path: Path | None = None) -> dict[str, dict]:
     """The declared records, each checked for unknown keys."""
     path = path or root() / RECORDS
-    declared = yaml.safe_load(path.read_text()) or {}
+    declared = read_yaml(path) or {}
     for name, rec in declared.items():
         if unknown := set(rec) - RECORD_KEYS:
             raise ConfigError(f"{path}: {name}: unknown key(s) {', '.join(sorted(unknown))}; "

@@ -74,7 +74,10 @@ def run_metric(run: Run, split: str, metric: str) -> float:
     path = Path(metric_file(run, split, metric))
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
-    metrics = json.loads(path.read_text())
+    try:
+        metrics = json.loads(path.read_text())
+    except ValueError as e:
+        raise ValueError(f"{path}: not valid JSON ({e}); delete it and rerun its target (snakemake {path})") from None
     if metric not in metrics.get(split, {}):
         raise KeyError(f"{path}: no {split}/{metric}; it has {', '.join(f'{s}/{m}' for s in metrics for m in metrics[s])}")
     return metrics[split][metric]
