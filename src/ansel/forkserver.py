@@ -12,6 +12,7 @@ process that started it; a workflow runs the ansel code it started with.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -53,11 +54,12 @@ STOP_SECONDS = 10  # then the server is killed
 
 
 def stop() -> None:
-    """Stop the server this process started (jobs already forked run on)."""
+    """Stop the server this process started (jobs already forked run on) and remove its socket's
+    directory, whichever way it ended (killed, it cleans nothing itself)."""
     global _server
     if _server is None:
         return
-    os.environ.pop(ENV, None)
+    path = os.environ.pop(ENV, None)
     if _server.poll() is None:
         _server.terminate()
         try:
@@ -66,11 +68,16 @@ def stop() -> None:
             _server.kill()
             _server.wait()
     _server = None
+    if path:
+        Path(path).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError, OSError):
+            os.rmdir(os.path.dirname(path))
 
 
 # --- server -----------------------------------------------------------------------------------
 
 def serve(path: str, watch_pid: int) -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # before the imports: a stop then still cleans up
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
@@ -80,7 +87,6 @@ def serve(path: str, watch_pid: int) -> None:
         for module in PRELOAD:
             importlib.import_module(module)
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         listener.settimeout(1.0)
         print(f"ansel forkserver {os.getpid()}: ready on {path} for process {watch_pid}", flush=True)
         while _alive(watch_pid):
@@ -92,7 +98,8 @@ def serve(path: str, watch_pid: int) -> None:
     finally:
         listener.close()
         Path(path).unlink(missing_ok=True)
-        os.rmdir(os.path.dirname(path))
+        with contextlib.suppress(FileNotFoundError):  # the stopping side may have removed it first
+            os.rmdir(os.path.dirname(path))
 
 
 def _alive(pid: int) -> bool:

@@ -117,3 +117,14 @@ def test_stopping_a_server_that_does_not_end_kills_it_instead_of_failing_the_run
     monkeypatch.setattr(forkserver, "STOP_SECONDS", 0.5)
     forkserver.stop()
     assert stubborn.returncode == -signal.SIGKILL and forkserver._server is None
+
+
+@pytest.mark.parametrize("after", [0.0, 0.5, 2.0])
+def test_a_server_stopped_while_it_starts_leaves_no_socket_behind(after):
+    """Snakemake interrupted right after it started the server (still importing torch): the stop
+    removes the socket and its directory whether the server cleaned up or was killed."""
+    forkserver.start(Path(os.devnull), watch_pid=os.getpid())
+    socket_dir = Path(os.environ[forkserver.ENV]).parent
+    time.sleep(after)
+    forkserver.stop()
+    assert not socket_dir.exists() and forkserver.ENV not in os.environ
