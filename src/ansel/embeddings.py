@@ -22,7 +22,8 @@ PROBE_WORDS = ["president", "river", "died", "money", "insurance", "doctor", "19
 WORD2VEC_KEYS = ("window", "min_count", "epochs", "sg", "seed")  # gensim's settings a recipe may give
 
 
-def _init_matrix(vocab: Vocab, dim: int, seed: int) -> np.ndarray:
+def init_matrix(vocab: Vocab, dim: int, seed: int) -> np.ndarray:
+    """The rows no vectors file fills: U(-0.25, 0.25) from ``seed``, row 0 (padding) zero."""
     rng = np.random.default_rng(seed)
     m = rng.uniform(-0.25, 0.25, (len(vocab), dim)).astype(np.float32)
     m[0] = 0.0
@@ -74,7 +75,7 @@ def align(words: list[str], vectors: np.ndarray, vocab: Vocab, seed: int = 1,
     n_train = len(vocab)
     if keep_vector_words:
         vocab = Vocab(vocab.tokens + [w for w in words if w not in vocab.index])
-    m = _init_matrix(vocab, vectors.shape[1], seed)
+    m = init_matrix(vocab, vectors.shape[1], seed)
     index = {w: i for i, w in enumerate(words)}
     found = 0
     for i, tok in enumerate(vocab.tokens[2:], start=2):

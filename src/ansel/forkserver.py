@@ -70,7 +70,7 @@ def stop() -> None:
     _server = None
     if path:
         Path(path).unlink(missing_ok=True)
-        with contextlib.suppress(FileNotFoundError, OSError):
+        with contextlib.suppress(OSError):  # gone already, or not empty (never: only the socket)
             os.rmdir(os.path.dirname(path))
 
 

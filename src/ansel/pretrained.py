@@ -21,6 +21,7 @@ from typing import IO
 import numpy as np
 
 from ansel.data.vocab import Vocab
+from ansel.embeddings import init_matrix
 
 _CHUNK = 1 << 22
 _SHOW = 5  # malformed places named in the report
@@ -44,10 +45,8 @@ def load_pretrained(path: str | os.PathLike, vocab: Vocab, dim: int, seed: int =
                     ) -> tuple[np.ndarray, float, ReadReport]:
     """The vectors of ``vocab``'s words from ``path`` (exact matches win over lower-cased ones),
     the other rows U(-0.25, 0.25) from ``seed`` and row 0 zero; the share of words found; the report."""
-    from ansel.embeddings import _init_matrix
-
     path = Path(path)
-    matrix = _init_matrix(vocab, dim, seed)
+    matrix = init_matrix(vocab, dim, seed)
     found: set[int] = set()
     report = ReadReport()
 

@@ -4,16 +4,13 @@ meets (404, a connection cut mid-file, a checksum mismatch, a stall), each a cle
 URL and file, nothing partial left, and a rerun that then succeeds."""
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
-import http.server
 import io
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -23,50 +20,14 @@ import pytest
 
 from ansel.data import download as dl
 from ansel.data.download import FetchError
-
-MIRROR = Path(os.environ.get("ANSEL_DATA_MIRROR") or Path(__file__).parents[3] / "shared/datasets")
-
-
-class Server(http.server.ThreadingHTTPServer):
-    """Serves ``files`` (path -> bytes); ``faults`` (path -> 'cut' | 'stall' | 'missing') misbehave."""
-
-    def __init__(self):
-        self.files: dict[str, bytes] = {}
-        self.faults: dict[str, str] = {}
-        super().__init__(("127.0.0.1", 0), Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        fault, body = self.server.faults.get(self.path), self.server.files.get(self.path)
-        if body is None or fault == "missing":
-            self.send_error(404)
-            return
-        if fault == "stall":
-            time.sleep(3)
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (stall)
-            self.wfile.write(body[: len(body) // 2] if fault == "cut" else body)
-
-    def log_message(self, *args):
-        pass
-
+from tests.upstream import MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip
 
 @pytest.fixture
 def server(monkeypatch):
-    srv = Server()
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    monkeypatch.setenv(dl.REWRITE_ENV, json.dumps({"https://": f"{srv.url}/"}))
-    monkeypatch.setenv(dl.TIMEOUT_ENV, "1")
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serving() as srv:
+        monkeypatch.setenv(dl.REWRITE_ENV, json.dumps({"https://": f"{srv.url}/"}))
+        monkeypatch.setenv(dl.TIMEOUT_ENV, "1")
+        yield srv
 
 
 def leftovers(d: Path) -> list[str]:
@@ -83,11 +44,7 @@ def ansel(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 @pytest.mark.skipif(not (MIRROR / "wikiqa").is_dir(), reason="needs the WikiQA files of the mirror")
 def test_wikiqa_zip_members_over_http(server, tmp_path):
     """WikiQACorpus.zip as Microsoft serves it, members verified against sources.yaml's sha256."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for split in ("train", "dev", "test"):
-            z.writestr(f"WikiQACorpus/WikiQA-{split}.tsv", gzip.decompress((MIRROR / f"wikiqa/WikiQA-{split}.tsv.gz").read_bytes()))
-    server.files["/download.microsoft.com/download/E/5/F/E5FCFCEE-7005-4814-853D-DAA7C66507E0/WikiQACorpus.zip"] = buf.getvalue()
+    server.files[WIKIQA_ZIP] = wikiqa_corpus_zip()
     out = tmp_path / "raw/wikiqa/manifest.json"
     done = ansel("download", "--source", "wikiqa", "--config", "{}", "--out", str(out))
     assert done.returncode == 0, done.stderr

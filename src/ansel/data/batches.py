@@ -72,10 +72,7 @@ class RunData:
 
         cut = dict(self.dataset.splits)
         for split in splits:
-            qids = np.sort(self.pairs(split)[0].qid.unique().astype(str))
-            if len(qids) > n:
-                keep = set(np.random.default_rng(seed).choice(qids, n, replace=False))
-                cut[split] = cut[split][cut[split].qid.astype(str).isin(keep)].reset_index(drop=True)
+            cut[split] = sample_split(self.pairs(split)[0], n, seed)
         return replace(self, dataset=replace(self.dataset, splits=cut))
 
     def pairs(self, split: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
@@ -87,6 +84,16 @@ class RunData:
         qi = cands.qid.map(self.q_row).to_numpy(np.int64)
         ai = cands.aid.map(self.a_row).to_numpy(np.int64)
         return cands, qi, ai
+
+
+def sample_split(cands: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """A split's candidates cut to those of a seeded draw of ``n`` of its questions (all where it
+    has no more): one draw per (questions, n, seed), whoever asks."""
+    qids = np.sort(cands.qid.unique().astype(str))
+    if len(qids) <= n:
+        return cands
+    keep = set(np.random.default_rng(seed).choice(qids, n, replace=False))
+    return cands[cands.qid.astype(str).isin(keep)].reset_index(drop=True)
 
 
 def trim_padding(ids):

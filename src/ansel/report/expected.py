@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from math import log2
 
-import numpy as np
 import pandas as pd
 
 from ansel.config import dataset_name
@@ -78,19 +77,17 @@ def eval_candidates(config: dict, dataset: str, split: str) -> tuple[pd.DataFram
     """A (resolved) dataset's candidates of ``split`` as its runs' evaluation scores them (the
     dataset's ``eval`` sample, when it asks for one), and its ``no_positive`` rule; read from
     data/processed/<dataset>."""
-    from ansel.data.batches import RunData
+    from ansel.data.batches import sample_split
     from ansel.data.canonical import Dataset
 
     data = Dataset.load(processed_dir(dataset))
     if split not in data.splits:
         raise KeyError(f"{processed_dir(dataset)}: no split {split!r}; it has {', '.join(data.splits)}")
     ev = config.get("datasets", {}).get(dataset, {}).get("eval", {})
+    cands = data.splits[split]
     if ev.get("sample_questions"):  # the same draw as the runs' (ansel.evaluation.evaluate.eval_data)
-        run_data = RunData(dataset=data, q_ids=np.zeros((0, 0)), a_ids=np.zeros((0, 0)),
-                           q_row={q: i for i, q in enumerate(data.questions.qid)},
-                           a_row={a: i for i, a in enumerate(data.answers.aid)}, vocab=None)
-        data = run_data.sample_questions([split], ev["sample_questions"], ev.get("sample_seed", 0)).dataset
-    return data.splits[split], ev.get("no_positive", "drop")
+        cands = sample_split(cands, ev["sample_questions"], ev.get("sample_seed", 0))
+    return cands, ev.get("no_positive", "drop")
 
 
 def expected_value(config: dict, row: dict, dataset: str, split: str, metric: str) -> float:

@@ -96,9 +96,9 @@ def seed_bootstrap(a: pd.DataFrame, b: pd.DataFrame, resamples: int = RESAMPLES,
 
 def _weights(draws: np.ndarray, size: int) -> np.ndarray:
     """Each row of draws (indices into ``size`` items) as the items' weights, summing to 1."""
-    counts = np.zeros((len(draws), size))
-    np.add.at(counts, (np.arange(len(draws))[:, None], draws), 1.0)
-    return counts / draws.shape[1]
+    rows = len(draws)  # one bincount over all rows at once: each row's draws offset into its own block
+    counts = np.bincount((draws + size * np.arange(rows)[:, None]).ravel(), minlength=rows * size)
+    return counts.reshape(rows, size) / draws.shape[1]
 
 
 def holm(p: Sequence[float]) -> np.ndarray:

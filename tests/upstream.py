@@ -1,0 +1,73 @@
+"""A local stand-in for the upstream servers (127.0.0.1), for the tests that fetch over HTTP with
+the URLs rewritten to it (``data.upstream_rewrite``): the files it serves, the faults it makes on
+request, the paths asked for; and WikiQACorpus.zip as Microsoft serves it, built from the mirror."""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import http.server
+import io
+import os
+import threading
+import time
+import zipfile
+from pathlib import Path
+from typing import Iterator
+
+MIRROR = Path(os.environ.get("ANSEL_DATA_MIRROR") or Path(__file__).parents[2] / "shared/datasets")
+WIKIQA_ZIP = "/download.microsoft.com/download/E/5/F/E5FCFCEE-7005-4814-853D-DAA7C66507E0/WikiQACorpus.zip"
+
+
+class Upstream(http.server.ThreadingHTTPServer):
+    """Serves ``files`` (path -> bytes); ``faults`` (path -> 'cut' | 'stall' | 'missing') misbehave;
+    ``requests`` lists the paths asked for."""
+
+    def __init__(self):
+        self.files: dict[str, bytes] = {}
+        self.faults: dict[str, str] = {}
+        self.requests: list[str] = []
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.server.requests.append(self.path)
+        fault, body = self.server.faults.get(self.path), self.server.files.get(self.path)
+        if body is None or fault == "missing":
+            self.send_error(404)
+            return
+        if fault == "stall":
+            time.sleep(3)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (stall)
+            self.wfile.write(body[: len(body) // 2] if fault == "cut" else body)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[Upstream]:
+    server = Upstream()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def wikiqa_corpus_zip() -> bytes:
+    """WikiQACorpus.zip's three splits (the members sources.yaml takes), from the mirror's copies."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for split in ("train", "dev", "test"):
+            z.writestr(f"WikiQACorpus/WikiQA-{split}.tsv",
+                       gzip.decompress((MIRROR / f"wikiqa/WikiQA-{split}.tsv.gz").read_bytes()))
+    return buf.getvalue()
