@@ -56,6 +56,29 @@ def test_a_run_is_admitted_only_if_it_should_end_before_the_deadline():
     assert device.fits({"planned_minutes": None}, 8, until)  # unmeasured: tried
 
 
+def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatch):
+    """The runs are tried longest first, but one that would not end before the deadline does not keep
+    the shorter ones from starting; ``parallel`` is the GPU's sharing figure."""
+    started = []
+
+    class Done:
+        returncode = 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(device, "_start_run", lambda run, *_: started.append(run["dir"]) or Done())
+    monkeypatch.setattr(device, "LOG", tmp_path / "log.txt")
+    runs = [{"dir": d, "planned_minutes": m, "config": {"model": d, "train": {"epochs": 1}}}
+            for d, m in (("long", 10.0), ("short", 1.0), ("blind", None))]
+    rec = {"name": "r", "runs": runs}
+    out = device.run_trainings(rec, "cpu", 1, time.time() + 120, tmp_path)
+    assert started == ["short", "blind"] and out["runs"] == {"long": "not started", "short": "finished",
+                                                             "blind": "finished"}
+    assert device.fits({"planned_minutes": 1.0}, 4, time.time() + 70, parallel=4)
+    assert not device.fits({"planned_minutes": 1.0}, 4, time.time() + 70)  # 60 s x 4 / 2.4 = 100 s
+
+
 def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     """At its pace so far a run ends after the deadline: stopped when its state.pt cannot come back,
     kept running when it can (a later kit resumes it)."""

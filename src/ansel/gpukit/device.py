@@ -201,9 +201,10 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: Path) -> dict:
+def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: Path,
+                  parallel: float = GPU_PARALLEL) -> dict:
     """Every run of the record not finished yet (under ``work``, the record's folder), ``jobs`` at a time,
-    each trained then evaluated."""
+    each trained then evaluated; the longest that should still end before the deadline first."""
     started = time.time()
     todo = [r for r in rec["runs"] if not finished(work / r["dir"])]
     todo.sort(key=lambda r: -(r["planned_minutes"] or 0))  # the longest first: the shortest tail
@@ -234,14 +235,16 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
             status.update({r["dir"]: "not started" for r in todo})
             break
         while todo and len(running) < n_jobs:
-            run = todo[0]
-            if not fits(run, len(running) + 1, until):
-                log(f"{run['dir']} and {len(todo) - 1} more not started: planned {run['planned_minutes']:.1f} "
-                    "device-minutes alone would not end before the deadline beside the runs in progress")
-                status.update({r["dir"]: "not started" for r in todo})
-                todo = []
+            run = next((r for r in todo if fits(r, len(running) + 1, until, parallel)), None)
+            if run is None:
+                if not running:  # none would end even alone: nothing frees the device for them
+                    log(f"{len(todo)} runs not started: the shortest, {todo[-1]['planned_minutes']:.1f} planned "
+                        "device-minutes, would not end before the deadline")
+                    status.update({r["dir"]: "not started" for r in todo})
+                    todo = []
                 break
-            running[todo.pop(0)["dir"]] = _start_run(run, device, threads, work)
+            todo.remove(run)
+            running[run["dir"]] = _start_run(run, device, threads, work)
             progress[run["dir"]] = EpochClock(run["config"]["model"], run["config"]["train"]["epochs"])
         time.sleep(0.5)
     return {"phase": "train", "start": started, "end": time.time(), "jobs": n_jobs, "threads": threads,
@@ -287,12 +290,12 @@ def _drop_hopeless(todo: list[dict], hopeless: set[str], status: dict[str, str])
     return [r for r in todo if r not in dropped]
 
 
-def fits(run: dict, at_once: int, until: float) -> bool:
-    """Whether the run, sharing the device with ``at_once - 1`` others, should end before ``until``
-    (a run of no measured cost is tried)."""
+def fits(run: dict, at_once: int, until: float, parallel: float = GPU_PARALLEL) -> bool:
+    """Whether the run, sharing the device with ``at_once - 1`` others (``parallel`` runs' worth of work
+    at a time), should end before ``until`` (a run of no measured cost is tried)."""
     if run["planned_minutes"] is None:
         return True
-    return run["planned_minutes"] * 60 * max(1.0, at_once / GPU_PARALLEL) <= until - time.time()
+    return run["planned_minutes"] * 60 * max(1.0, at_once / parallel) <= until - time.time()
 
 
 def run_commands(run: dict, run_dir: Path, data_root: Path, threads: int) -> list[list[str]]:
@@ -377,6 +380,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--deadline-s", type=float, default=540, help="stop everything by then (seconds from the start)")
     p.add_argument("--device", default="auto", help="auto (the runs' own: CUDA where there is one), cuda or cpu")
     p.add_argument("--jobs", type=int, help="trainings at once (default: from measured memory and cores)")
+    p.add_argument("--gpu-parallel", type=float, default=GPU_PARALLEL,
+                   help="runs' worth of work one GPU does at a time when shared (admission only; default "
+                        f"{GPU_PARALLEL}, AP on WikiQA; QA-CNN on TREC-QA measured about 4)")
     p.add_argument("--out", default=os.environ.get("OUT") or "out", help="where the archive goes (default $OUT)")
     p.add_argument("--archive-margin-s", type=float, default=ARCHIVE_MARGIN_S,
                    help="kept back from the deadline to stop the jobs and write the archive")
@@ -403,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
         if rec["measure"] and not out_of_time(until):
             phases.append(run_measure(rec["name"], device, until, base / "costs"))
         if rec["runs"]:
-            phases.append(run_trainings(rec, a.device, a.jobs, until, base))
+            phases.append(run_trainings(rec, a.device, a.jobs, until, base, a.gpu_parallel))
         for phase in phases:
             phase |= monitor.window(phase["start"], phase["end"])
             phase["seconds"] = round(phase["end"] - phase["start"], 1)
