@@ -113,6 +113,26 @@ def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     assert quick.hopeless(run_dir, until) is None  # it ends in time
 
 
+def test_an_earlier_leases_epochs_in_the_job_log_are_not_the_runs_pace(tmp_path, monkeypatch):
+    """A kit carries a cut run's job.log from its earlier lease and the new training appends to it:
+    its pace is read from where this training started (epochs 1-10 above it once made the pace
+    one epoch per 3 minutes and stopped 5 runs that would have ended in time)."""
+    clock = [1000.0]
+    monkeypatch.setattr(device.time, "time", lambda: clock[0])
+    monkeypatch.setattr(device, "STATE_BYTES", 100)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    job_log = run_dir / "job.log"
+    job_log.write_text("".join(f"epoch {e}: loss 1 dev MAP 0.5 (17.0s)\n" for e in range(1, 11)))
+    (run_dir / "state.pt").write_bytes(b"x" * 1000)
+    pace = device.EpochClock("m", epochs=25, since=job_log.stat().st_size)
+    assert pace.hopeless(run_dir, 1000.0 + 500) is None
+    for epoch in (1, 2, 3):
+        clock[0] += 17
+        job_log.write_text(job_log.read_text() + f"epoch {epoch}: loss 1 dev MAP 0.5 (17.0s)\n")
+        assert pace.hopeless(run_dir, 1000.0 + 500) is None  # 25 epochs of 17 s end at 1425 + margin
+
+
 def test_a_large_archive_comes_back_in_parts_that_join(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(device, "PART_BYTES", 1000)

@@ -244,8 +244,10 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
                     todo = []
                 break
             todo.remove(run)
+            job_log = work / run["dir"] / "job.log"  # an earlier lease's lines stay in it, above this one's
+            since = job_log.stat().st_size if job_log.exists() else 0
             running[run["dir"]] = _start_run(run, device, threads, work)
-            progress[run["dir"]] = EpochClock(run["config"]["model"], run["config"]["train"]["epochs"])
+            progress[run["dir"]] = EpochClock(run["config"]["model"], run["config"]["train"]["epochs"], since)
         time.sleep(0.5)
     return {"phase": "train", "start": started, "end": time.time(), "jobs": n_jobs, "threads": threads,
             "runs": status}
@@ -254,15 +256,16 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
 class EpochClock:
     """A running training's pace, from the epochs its job.log reports (``epoch N: ...``) as they come."""
 
-    def __init__(self, model: str, epochs: int):
+    def __init__(self, model: str, epochs: int, since: int = 0):
         self.model, self.epochs = model, epochs
+        self.since = since  # job.log's size when this training started: earlier leases' lines are not its pace
         self.seen: list[tuple[float, int]] = []  # (when first seen, last finished epoch)
 
     def hopeless(self, run_dir: Path, until: float) -> str | None:
         """Why the run is not worth its device time (None: it is): it will not end before ``until``
         at its pace so far, and its state.pt is too large to come back and resume it."""
-        epoch = _last_epoch(run_dir / "job.log")
-        if epoch is None or (self.seen and self.seen[-1][1] == epoch):
+        epoch = _last_epoch(run_dir / "job.log", self.since)
+        if epoch is None or (self.seen and self.seen[-1][1] >= epoch):
             return None
         self.seen.append((time.time(), epoch))
         if len(self.seen) < 2:
@@ -277,10 +280,13 @@ class EpochClock:
                 f"and its state ({state_mb:.0f} MiB) cannot come back: its model's other runs are not started")
 
 
-def _last_epoch(job_log: Path) -> int | None:
+def _last_epoch(job_log: Path, since: int = 0) -> int | None:
     if not job_log.exists():
         return None
-    epochs = [int(m.group(1)) for m in re.finditer(r"^epoch (\d+):", job_log.read_text(errors="replace"), re.M)]
+    with open(job_log, "rb") as f:
+        f.seek(since)
+        text = f.read().decode(errors="replace")
+    epochs = [int(m.group(1)) for m in re.finditer(r"^epoch (\d+):", text, re.M)]
     return epochs[-1] if epochs else None
 
 
