@@ -69,8 +69,8 @@ def scored():
                         columns=["qid", "aid", "label", "score"])
 
 
-def test_question_values_follow_the_files_ranks_and_the_no_positive_protocol():
-    ranked = rank(scored())[["qid", "aid", "rank"]]  # what a run.trec holds (scores aside)
+def test_question_values_follow_the_written_scores_and_the_no_positive_protocol():
+    ranked = rank(scored())[["qid", "aid", "rank", "score"]]  # what a run.trec holds
     labels = scored()[["qid", "aid", "label"]]
     dropped = question_values(ranked, labels, "drop", "run.trec")
     expected = per_question(scored())
@@ -78,14 +78,14 @@ def test_question_values_follow_the_files_ranks_and_the_no_positive_protocol():
     pd.testing.assert_frame_equal(dropped, expected.loc[["q1", "q2"]])
     assert dropped.MAP.mean() == pytest.approx(ranking_metrics(scored())["MAP"])  # metrics.json's number
     assert question_values(ranked, labels, "zero", "run.trec").loc["q3", "MAP"] == 0.0
-    # the file's rank decides, not a re-ranking by score: in q1 the tie put b (label 0) first; swapped ranks, a
+    # the scores decide, with trec_eval's tie rule (b before a in q1), whatever the rank column says
     assert dropped.loc["q1", "P@1"] == 0.0
     swapped = ranked.assign(rank=ranked["rank"].where(ranked.qid != "q1", ranked["rank"].map({1: 2, 2: 1, 3: 3})))
-    assert question_values(swapped, labels, "drop", "run.trec").loc["q1", "P@1"] == 1.0
+    assert question_values(swapped, labels, "drop", "run.trec").loc["q1", "P@1"] == 0.0
 
 
 def test_a_ranked_candidate_without_a_label_is_named():
-    ranked = rank(scored())[["qid", "aid", "rank"]]
+    ranked = rank(scored())[["qid", "aid", "rank", "score"]]
     with pytest.raises(KeyError, match="results/x/run.trec: 1 ranked candidates .* question q3 answer f"):
         question_values(ranked, scored()[["qid", "aid", "label"]].iloc[:5], "drop", "results/x/run.trec")
 

@@ -34,19 +34,16 @@ SEED = 0
 
 def question_values(ranked: pd.DataFrame, labels: pd.DataFrame, no_positive: str, where: str) -> pd.DataFrame:
     """Every ranking metric per question (index qid) of one split of a run: ``ranked`` has qid, aid
-    and rank (a run.trec's rows), ``labels`` qid, aid, label (the split's candidates). Questions
+    and score (a run.trec's rows), ``labels`` qid, aid, label (the split's candidates). Questions
     without a positive are left out under ``no_positive: drop``, count 0 under ``zero``, as in the
     run's metrics.json."""
-    merged = ranked[["qid", "aid", "rank"]].merge(labels[["qid", "aid", "label"]], on=["qid", "aid"], how="left")
+    merged = ranked[["qid", "aid", "score"]].merge(labels[["qid", "aid", "label"]], on=["qid", "aid"], how="left")
     unlabelled = merged[merged.label.isna()]
     if not unlabelled.empty:
         first = unlabelled.iloc[0]
         raise KeyError(f"{where}: {len(unlabelled)} ranked candidates are not candidates of the dataset's split, "
                        f"e.g. question {first.qid} answer {first.aid}")
-    # The file's ranks are the evaluation's ranking, ties already broken: re-ranking by the written
-    # scores could tie candidates the evaluation told apart (records written before exact scores
-    # rounded them to 8 decimals).
-    values = per_question(merged.assign(score=-merged["rank"].astype(float), label=merged.label.astype(int)))
+    values = per_question(merged.assign(label=merged.label.astype(int)))
     return values if no_positive == "zero" else values[values.n_pos > 0]
 
 

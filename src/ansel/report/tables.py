@@ -134,8 +134,10 @@ def run_value(run: Run, split: str, metric: str, protocol: str = "dev") -> float
 
 
 def split_run(path: Path, split: str) -> pd.DataFrame:
-    """(qid, aid, rank, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``."""
-    from ansel.evaluation.metrics import read_trec_run  # lazy: ranx is slow to import
+    """(qid, aid, rank, score) of one split of a run.trec, whose qids are written ``<split>:<qid>``;
+    ranked by the written scores as the evaluation ranks them (trec_eval's ties), not by the file's
+    rank column, which could say otherwise."""
+    from ansel.evaluation.metrics import rank, read_trec_run
 
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
@@ -144,7 +146,7 @@ def split_run(path: Path, split: str) -> pd.DataFrame:
     if rows.empty:
         found = sorted(run.qid.str.partition(":")[0].unique())
         raise KeyError(f"{path}: no rows of split {split!r}; it has {', '.join(found)}")
-    return rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "rank", "score"]]
+    return rank(rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "score"]])[["qid", "aid", "rank", "score"]]
 
 
 def split_labels(data: Dataset, split: str, where: str) -> pd.DataFrame:

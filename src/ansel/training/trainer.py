@@ -61,6 +61,11 @@ def learning_rate(t: TrainConfig, epoch: int) -> float:
     return t.lr / epoch if t.lr_schedule == "inverse_epoch" else t.lr
 
 
+# What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
+# the same config and is refused for another): all of it belongs to the model that made it.
+EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec")
+
+
 @dataclass
 class Trained:
     """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
@@ -92,6 +97,8 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
         raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
                          "nothing to train on")
     run_dir.mkdir(parents=True, exist_ok=True)
+    for name in EARLIER_RESULTS:  # an earlier model's: a training killed from here on must not leave them as the run's
+        (run_dir / name).unlink(missing_ok=True)
     started, device = time.time(), resolve_device(t.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
