@@ -164,6 +164,16 @@ def cmd_evaluate(a) -> None:
     evaluate_run(Path(a.run_dir), Path(a.processed))
 
 
+def cmd_step_times(a) -> None:
+    from ansel.device import start_torch
+    from ansel.models.io import save_text
+    from ansel.training.step_times import measure
+
+    start_torch(a.threads)
+    result = measure(a.config, Path(a.processed), a.batches, a.rounds)
+    save_text(Path(a.out), json.dumps(result, indent=2) + "\n")
+
+
 def cmd_table(a) -> None:
     from ansel.report.build import build_table
 
@@ -262,6 +272,11 @@ def main(argv: list[str] | None = None) -> None:
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)
+    st = verb("step-times", cmd_step_times, "processed", "out",
+              config="{model: resolved run config} (JSON): the rows of a table's benchmark column")
+    st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
+    st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
+    st.add_argument("--threads", type=int, default=1)
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
     verb("stats", cmd_stats, "processed", "out", config=None)

@@ -115,7 +115,28 @@ def value_file(run: Run, split: str, metric: str, protocol: str = "dev") -> str:
     ``protocol: last`` or ``best_split`` its log.csv (an epoch's values: the last, MatchZoo's
     protocol, or the best on the split itself, MTAS's), else ``metric_file`` (the checkpoint
     selected on dev)."""
+    if protocol == "benchmark":  # the table's step_times file (benchmark_file), not the run's
+        return f"{run.dir}/metrics.json"
     return f"{run.dir}/log.csv" if protocol in ("last", "best_split") else metric_file(run, split, metric)
+
+
+def benchmark_file(paper: str, table_id: str) -> str:
+    """A table's ``protocol: benchmark`` values: its rows' training steps timed (``ansel step-times``)."""
+    return f"results/benchmarks/{paper}/{table_id}.json"
+
+
+def benchmark_configs(config: dict, table: dict) -> tuple[str, dict[str, dict]]:
+    """(dataset, {model: run config}) of a table's ``protocol: benchmark`` column: the rows' first-seed
+    configs on its dataset (a timing depends on neither the seed nor the lr). (None, {}): no such column."""
+    columns = [c for c in table.get("columns", []) if table_kind(table) == "metrics" and c.get("protocol") == "benchmark"]
+    if not columns:
+        return None, {}
+    datasets = {dataset_name(config, c["dataset"]) for c in columns}
+    if len(datasets) > 1:
+        raise ConfigError(f"table {table['id']}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table")
+    dataset = datasets.pop()
+    models = dict.fromkeys(row["model"] for row, col, _ in table_cells(config, table) if col in columns)
+    return dataset, {m: run_config(config, dataset, m, seeds(config, Variant(m))[0]) for m in models}
 
 
 def embeddings_file(cfg: dict) -> str | None:
@@ -156,6 +177,9 @@ def check_metric_columns(config: dict, paper: str, table: dict) -> None:
         if col["metric"] not in known:
             raise ConfigError(f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
                               f"(known: {', '.join(known)})")
+        if col.get("protocol") == "benchmark" and col["metric"] not in timed:
+            raise ConfigError(f"{where}: columns[{i}].protocol: benchmark times training steps; "
+                              f"metric {col['metric']!r} is not a timing ({', '.join(sorted(timed))})")
         if col["metric"] in timed:
             if col["split"] != timed[col["metric"]]:
                 raise ConfigError(f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "

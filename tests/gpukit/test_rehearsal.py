@@ -134,3 +134,24 @@ def test_unknown_record_and_key_named(tmp_path):
     bad.write_text("r: {preset: smoke, runz: {}}\n")
     with pytest.raises(ConfigError, match=r"records.yaml: r: unknown key\(s\) runz"):
         records(bad)
+
+
+def test_a_tables_step_times_are_timed_with_its_runs_and_render_its_benchmark_column(tmp_path):
+    """GGSA Table 3's seconds per batch: the kit times the rows' steps alone (before the trainings),
+    the archive brings the file back, and the record's table reads it."""
+    record = {"steps": {"preset": "smoke", "config": {"seeds": 1}, "runs": {"items": {"ggsa": ["table3"]}}}}
+    kit = tmp_path / "gpu-kit"
+    rec = pack(["steps"], kit, record)["records"][0]
+    (item,) = rec["step_times"]
+    assert item["file"] == "results/benchmarks/ggsa/table3.json" and len(item["configs"]) == 3
+    printed = run_sh(kit, tmp_path / "out", tmp_path)
+    assert "step-times results/benchmarks/ggsa/table3.json ok" in printed, printed
+    (archive,) = (tmp_path / "out").glob("record-steps-*.tar.gz")
+    timed = json.loads(members(archive)["steps/results/benchmarks/ggsa/table3.json"])
+    assert timed["device"].startswith("cpu/") and sorted(timed["models"]) == sorted(item["configs"])
+    (placed,) = unpack([archive], device_minutes=1.0, dest=tmp_path / "reports-device")
+    cells = json.loads((placed / "table3.json").read_text())
+    column = next(c for c in cells["GGSA"] if c.endswith("seconds_per_batch (benchmark)"))
+    assert cells["GGSA"][column]["mean"] == pytest.approx(
+        sum(timed["models"]["ggsa_ggsa_max_insuranceqa"]["seconds_per_batch"]) / timed["rounds"])
+    assert timed["device"] in (placed / "table3.md").read_text()

@@ -171,6 +171,8 @@ def checkout(tmp_path, monkeypatch, repo_root):
      "table t: columns[0].split: 'tset' is not evaluated on dataset 'syn' (its eval.splits: test)"),
     ({"columns": [{"dataset": "wiki", "split": "test", "metric": "seconds_per_batch"}]},
      "table t: columns[0].split: 'test': seconds_per_batch is timed on 'train'"),
+    ({"columns": [{"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "benchmark"}]},
+     "table t: columns[0].protocol: benchmark times training steps; metric 'MAP' is not a timing"),
 ])
 def test_a_spec_naming_an_unknown_row_metric_or_split_is_refused_naming_the_file_table_and_key(checkout, edit, message):
     spec = {"paper": "p", "title": "P", "tables": [{**TABLE, **edit}]}

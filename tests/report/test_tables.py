@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ansel.report.tables import aggregate, published_lookup, render
+from ansel.report.tables import aggregate, protocol_notes, published_lookup, render
 from ansel.targets import Variant, table_inputs, timings_file
 
 TABLE = {"id": "t1", "caption": "Demo", "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
@@ -201,6 +201,32 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     (tmp_path / "results/timings/syn/m/seed2.json").unlink()
     with pytest.raises(FileNotFoundError, match="results/timings/syn/m/seed2.json: missing"):
         aggregate(config, "p", table, published)
+
+
+def test_a_benchmark_column_reads_the_tables_step_times_not_the_runs_timings(tmp_path, monkeypatch):
+    """GGSA Table 3's seconds per batch: one file of the table's rows timed alone (``ansel step-times``),
+    mean ± std over its rounds; the runs' own timings files are not read for it."""
+    monkeypatch.chdir(tmp_path)
+    for seed in (1, 2):
+        (tmp_path / f"results/runs/syn/m/seed{seed}").mkdir(parents=True)
+        (tmp_path / f"results/runs/syn/m/seed{seed}/metrics.json").write_text(json.dumps({"test": {"MAP": 0.5}}))
+    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
+                                  {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch",
+                                   "protocol": "benchmark"}]}
+    config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
+    with pytest.raises(FileNotFoundError, match="results/benchmarks/p/t1.json: missing"):
+        aggregate(config, "p", table, {})
+    bench = {"device": "cpu/AVX2", "threads": 2, "batches": 3, "rounds": 3,
+             "models": {"m": {"batch_size": 128, "max_len_q": 200, "max_len_a": 200,
+                              "seconds_per_batch": [1.0, 1.2, 1.1]}}}
+    (tmp_path / "results/benchmarks/p").mkdir(parents=True)
+    (tmp_path / "results/benchmarks/p/t1.json").write_text(json.dumps(bench))
+    cells = aggregate(config, "p", table, {("wiki", "train", "M", "seconds_per_batch"): 1.28})
+    cell = cells.set_index(["row", "metric"]).loc[("M", "seconds_per_batch")]
+    assert cell["mean"] == pytest.approx(1.1) and cell["std"] == pytest.approx(0.1) and cell["n"] == 3
+    assert cell["column"] == "wiki train seconds_per_batch (benchmark)"
+    note = protocol_notes(table, bench)[0]
+    assert "cpu/AVX2" in note and "128 x 200/200" in note and "3 rounds of 3 steps" in note
 
 
 def test_a_cell_where_none_of_a_rows_models_applies_reads_na(runs, tmp_path):

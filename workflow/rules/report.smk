@@ -29,6 +29,8 @@ rule table:
         lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
         spec="workflow/papers/{paper}.yaml",
         published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
+        benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(
+            T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[0]),
         code=package_code("report"),
     output:
         # the long form (one row per cell, numbers unrounded), to download from the report
@@ -51,6 +53,33 @@ rule table:
     shell:
         "ansel table --config {params.cfg:q} --paper {wildcards.paper} --table {wildcards.table} "
         "--published {input.published} --out-prefix results/tables/{wildcards.paper}/{wildcards.table} > {log} 2>&1"
+
+
+rule step_times:
+    """A table's ``protocol: benchmark`` column: each row's training step timed with every text at
+    the run's maximum lengths, warm-up excluded (ansel.training.step_times); it takes every core, so
+    nothing else runs beside a timing."""
+    input:
+        processed=lambda w: T.processed_dir(T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[0]),
+        vocab=lambda w: [c["vocab"] for c in T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1].values()
+                         if c.get("vocab")],
+        code=package_code("training"),
+    output:
+        "results/benchmarks/{paper}/{table}.json",
+    params:
+        cfg=lambda w: json.dumps(T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1]),
+        code=lambda w: sorted({train_code(c["arch"])
+                               for c in T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1].values()}),
+    log:
+        "logs/step_times/{paper}/{table}.log",
+    threads: workflow.cores
+    resources:
+        mem_mb=res("train", "mem_mb"),
+        runtime=res("train", "runtime"),
+        gpu=res("train", "gpu"),
+    shell:
+        "ansel step-times --config {params.cfg:q} --processed {input.processed} --out {output} "
+        "--threads {threads} > {log} 2>&1"
 
 
 rule figure:

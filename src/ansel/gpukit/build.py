@@ -116,8 +116,18 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
         entry = {"name": name, "preset": config["preset"], "config": rec.get("config", {}), "about": rec.get("about", ""),
-                 "bench": rec.get("bench", []), "measure": None, "runs": [], "cpu_runs": [],
+                 "bench": rec.get("bench", []), "measure": None, "runs": [], "cpu_runs": [], "step_times": [],
                  "items": rec.get("runs", {}).get("items", {})}
+        for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
+            tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
+            for item in ids:
+                dataset, cfgs = T.benchmark_configs(config, tables[item]) if item in tables else (None, {})
+                if dataset:
+                    entry["step_times"].append({"file": T.benchmark_file(paper, item),
+                                                "processed": T.processed_dir(dataset), "configs": cfgs})
+                    needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != T.embeddings_file(cfg)})
+                    make_files(needed, config["preset"], rec.get("config", {}))
+                    files.update(needed)
         if "measure" in rec:
             m = rec["measure"]
             needed = [T.processed_dir(d) for d in m["datasets"]]
@@ -205,6 +215,9 @@ def _carry_earlier(rec: dict, work: Path) -> None:
             _copy(f, work / run["dir"] / f.name)
     for f in earlier.glob("costs/*") if rec["measure"] else []:  # the costs and the log they extend
         _copy(f, work / "costs" / f.name)
+    for item in rec["step_times"]:  # a table's steps timed by an earlier lease are not timed again
+        if (earlier / item["file"]).exists():
+            _copy(earlier / item["file"], work / item["file"])
 
 
 def _copy(src: Path, dst: Path) -> None:

@@ -123,6 +123,21 @@ def run_bench(bench: dict, device: str, until: float, out: Path) -> dict:
     return {"phase": f"bench {bench['name']}", "status": status, "start": started, "end": time.time()}
 
 
+def run_step_times(item: dict, device: str, until: float, base: Path) -> dict:
+    """A table's rows' training steps timed alone (``ansel step-times``) into ``base/<its file>``,
+    cut at ``until`` (nothing is written then)."""
+    started, out = time.time(), base / item["file"]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    configs = {m: with_device(cfg, device) for m, cfg in item["configs"].items()}
+    with open(out.with_suffix(".log"), "w") as f:
+        proc = subprocess.Popen(python_cmd("-m", "ansel.cli", "step-times", "--config", json.dumps(configs),
+                                           "--processed", item["processed"], "--out", str(out),
+                                           "--threads", str(os.cpu_count() or 1)),
+                                stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        status = _wait(proc, until)
+    return {"phase": f"step-times {item['file']}", "status": status, "start": started, "end": time.time()}
+
+
 def run_measure(name: str, device: str, until: float, out: Path) -> dict:
     """The record's shapes timed in a child process (a CUDA fault stays there), cut at ``until``."""
     started = time.time()
@@ -342,7 +357,7 @@ def archive(kit: dict, work: Path, out: Path, started: float) -> list[Path]:
             tar.add(work / "log.txt", arcname="log.txt")
         for rec in kit["records"]:
             base = work / rec["name"]
-            for extra in ("device.json", "costs", "bench"):
+            for extra in ("device.json", "costs", "bench", "results"):  # results/benchmarks: step times
                 if (base / extra).exists():
                     tar.add(base / extra, arcname=f"{rec['name']}/{extra}")
             for run in rec["runs"]:
@@ -414,6 +429,9 @@ def main(argv: list[str] | None = None) -> None:
                 phases.append(run_bench(bench, device, until, base / "bench"))
         if rec["measure"] and not out_of_time(until):
             phases.append(run_measure(rec["name"], device, until, base / "costs"))
+        for item in rec.get("step_times", []):
+            if not out_of_time(until) and not (base / item["file"]).exists():
+                phases.append(run_step_times(item, device, until, base))
         if rec["runs"]:
             phases.append(run_trainings(rec, a.device, a.jobs, until, base, a.gpu_parallel))
         for phase in phases:

@@ -39,6 +39,9 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
         for record in [*siblings, dst]:  # this record's own runs last: they win
             for metrics in sorted(record.glob("runs/*/*/seed*/metrics.json")):
                 _stage_run(metrics.parent, stage)
+        for record in [*siblings, dst]:  # tables' step times (``ansel step-times``), timed on the device
+            for f in sorted(record.glob("results/benchmarks/*/*.json")):
+                _copy_to(f, stage / f.relative_to(record))
         _score_cpu_runs(rec, dst, stage)
         targets, waiting = _targets(rec, stage)
         if not targets:
@@ -54,6 +57,11 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
                 shutil.copy2(f, dst / f.name)
                 placed.append(dst / f.name)
         return placed, waiting
+
+
+def _copy_to(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
 
 
 def _stage_run(src: Path, stage: Path) -> None:
@@ -102,6 +110,9 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
         for item in ids:
             target, runs = item_runs(config, paper, item)
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
+            tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
+            if item in tables and T.benchmark_configs(config, tables[item])[0]:  # its step times, too
+                missing += [f] if not (stage / (f := T.benchmark_file(paper, item))).exists() else []
             if missing:
                 waiting[f"{paper}/{item}"] = missing
             else:

@@ -15,7 +15,7 @@ from ansel.report.expected import expected_notes
 from ansel.report.misranked_categories import render_misranked
 from ansel.report.provenance import provenance_note, table_provenance
 from ansel.report.significance import annotate
-from ansel.report.tables import aggregate, grid_notes, protocol_notes, published_lookup, render
+from ansel.report.tables import aggregate, benchmark, grid_notes, protocol_notes, published_lookup, render
 from ansel.report.top_answers import render_top_answers
 from ansel.report.vector_variants import render_vector_variants
 from ansel.targets import seed_count, spec_table, table_datasets, table_kind, table_models
@@ -48,7 +48,7 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
         render_vector_variants(config, table, notes, out_prefix)
         return
     cells = aggregate(config, paper, table, published_lookup(published, paper, table.get("published_table", table_id)))
-    notes += (grid_notes(config, table) + protocol_notes(table) + context_notes(table) + expected_notes(config, table)
+    notes += (grid_notes(config, table) + protocol_notes(table, benchmark(paper, table)) + context_notes(table) + expected_notes(config, table)
               + table_setting_notes(config, table, config["paper_settings"]))
     cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
     provenance = table_provenance(config, table)

@@ -209,11 +209,11 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
 def _why(columns: list[dict]) -> str:
     reasons = []
     epochs = [suffix.strip() for protocol, suffix in PROTOCOL_SUFFIX.items()
-              if protocol != "dev" and any(c.get("protocol") == protocol for c in columns)]
+              if protocol not in ("dev", "benchmark") and any(c.get("protocol") == protocol for c in columns)]
     if epochs:
         reasons.append(f"a {' or '.join(epochs)} column has no run.trec of its epoch: only the checkpoint selected "
                        "on dev is scored per question")
-    other = sorted({c["metric"] for c in columns if c.get("protocol", "dev") == "dev"})
+    other = sorted({c["metric"] for c in columns if c.get("protocol", "dev") in ("dev", "benchmark")})
     if other:
         reasons.append(f"{', '.join(other)}: no per-question value")
     return "; ".join(reasons)

@@ -24,7 +24,7 @@ from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.report.context import context_lookup, context_rows
 from ansel.report.expected import expected_value
-from ansel.targets import Run, Variant, grid_points, metric_file, not_applicable, runs, table_cells
+from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file, not_applicable, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
 # model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a.
@@ -193,7 +193,7 @@ def grid_notes(config: dict, table: dict) -> list[str]:
     return notes
 
 
-PROTOCOL_SUFFIX = {"dev": "", "last": " (last epoch)", "best_split": " (best epoch on it)"}
+PROTOCOL_SUFFIX = {"dev": "", "last": " (last epoch)", "best_split": " (best epoch on it)", "benchmark": " (benchmark)"}
 
 
 def column_label(col: dict) -> str:
@@ -201,10 +201,20 @@ def column_label(col: dict) -> str:
     return f"{col['dataset']} {col['split']} {col['metric']}{PROTOCOL_SUFFIX[col.get('protocol', 'dev')]}"
 
 
-def protocol_notes(table: dict) -> list[str]:
-    """What a "(last epoch)" or "(best epoch on it)" column is, when the table has one."""
+def protocol_notes(table: dict, benchmark: dict | None = None) -> list[str]:
+    """What a "(last epoch)", "(best epoch on it)" or "(benchmark)" column is, when the table has one
+    (``benchmark``: the table's step_times file)."""
     protocols = {c.get("protocol", "dev") for c in table["columns"]}
     notes = []
+    if benchmark:
+        sizes = sorted({(m["batch_size"], m["max_len_q"], m["max_len_a"]) for m in benchmark["models"].values()})
+        notes.append("(benchmark) columns: each row's training step (forward, backward, optimizer) timed alone by "
+                     f"`ansel step-times` on {benchmark['device']} ({benchmark['threads']} threads): batch and lengths "
+                     f"{', '.join(f'{b} x {q}/{a}' for b, q, a in sizes)} (question/answer; every text that long, "
+                     f"none trimmed), a warm-up step excluded, mean ± std over {benchmark['rounds']} rounds of "
+                     f"{benchmark['batches']} steps, the rows taking turns; the paper's seconds are on its own "
+                     "hardware: compare ratios")
+        protocols.discard("benchmark")
     if "last" in protocols:
         notes.append("(last epoch) columns = the paper's protocol: each run's value at its last training epoch "
                      "(log.csv), no selection (MatchZoo reports the final iteration)")
@@ -212,10 +222,20 @@ def protocol_notes(table: dict) -> list[str]:
         notes.append("(best epoch on it) columns = the paper's protocol: each run's value at the epoch whose P@1 on "
                      "that same split is highest (log.csv; the split scored after every epoch), i.e. selected on "
                      "the split it reports, as the MTAS authors selected on test Top-1")
-    if notes:
+    if protocols - {"dev"}:
         notes.append("the other columns use the checkpoint selected on dev; published values are the same rows beside "
                      "both, so the gap between the two column groups is what the selection protocol is worth")
     return notes
+
+
+def benchmark(paper: str, table: dict) -> dict | None:
+    """The table's step_times file (``ansel.targets.benchmark_file``), None where no column is timed so."""
+    if not any(c.get("protocol") == "benchmark" for c in table["columns"]):  # a metrics table's columns
+        return None
+    path = Path(benchmark_file(paper, table["id"]))
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; time the table's rows first (snakemake {path})")
+    return json.loads(path.read_text())
 
 
 def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
@@ -223,6 +243,7 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
     up under the column's ``published_dataset`` and ``published_split``, default its own)."""
     records = []
     run_cells = {(row["label"], column_label(col)): (ds, row["model"]) for row, col, ds in table_cells(config, table)}
+    bench = benchmark(paper, table)
     context = context_lookup() if context_rows(table) else {}  # other papers' values, by model
 
     def published_value(row: dict, col: dict) -> float:
@@ -240,7 +261,9 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             pub = published_value(row, col)
             values = []
             resolved, model = run_cells.get(key, (col["dataset"], None))
-            if key in run_cells:
+            if key in run_cells and col.get("protocol") == "benchmark":
+                values = bench["models"][model]["seconds_per_batch"]
+            elif key in run_cells:
                 _, variant, _ = grid_choice(config, model, resolved)
                 values = [run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
                           for r in runs(config, resolved, variant)]

@@ -162,6 +162,26 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     return cost
 
 
+def step_seconds(cfg: dict, data: RunData, batches: int, rounds: int) -> tuple[str, list[float]]:
+    """(device, seconds per training step of ``cfg`` in each of ``rounds`` rounds of ``batches`` steps),
+    after a one-step warm-up (allocations, kernel choices); nothing is written."""
+    t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
+    device = resolve_device(t.device)
+    model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
+    if not params:
+        raise ValueError(f"models.{cfg['model']}: nothing to train, so no training step to time")
+    seconds = []
+    for epoch, n in [(1, 1)] + [(2 + i, batches) for i in range(rounds)]:
+        step = _EpochTrainer(cfg, dataclasses.replace(t, max_batches=n), data, model, optimizer, params, device,
+                             progress=False)
+        started = time.perf_counter()  # the epoch's own figure is rounded to ms: too coarse for a short step
+        timing = step.run(epoch)[1]
+        seconds.append((time.perf_counter() - started) / timing["batches"])
+    name = (f"cuda/{torch.cuda.get_device_name(device)}" if device.type == "cuda"
+            else f"cpu/{torch.backends.cpu.get_cpu_capability()}" if device.type == "cpu" else str(device))
+    return name, seconds[1:]
+
+
 def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: np.ndarray | None, device):
     """The run's model, seeded, on ``device``; its trainable parameters and their optimizer (None:
     nothing to train)."""
