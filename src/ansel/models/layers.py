@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ansel.models.base import PAD
+from ansel.models.base import PAD, padding_mask
 
 
 def word_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None,
@@ -69,6 +69,17 @@ def fixed_length(ids: torch.Tensor, length: int) -> torch.Tensor:
     """Token ids [B, L] right-padded with PAD or truncated to exactly ``length`` columns: the
     input of a model whose layers see a fixed width (MatchZoo's post-padding)."""
     return ids[:, :length] if ids.size(1) >= length else F.pad(ids, (0, length - ids.size(1)), value=PAD)
+
+
+def read_ids(ids: torch.Tensor, read_padding: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, mask of the positions a model reads): the real tokens; or, with ``read_padding`` = N,
+    exactly N positions (``fixed_length``), padding read as words, as the MTAS authors' TF code
+    feeds fixed 100-token inputs without lengths (a score then depends on a text's padding, never
+    on the batch it is scored in)."""
+    if not read_padding:
+        return ids, padding_mask(ids)
+    ids = fixed_length(ids, read_padding)
+    return ids, torch.ones_like(ids, dtype=torch.bool)
 
 
 class OutputHead(nn.Module):

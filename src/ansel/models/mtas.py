@@ -14,9 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ansel.models.base import Ranker, SiameseRanker, padding_mask
+from ansel.models.archs.qa_baselines import bilstm_encoder, read_padding
+from ansel.models.base import Ranker, SiameseRanker
 from ansel.models.encoders import BiLSTMEncoder
-from ansel.models.layers import (dropped_embedding, fixed_length, keras_init, masked_max, masked_softmax,
+from ansel.models.layers import (dropped_embedding, keras_init, masked_max, masked_softmax, read_ids,
                                  word_embedding)
 from ansel.models.scorers import CosineScorer
 
@@ -94,11 +95,8 @@ class MTAS(Ranker):
     def states(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """BiLSTM states [B, L, 2 x hidden] and the positions attention and pooling read: the
         real tokens, or (unmasked) all ``max_len`` positions, which the BiLSTM then reads too."""
-        if self.mask_padding:
-            ids = ids[:, : self.max_len]
-            return self.encoder(self.embed(ids), padding_mask(ids))
-        ids = fixed_length(ids, self.max_len)
-        return self.encoder(self.embed(ids), torch.ones_like(ids, dtype=torch.bool))
+        ids, mask = read_ids(ids[:, : self.max_len], 0 if self.mask_padding else self.max_len)
+        return self.encoder(self.embed(ids), mask)
 
     def _pooled_question(self, q: torch.Tensor) -> torch.Tensor:
         return masked_max(*self.states(q))
@@ -120,13 +118,14 @@ class MTAS(Ranker):
 class IARNNWord(Ranker):
     """IARNN-word as coded (upstream-notes §1.5): q = tanh(max-pool BiLSTM(q)); each answer word
     vector is scaled by σ(e_tᵀ U q), the shared BiLSTM reads the scaled vectors, max-pool, tanh;
-    cosine. Unlike upstream's fixed 100-token inputs, padding is masked (a packed BiLSTM, a
-    masked max), so it changes no score."""
+    cosine. ``mask_padding: false`` (as coded) reads fixed ``max_len``-token inputs, padding too;
+    ``true`` masks it (a packed BiLSTM, a masked max), so it changes no score."""
 
     def __init__(self, cfg, vocab_size: int, embeddings: np.ndarray | None):
         super().__init__()
+        self.read_padding = read_padding(cfg)
         self.embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
-        self.encoder = keras_init(BiLSTMEncoder(cfg.embedding_dim, cfg.hidden))
+        self.encoder = bilstm_encoder(cfg)
         self.gate = nn.Linear(self.encoder.out_dim, cfg.embedding_dim, bias=False)  # U: q -> U q
         with torch.no_grad():
             _truncated_normal(self.gate.weight)
@@ -140,9 +139,10 @@ class IARNNWord(Ranker):
         return torch.sigmoid((ea @ self.gate(vq).unsqueeze(-1)).squeeze(-1))
 
     def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        vq = self._pooled(self.embed(q), padding_mask(q))
+        (q, mq), (a, ma) = read_ids(q, self.read_padding), read_ids(a, self.read_padding)
+        vq = self._pooled(self.embed(q), mq)
         ea = self.embed(a)
-        va = self._pooled(ea * self.word_gates(vq, ea).unsqueeze(-1), padding_mask(a))
+        va = self._pooled(ea * self.word_gates(vq, ea).unsqueeze(-1), ma)
         return self.scorer(vq, va)
 
 
@@ -173,18 +173,21 @@ class ValidConvolution(nn.Module):
 
 class MultiWidthCNN(SiameseRanker):
     """The MTAS authors' CNN baseline (``cnn_multitask``, upstream-notes §1.5): filters of each
-    width shared by question and answer, ReLU, max over the real windows, the widths'
-    vectors concatenated (len(kernels) x filters), cosine."""
+    width shared by question and answer, ReLU, max over the windows, the widths' vectors
+    concatenated (len(kernels) x filters), cosine. ``mask_padding: false`` (as coded): fixed
+    ``max_len``-token inputs, every window pooled, those over padding too; ``true``: the real ones."""
 
     def __init__(self, cfg, vocab_size: int, embeddings: np.ndarray | None):
         super().__init__()
+        self.read_padding = 0 if cfg.mask_padding else cfg.max_len
         self.embedding = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
         self.convs = nn.ModuleList(ValidConvolution(cfg.embedding_dim, cfg.filters, k) for k in cfg.kernels)
         self.dropout = nn.Dropout(cfg.dropout)
         self.scorer = CosineScorer()
 
     def _encode(self, ids: torch.Tensor) -> torch.Tensor:
-        x, mask = self.embedding(ids), padding_mask(ids)
+        ids, mask = read_ids(ids, self.read_padding)
+        x = self.embedding(ids)
         return self.dropout(torch.cat([masked_max(*conv(x, mask)) for conv in self.convs], dim=1))
 
     encode_question = _encode

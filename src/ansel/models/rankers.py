@@ -11,17 +11,18 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ansel.models.base import Ranker, SiameseRanker, padding_mask
+from ansel.models.base import Ranker, SiameseRanker
 from ansel.models.compositions import Pooling
-from ansel.models.layers import masked_mean
+from ansel.models.layers import masked_mean, read_ids
 
 
 class PooledRanker(SiameseRanker):
     """embed -> encoder (the answer's own where given) -> pooling of each side on its own -> scorer."""
 
     def __init__(self, embed: nn.Module, encoder: nn.Module, pooling: Pooling, scorer: nn.Module,
-                 answer_encoder: nn.Module | None = None):
+                 answer_encoder: nn.Module | None = None, read_padding: int = 0):
         super().__init__()
+        self.read_padding = read_padding  # base.read_ids
         self.embed = embed
         self.encoder = encoder
         if answer_encoder is not None:  # absent, the state dict is a shared encoder's, as ever
@@ -30,11 +31,12 @@ class PooledRanker(SiameseRanker):
         self.scorer = scorer
 
     def encode_question(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.pooling.pool(*self.encoder(self.embed(ids), padding_mask(ids)))
+        ids, mask = read_ids(ids, self.read_padding)
+        return self.pooling.pool(*self.encoder(self.embed(ids), mask))
 
     def encode_answer(self, ids: torch.Tensor) -> torch.Tensor:
-        encoder = getattr(self, "answer_encoder", self.encoder)
-        return self.pooling.pool(*encoder(self.embed(ids), padding_mask(ids)))
+        ids, mask = read_ids(ids, self.read_padding)
+        return self.pooling.pool(*getattr(self, "answer_encoder", self.encoder)(self.embed(ids), mask))
 
     def similarity(self, qv: torch.Tensor, av: torch.Tensor) -> torch.Tensor:
         return self.scorer(qv, av)
@@ -48,8 +50,9 @@ class PairRanker(Ranker):
     """
 
     def __init__(self, embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
-                 question_context: bool = False, answer_encoder: nn.Module | None = None):
+                 question_context: bool = False, answer_encoder: nn.Module | None = None, read_padding: int = 0):
         super().__init__()
+        self.read_padding = read_padding  # base.read_ids
         self.embed = embed
         self.encoder = encoder
         if answer_encoder is not None:
@@ -60,9 +63,10 @@ class PairRanker(Ranker):
 
     def states(self, q: torch.Tensor, a: torch.Tensor):
         """Encoder states and masks of both sides: (hq, mq, ha, ma)."""
-        hq, mq = self.encoder(self.embed(q), padding_mask(q))
+        (q, mq), (a, ma) = read_ids(q, self.read_padding), read_ids(a, self.read_padding)
+        hq, mq = self.encoder(self.embed(q), mq)
         context = {"context": masked_mean(hq, mq)} if self.question_context else {}
-        ha, ma = getattr(self, "answer_encoder", self.encoder)(self.embed(a), padding_mask(a), **context)
+        ha, ma = getattr(self, "answer_encoder", self.encoder)(self.embed(a), ma, **context)
         return hq, mq, ha, ma
 
     def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
@@ -80,10 +84,10 @@ class PairRanker(Ranker):
 
 
 def assemble(embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
-             question_context: bool = False, answer_encoder: nn.Module | None = None) -> Ranker:
+             question_context: bool = False, answer_encoder: nn.Module | None = None, read_padding: int = 0) -> Ranker:
     """The ranker: siamese when the composition pools each side on its own and the answer
     encoder does not read the question; ``answer_encoder``: the answer's own encoder (default:
-    the question's, shared)."""
+    the question's, shared); ``read_padding``: fixed-width inputs, padding read (``base.read_ids``)."""
     if isinstance(composition, Pooling) and not question_context:
-        return PooledRanker(embed, encoder, composition, scorer, answer_encoder)
-    return PairRanker(embed, encoder, composition, scorer, question_context, answer_encoder)
+        return PooledRanker(embed, encoder, composition, scorer, answer_encoder, read_padding)
+    return PairRanker(embed, encoder, composition, scorer, question_context, answer_encoder, read_padding)

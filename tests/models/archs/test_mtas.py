@@ -11,13 +11,22 @@ from tests.models.ids import padded_ids
 MTAS = {"embedding_dim": 8, "hidden": 5, "attention": 4, "heads": 3, "max_len": 12}
 # the paper's readings: masked attention, weighted sum, eq. (7)'s classifier
 MTAS_PAPER = {**MTAS, "mask_padding": True, "head_pooling": "sum", "classifier": "paper"}
+IARNN = {"embedding_dim": 8, "hidden": 5, "max_len": 12}
+CNN = {"embedding_dim": 8, "filters": 6, "kernels": [1, 2, 3, 5], "max_len": 12}
+# the Table 4 baselines of other papers' architectures, as the MTAS authors' code runs them
+AS_CODED = {"embedding_dim": 8, "hidden": 5, "mask_padding": False, "max_len": 12, "init": "tf"}
 VARIANTS = {
     "mtas": ("mtas", MTAS),
     "mtas_paper": ("mtas", MTAS_PAPER),
-    "iarnn_word": ("iarnn_word", {"embedding_dim": 8, "hidden": 5}),
-    "multi_cnn": ("multi_cnn", {"embedding_dim": 8, "filters": 6, "kernels": [1, 2, 3, 5]}),
+    "iarnn_word": ("iarnn_word", IARNN),
+    "iarnn_word_masked": ("iarnn_word", {**IARNN, "mask_padding": True}),
+    "multi_cnn": ("multi_cnn", CNN),
+    "multi_cnn_masked": ("multi_cnn", {**CNN, "mask_padding": True}),
+    "qa_bilstm": ("qa_bilstm", AS_CODED),
+    "ap_bilstm": ("ap_bilstm", AS_CODED),
 }
-PADDING_INVARIANT = ["mtas_paper", "iarnn_word", "multi_cnn"]
+PADDING_INVARIANT = ["mtas_paper", "iarnn_word_masked", "multi_cnn_masked"]
+READS_PADDING = ["mtas", "iarnn_word", "multi_cnn", "qa_bilstm", "ap_bilstm"]
 CATEGORIES = 4
 
 
@@ -38,7 +47,7 @@ def test_shapes_and_cosine_range(variant, padded_pairs):
         assert m.classify(q).shape == (4, CATEGORIES)
         assert m.answer_attention(m.states(q)[0].max(1).values, *m.states(a)).shape == (4, 3 * 10)
         assert not m.siamese
-    if variant == "multi_cnn":
+    if variant.startswith("multi_cnn"):
         assert m.encode_question(q).shape == m.encode_answer(a).shape == (4, 4 * 6)
 
 
@@ -60,6 +69,35 @@ def test_padding_does_not_change_scores(variant, padded_pairs):
         assert torch.allclose(s[3:], m(q[3:, :5], a[3:, :1]), atol=1e-6)
         if variant == "mtas_paper":
             assert torch.allclose(m.classify(q), m.classify(F.pad(q, (0, 4))), atol=1e-6)
+
+
+@pytest.mark.parametrize("variant", READS_PADDING)
+def test_every_as_coded_row_reads_padding_at_a_fixed_width(variant, padded_pairs):
+    """Table 4's rows as the authors' TF code runs them: fixed max_len-word inputs, padding read,
+    so a score depends on the text's padding up to max_len but never on how far its batch pads;
+    masking the padding gives other scores."""
+    m = _build(variant).eval()
+    q, a = padded_pairs(30)
+    with torch.no_grad():
+        s = m(q, a)
+        assert torch.allclose(s, m(F.pad(q, (0, 4)), F.pad(a, (0, 2))), atol=1e-6)
+        assert torch.allclose(s[:1], m(q[:1], a[:1, :4]), atol=1e-6)  # answer 0 has 4 words
+        masked = _build(variant, mask_padding=True).eval()
+        assert not torch.allclose(s, masked(q, a), atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ["qa_bilstm", "ap_bilstm", "iarnn_word"])
+def test_tf_initialisation_sets_the_forget_gate_bias(arch):
+    """init: tf (the MTAS authors' LSTMs): forget-gate bias 1, the other biases 0; torch's own
+    initialisation otherwise (the AP paper's rows)."""
+    biases = {init: dict(build_model(arch, {**AS_CODED, "init": init}, vocab_size=30).named_parameters())
+              for init in ("tf", "torch")}
+    ih = next(n for n in biases["tf"] if n.endswith("bias_ih_l0"))
+    hidden = AS_CODED["hidden"]
+    assert torch.equal(biases["tf"][ih][hidden:2 * hidden], torch.ones(hidden))
+    assert not biases["tf"][ih][:hidden].any() and not biases["tf"][ih.replace("_ih", "_hh")].any()
+    assert biases["torch"][ih][hidden:2 * hidden].abs().sum() > 0 and not torch.equal(
+        biases["torch"][ih][hidden:2 * hidden], torch.ones(hidden))
 
 
 def test_as_coded_mtas_reads_padding_at_a_fixed_width(padded_pairs):
@@ -173,8 +211,9 @@ def test_hyperparameters_are_range_checked(arch, key, value, message):
 
 
 def test_defaults_follow_the_code():
-    mtas, iarnn, cnn = (parse_hparams(a, {}) for a in ("mtas", "iarnn_word", "multi_cnn"))
+    mtas, iarnn, cnn, bilstm = (parse_hparams(a, {}) for a in ("mtas", "iarnn_word", "multi_cnn", "qa_bilstm"))
     assert (mtas.embedding_dim, mtas.hidden, mtas.attention, mtas.heads, mtas.max_len) == (150, 300, 100, 4, 100)
     assert (mtas.mask_padding, mtas.head_pooling, mtas.classifier) == (False, "max", "upstream")
-    assert (iarnn.embedding_dim, iarnn.hidden) == (150, 1000)
-    assert (cnn.filters, tuple(cnn.kernels)) == (600, (1, 2, 3, 5))
+    assert (iarnn.embedding_dim, iarnn.hidden, iarnn.mask_padding, iarnn.max_len, iarnn.init) == (150, 1000, False, 100, "tf")
+    assert (cnn.filters, tuple(cnn.kernels), cnn.mask_padding, cnn.max_len) == (600, (1, 2, 3, 5), False, 100)
+    assert (bilstm.mask_padding, bilstm.init) == (True, "torch")  # the AP paper's reading, unless a row says

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ansel.models.archs.qa_baselines import QACNNConfig, QALSTMConfig
+from ansel.models.archs.qa_baselines import QACNNConfig, QALSTMConfig, bilstm_encoder, read_padding
 from ansel.models.hparams import hparam, positive
 from ansel.models.registry import register
 
@@ -18,12 +18,12 @@ class APCNNConfig(QACNNConfig):
     kernel: int = hparam(3, positive)
 
 
-def _attentive_pooling(embed, encoder):
+def _attentive_pooling(embed, encoder, read_padding: int = 0):
     from ansel.models.compositions import AttentivePooling
     from ansel.models.rankers import assemble
     from ansel.models.scorers import CosineScorer
 
-    return assemble(embed, encoder, AttentivePooling(encoder.out_dim), CosineScorer())
+    return assemble(embed, encoder, AttentivePooling(encoder.out_dim), CosineScorer(), read_padding=read_padding)
 
 
 @register("ap_cnn", APCNNConfig)
@@ -38,8 +38,7 @@ def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings):
 
 @register("ap_bilstm", QALSTMConfig)  # AP-biLSTM has QA-biLSTM's hyperparameters
 def build_ap_bilstm(cfg: QALSTMConfig, vocab_size: int, embeddings):
-    from ansel.models.encoders import BiLSTMEncoder
     from ansel.models.layers import dropped_embedding
 
     embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
-    return _attentive_pooling(embed, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden))
+    return _attentive_pooling(embed, bilstm_encoder(cfg), read_padding(cfg))

@@ -42,9 +42,12 @@ class MTASConfig(HParams):
 
 @dataclass
 class IARNNWordConfig(QALSTMConfig):
-    """IARNN-word (Wang et al. 2016) as the MTAS authors ran it (``iarnn/``: hidden 1000)."""
+    """IARNN-word (Wang et al. 2016) as the MTAS authors ran it (``iarnn/``: hidden 1000, fixed
+    100-token inputs with their padding read, TF's LSTM initialisation)."""
     embedding_dim: int = hparam(150, positive)
     hidden: int = hparam(1000, positive)
+    mask_padding: bool = False
+    init: str = hparam("tf", one_of("torch", "tf"))
 
 
 def _widths(value, hparams) -> str | None:
@@ -58,6 +61,8 @@ class MultiCNNConfig(HParams):
     kernels: tuple[int, ...] = hparam((1, 2, 3, 5), _widths)
     dropout: float = hparam(0.0, fraction)                 # on the pooled vector (upstream: keep 1)
     freeze_embeddings: bool = False
+    mask_padding: bool = False  # code: fixed max_len-token inputs, the windows over padding pooled too
+    max_len: int = hparam(100, positive)
 
 
 @register("mtas", MTASConfig, categories=True)

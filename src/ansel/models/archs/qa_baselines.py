@@ -8,16 +8,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ansel.models.hparams import HParams, fraction, hparam, positive
+from ansel.models.hparams import HParams, fraction, hparam, one_of, positive
 from ansel.models.registry import register
 
 
 @dataclass
 class QALSTMConfig(HParams):
+    """``mask_padding: false`` + ``max_len``: the MTAS authors' fixed-width inputs, padding read
+    (``base.read_ids``); ``init: tf``: their LSTM initialisation (``layers.keras_init``: Glorot,
+    orthogonal recurrent weights, forget-gate bias 1) instead of torch's."""
     embedding_dim: int = hparam(100, positive)
     hidden: int = hparam(141, positive)
     dropout: float = hparam(0.0, fraction)
     freeze_embeddings: bool = False
+    mask_padding: bool = True
+    max_len: int = hparam(100, positive)  # unmasked only: every text cut or PAD-filled to it
+    init: str = hparam("torch", one_of("torch", "tf"))
 
 
 @dataclass
@@ -29,20 +35,33 @@ class QACNNConfig(HParams):
     freeze_embeddings: bool = False
 
 
-def _max_pooled(embed, encoder, tanh: bool):
+def _max_pooled(embed, encoder, tanh: bool, read_padding: int = 0):
     from ansel.models.compositions import MaxPooling
     from ansel.models.rankers import assemble
     from ansel.models.scorers import CosineScorer
 
-    return assemble(embed, encoder, MaxPooling(tanh), CosineScorer())
+    return assemble(embed, encoder, MaxPooling(tanh), CosineScorer(), read_padding=read_padding)
+
+
+def bilstm_encoder(cfg: QALSTMConfig):
+    """The BiLSTM of a QA-LSTM-family config, initialised as ``cfg.init`` says."""
+    from ansel.models.encoders import BiLSTMEncoder
+    from ansel.models.layers import keras_init
+
+    encoder = BiLSTMEncoder(cfg.embedding_dim, cfg.hidden)
+    return keras_init(encoder) if cfg.init == "tf" else encoder
+
+
+def read_padding(cfg) -> int:
+    """``assemble``'s read_padding of a config with ``mask_padding`` and ``max_len``."""
+    return 0 if cfg.mask_padding else cfg.max_len
 
 
 def _bilstm_max_pooled(cfg: QALSTMConfig, vocab_size: int, embeddings, tanh: bool):
-    from ansel.models.encoders import BiLSTMEncoder
     from ansel.models.layers import dropped_embedding
 
     embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
-    return _max_pooled(embed, BiLSTMEncoder(cfg.embedding_dim, cfg.hidden), tanh)
+    return _max_pooled(embed, bilstm_encoder(cfg), tanh, read_padding(cfg))
 
 
 @register("qa_lstm", QALSTMConfig)
