@@ -220,3 +220,13 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
     assert T.figure_runs(cfg, heatmap) == T.table_runs(cfg, table)
     assert T.figure_inputs(cfg, heatmap) == T.table_inputs(cfg, table)
     assert T.figure_models(heatmap) == T.table_models(table)
+
+
+def test_a_presets_evaluation_cadence_applies_only_where_a_model_has_one():
+    """scale.train.monitor_every shrinks the MTAS rows' cadence (smoke's short runs); a model that
+    scores no split on a cadence gets none (it would have no monitor split to score)."""
+    cfg = config(models={"cadenced": {**GGSA, "train": {"monitor_splits": ["test"], "monitor_every": 1000}},
+                         "plain": GGSA},
+                 scale={"train": {"monitor_every": 4}})
+    assert model_config(cfg, "cadenced")["train"]["monitor_every"] == 4
+    assert "monitor_every" not in model_config(cfg, "plain")["train"]

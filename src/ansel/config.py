@@ -225,7 +225,8 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
 
     ``train`` is resolved too: params.yaml's ``train`` <- the model's <- the preset's
     ``scale.train`` (its ``lr_grid`` keeps those of the model's grid points it lists, or else the
-    model's own lr; no grid where the model has none) <- the point's value.
+    model's own lr; no grid where the model has none; its ``monitor_every`` only where the model
+    sets one, as an evaluation cadence to shrink) <- the point's value.
     Hyperparameters are checked (types and ranges), naming the key; the training settings by
     ``run_config`` and ``validate``, once resolved.
     """
@@ -240,7 +241,8 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     known = hparams_fields(m["arch"], f"{where}.arch")
     m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
     train = deep_merge(config.get("train", {}), m.get("train", {}))
-    scale_train = {k: v for k, v in scale.get("train", {}).items() if k != "lr_grid"}
+    scale_train = {k: v for k, v in scale.get("train", {}).items()
+                   if k != "lr_grid" and (k != "monitor_every" or train.get("monitor_every"))}
     m["train"] = deep_merge(train, scale_train)
     if "lr_grid" in train and "lr_grid" in scale.get("train", {}):
         # a preset cuts a grid to its points on the model's grid (GGSA's 1e-4), else to the model's own lr

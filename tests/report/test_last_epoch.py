@@ -167,6 +167,23 @@ def test_best_split_columns_read_the_epoch_best_on_that_split_and_ours_stay_dev_
     assert cells["wikiqa_mz test MAP (best epoch on it)"] == pytest.approx(np.mean([log.test_MAP[1], last("q")[1]]))
 
 
+def test_best_split_skips_epochs_without_an_evaluation_at_the_authors_cadence(runs):
+    """train.monitor_every: an epoch in which no evaluation fell has an empty row; the best is
+    read over the evaluations there are, and a log with none is named."""
+    from ansel.report.tables import best_split_epoch_metric
+    from ansel.targets import Run, Variant
+
+    run = Run("syn", Variant("q"), 1)
+    log = pd.read_csv(f"{run.dir}/log.csv")
+    log["test_P@1"] = [np.nan, 0.4, 0.3]
+    log.loc[0, "test_MAP"] = np.nan
+    log.to_csv(f"{run.dir}/log.csv", index=False)
+    assert best_split_epoch_metric(run, "test", "MAP") == log.test_MAP[1]
+    log.assign(**{"test_P@1": np.nan}).to_csv(f"{run.dir}/log.csv", index=False)
+    with pytest.raises(KeyError, match=r"seed1/log.csv: no epoch scored test \(its test_P@1 column is empty\)"):
+        best_split_epoch_metric(run, "test", "MAP")
+
+
 def test_a_stand_ins_column_shows_the_originals_published_split_of_another_table(runs):
     """InsuranceQA V2 standing in for v1: our V2 test beside the paper's v1 test1 (table insuranceqa)."""
     from ansel.config import load_paper

@@ -289,6 +289,37 @@ def test_monitored_splits_are_logged_every_epoch_and_never_select(processed, tmp
     assert evaluate_split(model, data, "dev", ev)[1]["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
 
 
+def test_monitored_splits_at_the_authors_cadence_keep_each_epochs_best_evaluation(processed, tmp_path, monkeypatch):
+    """train.monitor_every = N: test is scored every N steps over the run (the MTAS authors'
+    evaluate_every), mid-epoch too; each epoch's row holds its evaluation best on test P@1, and
+    the training itself (losses, dev, the kept model) is the per-epoch monitoring's, step for step."""
+    ev = EvalConfig(["dev", "test"])
+    seen = []
+    real = train_mod._Cadence.evaluate
+
+    def spy(self, step):
+        real(self, step)
+        seen.append(dict(self.epoch_rows[-1]))
+
+    monkeypatch.setattr(train_mod._Cadence, "evaluate", spy)
+    logs = {}
+    for name, extra in (("cadence", {"monitor_every": 3}), ("epochs", {})):
+        c = cfg(epochs=3, monitor_splits=["test"], max_batches=4, **extra)
+        data = _data(c, processed)
+        train_mod.train_run(c, data, None, tmp_path / name, dev_evaluator(data, "dev", ev), progress=False,
+                            monitors={"test": dev_evaluator(data, "test", ev)})
+        logs[name] = pd.read_csv(tmp_path / name / "log.csv")
+    assert [e["test_step"] for e in seen] == [3, 6, 9, 12]  # 4 batches an epoch, 12 steps
+    by_epoch = {1: seen[:1], 2: seen[1:2], 3: seen[2:4]}  # steps 3 | 6 | 9, 12
+    for epoch, evaluations in by_epoch.items():
+        best = max(evaluations, key=lambda e: e["test_P@1"])
+        row = logs["cadence"].iloc[epoch - 1]
+        assert row.test_step == best["test_step"] and row.test_MAP == pytest.approx(best["test_MAP"])
+    same = ["epoch", "loss", "dev_MAP", "dev_P@1"]
+    pd.testing.assert_frame_equal(logs["cadence"][same], logs["epochs"][same])
+    assert (tmp_path / "cadence/model.pt").read_bytes() == (tmp_path / "epochs/model.pt").read_bytes()
+
+
 def test_classification_trains_every_labelled_pair_with_a_two_way_head(processed, tmp_path):
     """loss classification: BCE on the head's log-odds over all training pairs, accuracy/F1 on dev."""
     from ansel.evaluation.metrics import classification_metrics

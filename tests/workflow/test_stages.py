@@ -38,6 +38,9 @@ def test_lint_reports_nothing_but_missing_environments(repo_root):
      "models.ggsa_ggsa_max_insuranceqa.hparams.heads: 7 does not divide"),
     ({"models": {"qa_cnn": {"train": {"dev_split": "valid"}}}}, "models.qa_cnn.train.dev_split: 'valid'"),
     ({"models": {"qa_cnn": {"train": {"epochs": 0}}}}, "models.qa_cnn.train.epochs: 0 is less than the minimum of 1"),
+    ({"models": {"qa_cnn": {"train": {"monitor_every": 0}}}}, "models.qa_cnn.train.monitor_every: 0 is less than the minimum of 1"),
+    ({"models": {"qa_cnn": {"train": {"monitor_every": 5}}}},
+     "models.qa_cnn.train.monitor_every: scores the monitor splits, and monitor_splits names none"),
     ({"models": {"qa_cnn": {"train": {"margin": -1}}}}, "models.qa_cnn.train.margin: -1 is less than or equal to the minimum of 0"),
 ])
 def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_path, override, message):

@@ -52,6 +52,12 @@ class TrainConfig:
     # scored after every epoch and logged (log.csv: <split>_<metric>), never used to select: the
     # curves of a paper that reports its last epoch (aMV-LSTM), and that epoch's values
     monitor_splits: list[str] = field(default_factory=list)
+    # the monitor splits scored every this many training steps (counted over the run, as the MTAS
+    # authors' evaluate_every) instead of after every epoch: each epoch's log.csv row then holds, of
+    # the evaluations that fell in it, the one best on the first monitor split's P@1, with its step
+    # (<split>_step), so the best over the rows is the best over the evaluations; a row without one
+    # leaves them empty (a "last epoch" reading of them is not the last evaluation)
+    monitor_every: int | None = None
     device: str = "auto"        # auto: CUDA when available, else the CPU
 
     def __post_init__(self):
@@ -69,6 +75,9 @@ class TrainConfig:
         check(0 <= self.category_weight <= 1, "category_weight", f"{self.category_weight} is not in [0, 1]")
         check(self.loss in ("hinge", "pointwise") or self.category_weight == 0, "category_weight",
               f"weighs the category loss against a ranking loss; loss {self.loss!r} is not one")
+        check(self.monitor_every is None or self.monitor_every >= 1, "monitor_every", f"{self.monitor_every} is not >= 1")
+        check(self.monitor_every is None or bool(self.monitor_splits), "monitor_every",
+              "scores the monitor splits, and monitor_splits names none")
         check(self.dev_split not in self.monitor_splits, "monitor_splits",
               f"{self.monitor_splits} repeats the dev split {self.dev_split!r}")
         check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")

@@ -107,6 +107,9 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
     state = _resume(state_path, key, model, optimizer, device, t.epochs)
     step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
+    cadence = _Cadence(monitors or {}, model) if t.monitor_every else None
+    if cadence:
+        step.on_step = (t.monitor_every, cadence.evaluate)
     with _live(run_dir, state.log, dvclive) as live:
         for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
             row, timing = step.run(epoch)
@@ -114,7 +117,9 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
             dev_scores, dev = evaluate_dev(model)
             timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
             row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
-            for split, evaluate in (monitors or {}).items():
+            if cadence:
+                row.update(cadence.best_of_epoch())
+            for split, evaluate in ({} if cadence else monitors or {}).items():
                 row.update({f"{split}_{m}": v for m, v in evaluate(model)[1].items() if not m.startswith("n_")})
             _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
             state.timings.append(timing)
@@ -192,6 +197,26 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
     return model, params, OPTIMIZERS[t.optimizer](params, t) if params else None
 
 
+class _Cadence:
+    """The monitor splits scored every N training steps (``train.monitor_every``): of the evaluations
+    of an epoch, the one best on the first split's P@1 (the first of ties), as its log.csv row."""
+
+    def __init__(self, monitors: dict[str, DevEvaluator], model):
+        self.monitors, self.model, self.epoch_rows = monitors, model, []
+
+    def evaluate(self, step: int) -> None:
+        row = {f"{next(iter(self.monitors))}_step": step}
+        for split, evaluate in self.monitors.items():
+            row.update({f"{split}_{m}": v for m, v in evaluate(self.model)[1].items() if not m.startswith("n_")})
+        self.model.train()
+        self.epoch_rows.append(row)
+
+    def best_of_epoch(self) -> dict:
+        rows, self.epoch_rows = self.epoch_rows, []
+        key = f"{next(iter(self.monitors))}_P@1"
+        return max(rows, key=lambda r: r[key]) if rows else {}  # max keeps the first of equal values
+
+
 class _EpochTrainer:
     """One epoch of steps, seeded by (seed, epoch): pairwise over the shuffled training positives
     (each with a drawn negative), or, for ``loss: classification``, over every labelled training pair."""
@@ -199,6 +224,7 @@ class _EpochTrainer:
     def __init__(self, cfg, t: TrainConfig, data: RunData, model, optimizer, params, device, progress: bool):
         self.cfg, self.t, self.data, self.model, self.optimizer = cfg, t, data, model, optimizer
         self.params, self.device, self.progress = params, device, progress
+        self.on_step: tuple[int, Callable[[int], None]] | None = None  # (every N steps, call with the step)
         # pairwise losses: each batch's mean score of the positives and of their drawn negatives (a
         # loss stuck at the margin with equal scores is the collapse of reports/apnet-training-collapse.md)
         self.scores: list[torch.Tensor] = []
@@ -246,6 +272,8 @@ class _EpochTrainer:
         order = rng.permutation(len(self.pos_q))
         if t.max_batches:  # a preset's shorter epoch: a fresh random subset each epoch
             order = order[:t.batch_size * t.max_batches]
+        steps_before = (epoch - 1) * -(-len(order) // t.batch_size)  # every epoch has as many batches
+        monitored = 0.0  # seconds of the cadence's evaluations: not the epoch's training time
         self.model.train()
         # summed on the device in float64 (what Python's float sums): no host synchronisation per batch
         total = torch.zeros((), dtype=torch.float64, device=self.device)
@@ -262,8 +290,12 @@ class _EpochTrainer:
             self.optimizer.step()
             total += loss.detach()
             n_batches += 1
+            if self.on_step and (steps_before + n_batches) % self.on_step[0] == 0:
+                at = time.perf_counter()
+                self.on_step[1](steps_before + n_batches)
+                monitored += time.perf_counter() - at
         loss_sum = total.item()  # waits for the device's queued work, so the epoch's time is all of it
-        seconds = time.perf_counter() - started
+        seconds = time.perf_counter() - started - monitored
         row = {"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)}
         if self.scores:  # where the epoch ended: over its last tenth of batches
             end = torch.stack(self.scores[-max(1, len(self.scores) // 10):]).double().mean(0)
@@ -305,7 +337,8 @@ def _select(state: _State, epoch: int, row: dict, value: float, model, dev_score
 def _write_log(rows: list[dict], path: Path) -> None:
     def write(tmp: Path) -> None:
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, list(rows[0]) if rows else ["epoch"])
+            # every row's columns (an epoch without a cadence evaluation has none of its columns)
+            w = csv.DictWriter(f, list(dict.fromkeys(k for r in rows for k in r)) if rows else ["epoch"])
             w.writeheader()
             w.writerows(rows)
     save_atomic(path, write)
@@ -373,6 +406,6 @@ def _live(run_dir: Path, log: list[dict], enabled: bool = True):
 def _live_log(live, row: dict) -> None:
     live.step = row["epoch"]
     for k, v in row.items():
-        if k != "epoch":
+        if k != "epoch" and not k.endswith("_step"):
             live.log_metric(k.replace("@", "_at_"), v, plot=True)
     live.make_summary()
