@@ -174,6 +174,21 @@ def cmd_step_times(a) -> None:
     save_text(Path(a.out), json.dumps(result, indent=2) + "\n")
 
 
+def cmd_records(a) -> None:
+    from ansel.records import results_table, splice
+
+    table = results_table()
+    if not a.write and not a.check:
+        print(table, end="")
+        return
+    path = Path(a.write or a.check)
+    text = path.read_text()
+    if a.write:
+        path.write_text(splice(text, table, str(path)))
+    elif splice(text, table, str(path)) != text:
+        sys.exit(f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}")
+
+
 def cmd_table(a) -> None:
     from ansel.report.build import build_table
 
@@ -277,6 +292,9 @@ def main(argv: list[str] | None = None) -> None:
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
     st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
     st.add_argument("--threads", type=int, default=1)
+    r = verb("records", cmd_records, config=None)  # the front page's results table, from the records
+    r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
+    r.add_argument("--check", metavar="FILE", help="fail where FILE's results table differs from the records")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
     verb("stats", cmd_stats, "processed", "out", config=None)
