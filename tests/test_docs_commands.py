@@ -57,3 +57,24 @@ def test_a_documented_command_works(page, command, comment):
     done = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
     assert done.returncode == 0, f"{page}: `{command}` failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+
+
+def test_a_headline_naming_no_cell_or_no_claim_is_refused_naming_the_entry(tmp_path):
+    from ansel.config import ConfigError
+    from ansel.records import results_table
+
+    record = tmp_path / "reports/cpu-x"
+    record.mkdir(parents=True)
+    (record / "t.json").write_text('{"A": {"d test MAP": {"mean": 0.5, "std": 0.01, "n": 5, "published": 0.6}}, '
+                                   '"significance": {"claims": {"A > B": {"d test MAP": {"verdict": "holds", '
+                                   '"difference": 0.1, "p_holm": 0.01}}}}}')
+    entry = "- {paper: P, record: cpu-x, table: t, row: A, column: d test MAP, claim: A > B}\n"
+    (tmp_path / "reports/headlines.yaml").write_text(entry)
+    assert "| P | A, d test MAP | 0.6000 | 0.5000 ± 0.0100 (n=5) | -0.1000 | A > B: **holds**" in results_table(tmp_path)
+    for bad, message in [(entry.replace("row: A", "row: Z"), r"\[0\]: .*t.json has no cell \('Z', 'd test MAP'\)"),
+                         (entry.replace("A > B}", "A > C}"), r"\[0\]: .*t.json tests no claim 'A > C'"),
+                         (entry.replace("table: t,", "table: u,"), r"\[0\]: .*u.json: no such record table"),
+                         (entry.replace("claim: A > B", "clam: A > B"), r"\[0\]: missing claim")]:
+        (tmp_path / "reports/headlines.yaml").write_text(bad)
+        with pytest.raises(ConfigError, match=message):
+            results_table(tmp_path)
