@@ -1,4 +1,6 @@
-"""The training code's digest (ansel.code_digest): which modules a run of an architecture trains with."""
+"""Issue 33 item 1: the training code's digest (ansel.code_digest), a param of every train job: which modules a
+run of an architecture trains with, so an edit of one retrains exactly its runs (the workflow test:
+tests/workflow/test_stages.py)."""
 from ansel.code_digest import ENTRIES, closure, train_code_digest
 from ansel.models.registry import arch_module
 
