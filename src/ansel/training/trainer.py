@@ -107,7 +107,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
     state = _resume(state_path, key, model, optimizer, device, t.epochs)
     step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
-    cadence = _Cadence(monitors or {}, model) if t.monitor_every else None
+    cadence = _Cadence(monitors, model) if t.monitor_every and monitors else None  # no split to score: none
     if cadence:
         step.on_step = (t.monitor_every, cadence.evaluate)
     with _live(run_dir, state.log, dvclive) as live:
