@@ -4,6 +4,8 @@ import math
 import re
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
+
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
 # here from its output path, and never parses a name back into a config.
 RUNS = {r.dir: r for r in T.paper_runs(C)}
@@ -14,6 +16,15 @@ RUN_CONFIGS = {d: r.config(C) for d, r in RUNS.items()}
 
 def res(rule_name, key):
     return {**C["resources"]["default"], **C["resources"].get(rule_name, {})}[key]
+
+
+def every_core(rule_name):
+    """A timing job's threads: every core of a local run, so nothing runs beside it; on a cluster
+    (no total of cores: each job its own allocation) the rule's own threads."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return res(rule_name, "threads")
 
 
 def package_code(package):

@@ -72,7 +72,7 @@ rule step_times:
                                for c in T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1].values()}),
     log:
         "logs/step_times/{paper}/{table}.log",
-    threads: workflow.cores
+    threads: every_core("train")
     resources:
         mem_mb=res("train", "mem_mb"),
         runtime=res("train", "runtime"),
