@@ -1,4 +1,5 @@
 # Helpers of the rules: runs as records, per-rule resources, the code each stage runs.
+import functools
 import json
 import math
 import re

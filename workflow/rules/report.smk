@@ -24,13 +24,18 @@ rule dataset_stats:
         "ansel stats --processed {input} --out {output} > {log} 2>&1"
 
 
+@functools.cache
+def benchmark_configs(paper, table):
+    """A table's step-times dataset and row configs (ansel.targets.benchmark_configs), resolved once."""
+    return T.benchmark_configs(C, T.spec_table(C, paper, table))
+
+
 rule table:
     input:
         lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
         spec="workflow/papers/{paper}.yaml",
         published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
-        benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(
-            T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[0]),
+        benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(benchmark_configs(w.paper, w.table)[0]),
         code=package_code("report"),
     output:
         # the long form (one row per cell, numbers unrounded), to download from the report
@@ -60,16 +65,14 @@ rule step_times:
     the run's maximum lengths, warm-up excluded (ansel.training.step_times); it takes every core, so
     nothing else runs beside a timing."""
     input:
-        processed=lambda w: T.processed_dir(T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[0]),
-        vocab=lambda w: [c["vocab"] for c in T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1].values()
-                         if c.get("vocab")],
+        processed=lambda w: T.processed_dir(benchmark_configs(w.paper, w.table)[0]),
+        vocab=lambda w: [c["vocab"] for c in benchmark_configs(w.paper, w.table)[1].values() if c.get("vocab")],
         code=package_code("training"),
     output:
         "results/benchmarks/{paper}/{table}.json",
     params:
-        cfg=lambda w: json.dumps(T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1]),
-        code=lambda w: sorted({train_code(c["arch"])
-                               for c in T.benchmark_configs(C, T.spec_table(C, w.paper, w.table))[1].values()}),
+        cfg=lambda w: json.dumps(benchmark_configs(w.paper, w.table)[1]),
+        code=lambda w: sorted({train_code(c["arch"]) for c in benchmark_configs(w.paper, w.table)[1].values()}),
     log:
         "logs/step_times/{paper}/{table}.log",
     threads: every_core("train")

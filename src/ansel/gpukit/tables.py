@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.config import root
-from ansel.gpukit.build import config_args, item_runs
+from ansel.gpukit.build import _copy, config_args, item_runs
 
 LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
 
@@ -41,7 +41,7 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
                 _stage_run(metrics.parent, stage)
         for record in [*siblings, dst]:  # tables' step times (``ansel step-times``), timed on the device
             for f in sorted(record.glob("results/benchmarks/*/*.json")):
-                _copy_to(f, stage / f.relative_to(record))
+                _copy(f, stage / f.relative_to(record))
         _score_cpu_runs(rec, dst, stage)
         targets, waiting = _targets(rec, stage)
         if not targets:
@@ -57,11 +57,6 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
                 shutil.copy2(f, dst / f.name)
                 placed.append(dst / f.name)
         return placed, waiting
-
-
-def _copy_to(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dst)
 
 
 def _stage_run(src: Path, stage: Path) -> None:
@@ -107,10 +102,10 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     config = load(preset=rec["preset"], **rec.get("config", {}))
     targets, waiting = [], {}
     for paper, ids in rec["items"].items():
+        tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
         for item in ids:
             target, runs = item_runs(config, paper, item)
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
-            tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
             if item in tables and T.benchmark_configs(config, tables[item])[0]:  # its step times, too
                 missing += [f] if not (stage / (f := T.benchmark_file(paper, item))).exists() else []
             if missing:
