@@ -128,3 +128,9 @@ def figure_cfg(w):
 
 # params.yaml as written (preset: full): the papers' settings, which table notes compare runs against.
 PAPERS = A.load(preset="full")
+
+
+@functools.cache
+def benchmark_configs(paper, table):
+    """A table's step-times dataset and row configs (ansel.targets.benchmark_configs), resolved once."""
+    return T.benchmark_configs(C, T.spec_table(C, paper, table))

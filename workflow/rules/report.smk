@@ -24,12 +24,6 @@ rule dataset_stats:
         "ansel stats --processed {input} --out {output} > {log} 2>&1"
 
 
-@functools.cache
-def benchmark_configs(paper, table):
-    """A table's step-times dataset and row configs (ansel.targets.benchmark_configs), resolved once."""
-    return T.benchmark_configs(C, T.spec_table(C, paper, table))
-
-
 rule table:
     input:
         lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
