@@ -40,8 +40,9 @@ def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, 
     monkeypatch.setattr(P, "train_positives", lambda processed: 1000)  # ceil(1000/32) = 32 > max_batches 8
     table = P.plan(config, [tmp_path]).set_index("item")
     row = table.loc["synthetic"]
-    # qa_cnn measured on synthetic_en (2 seeds); qa_lstm, random and synthetic_zh are other shapes
-    assert (row["runs"], row["measured runs"], row["batches/epoch"], row["measured on"]) == (12, 2, "8", "cuda:0")
+    # qa_cnn measured on synthetic_en (2 seeds), random costs nothing (2 datasets x 2 seeds); qa_lstm and
+    # synthetic_zh's qa_cnn are other shapes
+    assert (row["runs"], row["measured runs"], row["batches/epoch"], row["measured on"]) == (12, 6, "8", "cuda:0")
     epochs = cfg["train"]["epochs"]
     assert row["device-minutes (measured runs)"] == pytest.approx(round(2 * epochs * (8 * 0.5 + 3.0) / 60, 1))
     assert table.loc["(each run once)", "runs"] == 12
@@ -82,11 +83,12 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     path = P.measure(P.unmeasured_shapes(config, []), tmp_path / "results/costs", batches=1, report=lines.append)
     costs = json.loads(path.read_text())
     capability = torch.backends.cpu.get_cpu_capability()  # a CPU's cost names its instruction set
-    assert path.name == f"cpu-{capability}.json" and len(costs) == len(lines) == 6  # 3 models x 2 datasets
+    # 2 trained models x 2 datasets (random has nothing to train: nothing to measure)
+    assert path.name == f"cpu-{capability}.json" and len(costs) == len(lines) == 4
     assert all(c["dev_seconds"] > 0 and c["device"] == f"cpu/{capability}" for c in costs.values())
     row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
     assert row["measured runs"] == row["runs"] == 12 and row["device-minutes (measured runs)"] >= 0
-    assert P.plan(config, [tmp_path], device="cuda").set_index("item").loc["synthetic"]["measured runs"] == 0
+    assert P.plan(config, [tmp_path], device="cuda").set_index("item").loc["synthetic"]["measured runs"] == 4  # random
     assert P.unmeasured_shapes(config, [tmp_path]) == []  # nothing left
 
 
@@ -140,3 +142,49 @@ def test_the_committed_records_count_as_measured_by_default():
     assert any(c.device.startswith("cuda/") for c in P.measured_costs(sources).values())
     planned = P.plan(load(preset="cpu"), sources).set_index("item")
     assert planned.loc["(each run once)", "measured runs"] > 0
+
+
+def test_another_devices_cost_of_a_shape_never_hides_this_devices(tmp_path):
+    cfg = {"dataset": "wikiqa", "model": "qa_cnn", "arch": "qa_cnn", "hparams": {}, "max_len_q": 4, "max_len_a": 8,
+           "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None}}
+    cpu, gpu = tmp_path / "cpu", tmp_path / "gpu"  # the GPU record is read after the CPU checkout
+    for src, device in ((cpu, "cpu/AVX512"), (gpu, "cuda/NVIDIA H200")):
+        (src / "costs").mkdir(parents=True)
+        (src / "costs/c.json").write_text(json.dumps({P.shape(cfg): {"device": device, "seconds_per_batch": 0.5,
+                                                                       "dev_seconds": 1.0}}))
+    assert P.measured_costs([cpu, gpu], "cpu")[P.shape(cfg)].device == "cpu/AVX512"
+    assert P.measured_costs([cpu, gpu])[P.shape(cfg)].device == "cuda/NVIDIA H200"  # no filter: the later wins
+
+
+def test_a_ranker_with_nothing_to_train_costs_nothing_and_counts_as_measured():
+    cfg = Run("synthetic_en", Variant("lexical_bm25"), 1).config(load(preset="smoke"))
+    assert P.plan_minutes(cfg, {}, {}) == (0.0, None)
+
+
+def test_the_budget_chooses_the_cheapest_items_counting_a_shared_run_once(monkeypatch):
+    config = load(preset="smoke")
+    runs = {m: [Run("synthetic_en", Variant(m), s) for s in (1, 2)] for m in ("qa_cnn", "qa_lstm", "random")}
+    cost = {"qa_cnn": 10.0, "qa_lstm": 30.0, "random": None}  # random: its shape unmeasured here
+    monkeypatch.setattr(P, "plan_minutes", lambda cfg, costs, positives: (cost[cfg["model"]], None))
+    items = [("a", "cnn", runs["qa_cnn"]),                           # 20 min
+             ("a", "both", runs["qa_cnn"] + runs["qa_lstm"]),       # 80, of which 60 new after "cnn"
+             ("b", "lstm", runs["qa_lstm"]),                        # 60
+             ("b", "unmeasured", runs["random"])]
+    assert P.choose(config, items, {}, {}, 80) == ["a/cnn", "b/lstm", "a/both"]  # 20 + 60 + 0 new
+    assert P.choose(config, items, {}, {}, 79) == ["a/cnn"]  # neither 60-minute item fits after it
+
+
+def test_plan_options_are_checked(capsys):
+    from ansel import cli
+
+    with pytest.raises(SystemExit, match="--budget-hours: give --cores too"):
+        cli.main(["plan", "--preset", "smoke", "--budget-hours", "6"])
+    with pytest.raises(SystemExit, match="--papers: nope: not a paper of the preset"):
+        cli.main(["plan", "--preset", "smoke", "--papers", "nope"])
+
+
+def test_the_paper_preset_plans_with_each_items_wall_hours_and_its_choice():
+    table = P.plan(load(preset="paper"), P.default_sources(), "cpu", cores=2, budget_hours=6).set_index("item")
+    assert {"wall hours on 2 cores", "chosen"} <= set(table.columns)
+    assert "table2" not in table.index and "table2_v2" in table.index  # InsuranceQA V1: in no mirror
+    assert table.loc["figure3", "epochs"] == "500" and table.loc["table3", "epochs"] == "400"  # the papers' own

@@ -189,6 +189,12 @@ def cmd_records(a) -> None:
         sys.exit(f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}")
 
 
+def cmd_record(a) -> None:
+    from ansel.local_record import collect, parse_items
+
+    collect(a.preset, parse_items(a.items), Path(a.out))
+
+
 def cmd_table(a) -> None:
     from ansel.report.build import build_table
 
@@ -220,18 +226,31 @@ def cmd_plan(a) -> None:
     if missing:
         raise ConfigError(f"--costs: no such directory: {', '.join(missing)}")
     config = load(**({"preset": a.preset} if a.preset else {}))
+    if a.papers:
+        unknown = sorted(set(a.papers) - set(config["papers"]))
+        if unknown:
+            raise ConfigError(f"--papers: {', '.join(unknown)}: not a paper of the preset; known: {', '.join(config['papers'])}")
+        config["papers"] = {p: config["papers"][p] for p in a.papers}
     if a.measure:
         from ansel.device import start_torch
         from ansel.plan import measure, unmeasured_shapes
 
         start_torch(a.threads)
-        measure(unmeasured_shapes(config, sources), root() / "results/costs", a.measure)
+        measure(unmeasured_shapes(config, sources, device=a.device), root() / "results/costs", a.measure)
         sources.append(root())  # what was just measured
-    table = plan(config, sources, a.device)
+    if a.budget_hours and not a.cores:
+        raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
+    table = plan(config, sources, a.device, a.cores, a.budget_hours)
     print(table.to_markdown(index=False))
     print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
           "a measured shape (same dataset, architecture, hyperparameters, batch, negatives, truncation); "
           f"costs from: {', '.join(map(str, sources))}")
+    if a.cores:
+        print(f"wall hours: device-minutes over {a.cores} one-thread jobs at a time, perfectly packed (a lower bound)")
+    if a.budget_hours:
+        chosen = [f"{p}/{i}" for p, i, c in zip(table.paper, table["item"], table.chosen) if c]
+        print(f"chosen for {a.budget_hours:g} h of {a.cores} cores (cheapest first, a run read twice counted once, "
+              f"only fully measured items): {', '.join(chosen) or 'none'}")
 
 
 def cmd_gpu_kit(a) -> None:
@@ -295,6 +314,8 @@ def main(argv: list[str] | None = None) -> None:
     r = verb("records", cmd_records, config=None)  # the front page's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
     r.add_argument("--check", metavar="FILE", help="fail where FILE's results table differs from the records")
+    rc = verb("record", cmd_record, "preset", "out", config=None)  # runs trained here, as a committed record
+    rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
     verb("stats", cmd_stats, "processed", "out", config=None)
@@ -305,8 +326,11 @@ def main(argv: list[str] | None = None) -> None:
     pl.add_argument("--device", help="only costs measured on this device (a prefix: cuda, cpu, cpu/AVX2)")
     pl.add_argument("--measure", type=int, metavar="BATCHES", nargs="?", const=3,
                     help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
-                         "no run has measured, on this device (into results/costs/)")
+                         "no run has measured (on --device, when given), on this device (into results/costs/)")
     pl.add_argument("--threads", type=int, default=1)
+    pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
+    pl.add_argument("--cores", type=int, help="the wall hours of each item on this many cores (one-thread jobs)")
+    pl.add_argument("--budget-hours", type=float, help="with --cores: choose the items that fit these hours")
     k = verb("gpu-kit", cmd_gpu_kit, config=None)  # CPU, before a GPU lease
     k.add_argument("--record", nargs="+", required=True, help="records of reports/device/records.yaml")
     k.add_argument("--out", help="the kit's folder (default: gpu-kit/ in the checkout)")

@@ -30,6 +30,7 @@ import pandas as pd
 from ansel import targets as T
 from ansel.config import root
 from ansel.data.vocab import run_vocab_file
+from ansel.models.registry import is_trained
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
@@ -62,15 +63,19 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
     """{shape: the cost measured by a run of that shape}, only on ``device`` (a prefix: ``cuda``,
     ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one."""
     costs: dict[str, Cost] = {}
+
+    def keep(key: str, cost: Cost | None) -> None:  # another device's cost never hides this one's
+        if cost and (device is None or cost.device.startswith(device)):
+            costs[key] = cost
+
     for src in sources:
         for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
-            costs |= {key: Cost(**c, source=str(path)) for key, c in json.loads(path.read_text()).items()}
+            for key, c in json.loads(path.read_text()).items():
+                keep(key, Cost(**c, source=str(path)))
         for config in sorted([*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]):
             cfg = json.loads(config.read_text())
-            cost = _run_cost(src, config.parent, cfg)
-            if cost:
-                costs[shape(cfg)] = cost
-    return {k: c for k, c in costs.items() if device is None or c.device.startswith(device)}
+            keep(shape(cfg), _run_cost(src, config.parent, cfg))
+    return costs
 
 
 def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
@@ -87,17 +92,17 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
 
 
 def unmeasured_shapes(config: dict, sources: list[Path], datasets: list[str] | None = None,
-                      data_root: Path | None = None) -> list[dict]:
-    """One run config per shape of ``config``'s runs that ``sources`` have not measured and whose
-    vocabulary is on disk under ``data_root`` (the checkout), in the order of ``datasets`` (default:
-    every dataset, sorted) and then of the shapes."""
+                      data_root: Path | None = None, device: str | None = None) -> list[dict]:
+    """One run config per shape of ``config``'s runs that ``sources`` have not measured (on ``device``,
+    a prefix, when given) and whose vocabulary is on disk under ``data_root`` (the checkout), in the
+    order of ``datasets`` (default: every dataset, sorted) and then of the shapes."""
     data_root = data_root or root()
-    known, todo = measured_costs(sources), {}
+    known, todo = measured_costs(sources, device), {}
     for run in T.paper_runs(config):
         cfg = run.config(config)
         if datasets is not None and cfg["dataset"] not in datasets:
             continue
-        if shape(cfg) not in known and (data_root / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))).exists():
+        if is_trained(cfg["arch"]) and shape(cfg) not in known and (data_root / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))).exists():
             todo.setdefault(shape(cfg), cfg)
     rank = {d: i for i, d in enumerate(datasets or [])}
     return [todo[key] for key in sorted(todo, key=lambda k: (rank.get(todo[k]["dataset"], len(rank)), k))]
@@ -182,20 +187,50 @@ def train_positives(processed: Path) -> int | None:
     return int((pd.read_parquet(path, columns=["label"]).label == 1).sum()) if path.exists() else None
 
 
-def plan(config: dict, sources: list[Path], device: str | None = None) -> pd.DataFrame:
+def plan(config: dict, sources: list[Path], device: str | None = None, cores: int | None = None,
+         budget_hours: float | None = None) -> pd.DataFrame:
     """One row per table or figure with runs: runs, epochs, batches per epoch, measured runs and
-    the device-minutes of those (training steps plus each epoch's dev scoring where measured)."""
+    the device-minutes of those (training steps plus each epoch's dev scoring where measured).
+    With ``cores``: the wall hours of each on that many one-thread jobs at a time; with
+    ``budget_hours`` too, a column marking the items chosen to fit it (``choose``)."""
     costs = measured_costs(sources, device)
-    rows, positives = [], {}
+    rows, positives, items = [], {}, []
     for paper in config["papers"]:
         tables, figures = T.paper_items(config, paper)
-        items = [(t["id"], T.table_runs(config, t)) for t in tables if T.table_kind(t) == "metrics"]
-        items += [(f["id"], T.figure_runs(config, f)) for f in figures]
-        for item, item_runs in items:
-            rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, positives)})
+        items += [(paper, t["id"], T.table_runs(config, t)) for t in tables if T.table_kind(t) == "metrics"]
+        items += [(paper, f["id"], T.figure_runs(config, f)) for f in figures]
+    for paper, item, item_runs in items:
+        rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, positives)})
     every = sorted(set(T.paper_runs(config)))  # a run read by a table and a figure is trained once
     rows.append({"paper": "all", "item": "(each run once)", **_estimate(config, every, costs, positives)})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if cores:
+        measured = table["measured runs"] == table["runs"]
+        hours = (table["device-minutes (measured runs)"] / cores / 60).round(2)
+        # an item some of whose runs are unmeasured costs at least this
+        table[f"wall hours on {cores} cores"] = [f"{h:g}" if m else f">= {h:g}" for h, m in zip(hours, measured)]
+    if cores and budget_hours:
+        chosen = choose(config, items, costs, positives, cores * budget_hours * 60)
+        table["chosen"] = [("yes" if f"{p}/{i}" in chosen else "") for p, i in zip(table.paper, table["item"])]
+    return table
+
+
+def choose(config: dict, items: list[tuple[str, str, list[T.Run]]], costs: dict[str, "Cost"], positives: dict,
+           budget_minutes: float) -> list[str]:
+    """The items ("paper/item") to run within ``budget_minutes`` of device time, cheapest first, a run
+    that several of them read counted once; only items whose every run has a measured shape."""
+    minutes = {}
+    for paper, item, item_runs in items:
+        each = {run: plan_minutes(run.config(config), costs, positives)[0] for run in item_runs}
+        if item_runs and None not in each.values():
+            minutes[f"{paper}/{item}"] = each
+    chosen, spent = [], {}
+    for name in sorted(minutes, key=lambda n: sum(minutes[n].values())):
+        added = {run: m for run, m in minutes[name].items() if run not in spent}
+        if sum(spent.values()) + sum(added.values()) <= budget_minutes:
+            chosen.append(name)
+            spent |= added
+    return chosen
 
 
 def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[float | None, Cost | None]:
@@ -203,6 +238,8 @@ def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[fl
     scorings at the dev split's cost) and the cost they come
     from; None where its shape or its dataset's size is unknown. ``positives``: {dataset: training
     positives}, filled from the processed data as needed."""
+    if not is_trained(cfg["arch"]):
+        return 0.0, None  # a ranker with nothing to train (lexical, random): no epoch to cost
     if cfg["dataset"] not in positives:
         positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
     cost = costs.get(shape(cfg))
@@ -224,12 +261,13 @@ def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], posi
     for run in item_runs:
         cfg = run.config(config)
         run_minutes, cost = plan_minutes(cfg, costs, positives)
-        n = run_batches(cfg, cost, positives)
-        epochs.add(cfg["train"]["epochs"])
-        batches.add(n if n is not None else "?")
+        if is_trained(cfg["arch"]):
+            n = run_batches(cfg, cost, positives)
+            epochs.add(cfg["train"]["epochs"])
+            batches.add(n if n is not None else "?")
         if run_minutes is not None:
             measured += 1
-            devices.add(cost.device)
+            devices |= {cost.device} if cost else set()
             minutes += run_minutes
     return {"runs": len(item_runs), "epochs": _span(epochs), "batches/epoch": _span(batches),
             "measured runs": measured, "device-minutes (measured runs)": round(minutes, 1),
