@@ -14,8 +14,11 @@ import zipfile
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 MIRROR = Path(os.environ.get("ANSEL_DATA_MIRROR") or Path(__file__).parents[2] / "shared/datasets")
 WIKIQA_ZIP = "/download.microsoft.com/download/E/5/F/E5FCFCEE-7005-4814-853D-DAA7C66507E0/WikiQACorpus.zip"
+GOOGLENEWS = "/s3.amazonaws.com/dl4j-distribution/GoogleNews-vectors-negative300.bin.gz"
 
 
 class Upstream(http.server.ThreadingHTTPServer):
@@ -71,3 +74,11 @@ def wikiqa_corpus_zip() -> bytes:
             z.writestr(f"WikiQACorpus/WikiQA-{split}.tsv",
                        gzip.decompress((MIRROR / f"wikiqa/WikiQA-{split}.tsv.gz").read_bytes()))
     return buf.getvalue()
+
+
+def word2vec_bin_gz(words: list[tuple[str, list[float]]]) -> bytes:
+    """Vectors in GoogleNews' format: word2vec binary (a "count dim" line, then each word, a space and
+    its float32 values), gzipped."""
+    dim = len(words[0][1])
+    body = b"".join(w.encode() + b" " + np.asarray(v, "<f4").tobytes() + b"\n" for w, v in words)
+    return gzip.compress(f"{len(words)} {dim}\n".encode() + body)

@@ -255,6 +255,8 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
                               f"({', '.join(sorted(known))}) nor a training setting ({', '.join(TRAIN_SWEEPS)})")
         (m["hparams"] if key in known else m["train"])[key] = value
     parse_hparams(m["arch"], m["hparams"], f"{where}.hparams")
+    if m.get("embeddings") in config.get("embeddings_alias", {}):  # the preset's stand-in for them
+        m["embeddings"] = config["embeddings_alias"][m["embeddings"]]
     return m
 
 
@@ -348,6 +350,11 @@ def validate(config: dict) -> None:
     for dataset in config.get("dataset_alias", {}).values():
         dataset_name(config, dataset)
     embeddings = config.get("embeddings", {})
+    methods = {"word2vec", *embeddings.get("pretrained", {}), *embeddings.get("word2vec", {})}
+    for name, stand_in in config.get("embeddings_alias", {}).items():
+        if stand_in not in methods:
+            raise ConfigError(f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "
+                              f"embeddings.pretrained or embeddings.word2vec: {', '.join(sorted(methods - {'word2vec'}))})")
     for name, entry in embeddings.get("pretrained", {}).items():
         _check_vectors_source(name, entry)
     for name, recipe in embeddings.get("word2vec", {}).items():

@@ -4,7 +4,6 @@ meets (404, a connection cut mid-file, a checksum mismatch, a stall), each a cle
 URL and file, nothing partial left, and a rerun that then succeeds."""
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
@@ -15,12 +14,11 @@ import time
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from ansel.data import download as dl
 from ansel.data.download import FetchError
-from tests.upstream import MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip
+from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip, word2vec_bin_gz
 
 @pytest.fixture
 def server(monkeypatch):
@@ -63,9 +61,7 @@ def test_vectors_over_http_pinned_at_first_download_then_verified(server, tmp_pa
     """GloVe's zip and GoogleNews' .bin.gz fetched by the download rule's command, the first
     download's sha256 pinned and printed, a changed upstream refused from then on."""
     server.files["/nlp.stanford.edu/data/glove.840B.300d.zip"] = glove_zip()
-    words = [("the", [0.5, 0.25, 1.0]), ("apple", [1.0, 2.0, 3.0])]
-    binary = b"2 3\n" + b"".join(w.encode() + b" " + np.asarray(v, "<f4").tobytes() + b"\n" for w, v in words)
-    server.files["/s3.amazonaws.com/dl4j-distribution/GoogleNews-vectors-negative300.bin.gz"] = gzip.compress(binary)
+    server.files[GOOGLENEWS] = word2vec_bin_gz([("the", [0.5, 0.25, 1.0]), ("apple", [1.0, 2.0, 3.0])])
     env = {dl.REWRITE_ENV: os.environ[dl.REWRITE_ENV]}
     for source, name in (("glove840b", "glove.840B.300d.zip"), ("googlenews", "GoogleNews-vectors-negative300.bin.gz")):
         out = tmp_path / f"raw/{source}/manifest.json"

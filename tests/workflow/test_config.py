@@ -5,7 +5,7 @@ import sys
 import pytest
 import yaml
 
-from ansel.config import ConfigError, apply_preset, check_schema, load, model_config, run_config
+from ansel.config import ConfigError, apply_preset, check_schema, load, model_config, run_config, validate
 
 SCHEMA = "workflow/schemas/params.schema.yaml"
 
@@ -75,3 +75,14 @@ def test_command_line_overrides_win_over_the_preset():
     assert load(preset="smoke", seeds=1)["seeds"] == 1
     nested = load(preset="cpu", scale={"train": {"lr_grid": [5e-5]}})
     assert nested["scale"]["train"]["lr_grid"] == [5e-5]
+
+
+def test_a_preset_stands_in_for_vectors_it_cannot_read_and_a_wrong_stand_in_is_named(params):
+    full, cpu = load(preset="full"), load(preset="cpu")
+    assert model_config(full, "apnet_ap_cnn_wikiqa")["embeddings"] == "googlenews"  # AP §5.2
+    assert model_config(full, "amv_arc_i_wikiqa")["embeddings"] == "glove6b_50"  # the fork's ARC-I config
+    assert model_config(cpu, "apnet_ap_cnn_wikiqa")["embeddings"] == "word2vec"
+    assert model_config(cpu, "apnet_ap_cnn_trecqa")["embeddings"] == "english_vocab"  # the stand-in dev chose
+    assert run_config(cpu, "trecqa", "apnet_ap_cnn_trecqa", 1)["vocab"].endswith("english_vocab-300.vocab.json")
+    with pytest.raises(ConfigError, match=r"embeddings_alias.googlenews: 'word2vc' is no vectors method"):
+        validate(load(preset="cpu", embeddings_alias={"googlenews": "word2vc"}))

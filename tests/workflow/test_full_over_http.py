@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.upstream import MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip
+import numpy as np
+
+from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip, word2vec_bin_gz
 
 
 @pytest.mark.skipif(not (MIRROR / "wikiqa").is_dir(), reason="needs the WikiQA files of the mirror to serve")
@@ -17,6 +19,9 @@ def test_apnet_wikiqa_table_of_the_full_preset_from_an_http_upstream(tmp_path, w
     wt.copy_worktree(Path(__file__).parents[2], repo)
     with serving() as server:
         server.files[WIKIQA_ZIP] = wikiqa_corpus_zip()
+        words = ["what", "is", "the", "of", "a", "in", "how", "who", "WHAT", "river"]  # "WHAT": not a word of the vocabulary
+        rng = np.random.default_rng(0)
+        server.files[GOOGLENEWS] = word2vec_bin_gz([(w, rng.normal(size=60).tolist()) for w in words])
         config = {"preset": "full", "seeds": 1, "data": {"upstream_rewrite": {"https://": f"{server.url}/"}},
                   "scale": {"hparams": {"embedding_dim": 60, "hidden": 4, "filters": 8},
                             "train": {"epochs": 1, "max_batches": 2}}}
@@ -24,7 +29,9 @@ def test_apnet_wikiqa_table_of_the_full_preset_from_an_http_upstream(tmp_path, w
         out = wt.sh(["snakemake", "--profile", "workflow/profiles/local", "--cores", "2",
                      "results/tables/apnet/wikiqa.md", "--config", *(f"{k}={json.dumps(v)}" for k, v in config.items())],
                     repo, env)
-    assert server.requests == [WIKIQA_ZIP], out  # one download of the archive for its three members
+    assert sorted(server.requests) == sorted([WIKIQA_ZIP, GOOGLENEWS]), out  # one download of the archive for its members
+    vectors = json.loads((repo / "data/embeddings/wikiqa/googlenews-60.json").read_text())
+    assert 0 < vectors["coverage"] < 1, vectors  # the file covers some of the vocabulary: the rest starts at random
     manifest = json.loads((repo / "data/raw/wikiqa/manifest.json").read_text())
     assert sorted(manifest) == ["WikiQA-dev.tsv", "WikiQA-test.tsv", "WikiQA-train.tsv"]
     table = (repo / "results/tables/apnet/wikiqa.md").read_text()
