@@ -229,7 +229,8 @@ def cmd_plan(a) -> None:
     if a.papers:
         unknown = sorted(set(a.papers) - set(config["papers"]))
         if unknown:
-            raise ConfigError(f"--papers: {', '.join(unknown)}: not a paper of the preset; known: {', '.join(config['papers'])}")
+            raise ConfigError(f"--papers: {', '.join(unknown)}: not a paper of the preset; "
+                              f"known: {', '.join(config['papers'])}")
         config["papers"] = {p: config["papers"][p] for p in a.papers}
     if a.measure:
         from ansel.device import start_torch

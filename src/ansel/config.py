@@ -353,8 +353,9 @@ def validate(config: dict) -> None:
     methods = {"word2vec", *embeddings.get("pretrained", {}), *embeddings.get("word2vec", {})}
     for name, stand_in in config.get("embeddings_alias", {}).items():
         if stand_in not in methods:
+            known = ", ".join(sorted(methods - {"word2vec"}))
             raise ConfigError(f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "
-                              f"embeddings.pretrained or embeddings.word2vec: {', '.join(sorted(methods - {'word2vec'}))})")
+                              f"embeddings.pretrained or embeddings.word2vec: {known})")
     for name, entry in embeddings.get("pretrained", {}).items():
         _check_vectors_source(name, entry)
     for name, recipe in embeddings.get("word2vec", {}).items():

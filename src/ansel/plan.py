@@ -102,7 +102,8 @@ def unmeasured_shapes(config: dict, sources: list[Path], datasets: list[str] | N
         cfg = run.config(config)
         if datasets is not None and cfg["dataset"] not in datasets:
             continue
-        if is_trained(cfg["arch"]) and shape(cfg) not in known and (data_root / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))).exists():
+        vocab = data_root / run_vocab_file(cfg, T.processed_dir(cfg["dataset"]))
+        if is_trained(cfg["arch"]) and shape(cfg) not in known and vocab.exists():
             todo.setdefault(shape(cfg), cfg)
     rank = {d: i for i, d in enumerate(datasets or [])}
     return [todo[key] for key in sorted(todo, key=lambda k: (rank.get(todo[k]["dataset"], len(rank)), k))]

@@ -84,7 +84,7 @@ class MTAS(Ranker):
 
     def __init__(self, cfg, vocab_size: int, embeddings: np.ndarray | None, n_categories: int):
         super().__init__()
-        self.heads, self.max_len, self.mask_padding = cfg.heads, cfg.max_len, cfg.mask_padding
+        self.heads, self.max_len, self.read_padding = cfg.heads, cfg.max_len, read_padding(cfg)
         self.embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
         self.encoder = keras_init(BiLSTMEncoder(cfg.embedding_dim, cfg.hidden))
         self.answer_attention = MultiHeadAnswerAttention(self.encoder.out_dim, cfg.attention, cfg.heads,
@@ -95,7 +95,7 @@ class MTAS(Ranker):
     def states(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """BiLSTM states [B, L, 2 x hidden] and the positions attention and pooling read: the
         real tokens, or (unmasked) all ``max_len`` positions, which the BiLSTM then reads too."""
-        ids, mask = read_ids(ids[:, : self.max_len], 0 if self.mask_padding else self.max_len)
+        ids, mask = read_ids(ids[:, : self.max_len], self.read_padding)
         return self.encoder(self.embed(ids), mask)
 
     def _pooled_question(self, q: torch.Tensor) -> torch.Tensor:
@@ -179,7 +179,7 @@ class MultiWidthCNN(SiameseRanker):
 
     def __init__(self, cfg, vocab_size: int, embeddings: np.ndarray | None):
         super().__init__()
-        self.read_padding = 0 if cfg.mask_padding else cfg.max_len
+        self.read_padding = read_padding(cfg)
         self.embedding = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
         self.convs = nn.ModuleList(ValidConvolution(cfg.embedding_dim, cfg.filters, k) for k in cfg.kernels)
         self.dropout = nn.Dropout(cfg.dropout)

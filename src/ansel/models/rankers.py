@@ -22,7 +22,7 @@ class PooledRanker(SiameseRanker):
     def __init__(self, embed: nn.Module, encoder: nn.Module, pooling: Pooling, scorer: nn.Module,
                  answer_encoder: nn.Module | None = None, read_padding: int = 0):
         super().__init__()
-        self.read_padding = read_padding  # base.read_ids
+        self.read_padding = read_padding  # layers.read_ids
         self.embed = embed
         self.encoder = encoder
         if answer_encoder is not None:  # absent, the state dict is a shared encoder's, as ever
@@ -52,7 +52,7 @@ class PairRanker(Ranker):
     def __init__(self, embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
                  question_context: bool = False, answer_encoder: nn.Module | None = None, read_padding: int = 0):
         super().__init__()
-        self.read_padding = read_padding  # base.read_ids
+        self.read_padding = read_padding  # layers.read_ids
         self.embed = embed
         self.encoder = encoder
         if answer_encoder is not None:
@@ -87,7 +87,7 @@ def assemble(embed: nn.Module, encoder: nn.Module, composition: nn.Module, score
              question_context: bool = False, answer_encoder: nn.Module | None = None, read_padding: int = 0) -> Ranker:
     """The ranker: siamese when the composition pools each side on its own and the answer
     encoder does not read the question; ``answer_encoder``: the answer's own encoder (default:
-    the question's, shared); ``read_padding``: fixed-width inputs, padding read (``base.read_ids``)."""
+    the question's, shared); ``read_padding``: fixed-width inputs, padding read (``layers.read_ids``)."""
     if isinstance(composition, Pooling) and not question_context:
         return PooledRanker(embed, encoder, composition, scorer, answer_encoder, read_padding)
     return PairRanker(embed, encoder, composition, scorer, question_context, answer_encoder, read_padding)

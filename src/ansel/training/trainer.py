@@ -149,42 +149,47 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
-    cost = {"device": str(device), "seconds_per_batch": 0.0}
-    if params:
-        for epoch, n in ((1, 1), (2, batches)):  # the first: allocations, kernel choices
-            step = _EpochTrainer(cfg, dataclasses.replace(t, max_batches=n), data, model, optimizer, params,
-                                 device, progress=False)
-            _, timing = step.run(epoch)
-        cost["seconds_per_batch"] = timing["seconds"] / max(1, timing["batches"])
+    steps = _timed_steps(cfg, t, data, model, optimizer, params, device, [batches]) if params else [0.0]
+    cost = {"device": device_label(device), "seconds_per_batch": steps[0]}
     started = time.perf_counter()
     evaluate_dev(model)
     cost["dev_seconds"] = time.perf_counter() - started
     if device.type == "cuda":
         cost["peak_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
-        cost["device"] = f"cuda/{torch.cuda.get_device_name(device)}"
-    elif device.type == "cpu":
-        cost["device"] = f"cpu/{torch.backends.cpu.get_cpu_capability()}"
     return cost
 
 
 def step_seconds(cfg: dict, data: RunData, batches: int, rounds: int) -> tuple[str, list[float]]:
     """(device, seconds per training step of ``cfg`` in each of ``rounds`` rounds of ``batches`` steps),
-    after a one-step warm-up (allocations, kernel choices); nothing is written."""
+    after a one-step warm-up; nothing is written."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     device = resolve_device(t.device)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
     if not params:
         raise ValueError(f"models.{cfg['model']}: nothing to train, so no training step to time")
+    return device_label(device), _timed_steps(cfg, t, data, model, optimizer, params, device, [batches] * rounds)
+
+
+def _timed_steps(cfg: dict, t: TrainConfig, data: RunData, model, optimizer, params, device,
+                 rounds: list[int]) -> list[float]:
+    """Seconds per training step in each round of ``rounds[i]`` steps, after a one-step warm-up
+    (allocations, kernel choices)."""
     seconds = []
-    for epoch, n in [(1, 1)] + [(2 + i, batches) for i in range(rounds)]:
+    for epoch, n in enumerate([1, *rounds], 1):
         step = _EpochTrainer(cfg, dataclasses.replace(t, max_batches=n), data, model, optimizer, params, device,
                              progress=False)
         started = time.perf_counter()  # the epoch's own figure is rounded to ms: too coarse for a short step
         timing = step.run(epoch)[1]
-        seconds.append((time.perf_counter() - started) / timing["batches"])
-    name = (f"cuda/{torch.cuda.get_device_name(device)}" if device.type == "cuda"
-            else f"cpu/{torch.backends.cpu.get_cpu_capability()}" if device.type == "cpu" else str(device))
-    return name, seconds[1:]
+        seconds.append((time.perf_counter() - started) / max(1, timing["batches"]))
+    return seconds[1:]
+
+
+def device_label(device: torch.device) -> str:
+    """A device with the CPU's instruction set or the GPU's name (``cpu/AVX512``, ``cuda/NVIDIA H200``):
+    what a timing depends on."""
+    if device.type == "cuda":
+        return f"cuda/{torch.cuda.get_device_name(device)}"
+    return f"cpu/{torch.backends.cpu.get_cpu_capability()}" if device.type == "cpu" else str(device)
 
 
 def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: np.ndarray | None, device):

@@ -15,7 +15,7 @@ from ansel.models.registry import register
 @dataclass
 class QALSTMConfig(HParams):
     """``mask_padding: false`` + ``max_len``: the MTAS authors' fixed-width inputs, padding read
-    (``base.read_ids``); ``init: tf``: their LSTM initialisation (``layers.keras_init``: Glorot,
+    (``layers.read_ids``); ``init: tf``: their LSTM initialisation (``layers.keras_init``: Glorot,
     orthogonal recurrent weights, forget-gate bias 1) instead of torch's."""
     embedding_dim: int = hparam(100, positive)
     hidden: int = hparam(141, positive)
