@@ -5,7 +5,7 @@ BIN := $(abspath $(VENV))/bin
 # Rules call the `ansel` command: put the venv first on PATH for every recipe.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup smoke report cpu test bench pull clean gpu-kit gpu-travel gpu-home gpu-unpack
+.PHONY: setup smoke report cpu test bench bench-peer pull clean gpu-kit gpu-travel gpu-home gpu-unpack
 
 setup: $(VENV)/.installed
 
@@ -36,6 +36,10 @@ bench: setup                ## speed figures (printed; ratios against a baseline
 	python benchmarks/bench_scale.py
 	python benchmarks/bench_matchzoo.py
 	python benchmarks/bench_plan.py
+
+bench-peer: setup           ## ansel vs MatchZoo-py 1.1.1, like for like, both measured now (its own venv; a quiet machine)
+	bash benchmarks/peer/setup.sh
+	python benchmarks/peer/run.py
 
 pull: setup                 ## outputs from the DVC remote, checked against dvc.lock, then up to date for Snakemake
 	python -m ansel.dvc_pull

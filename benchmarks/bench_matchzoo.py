@@ -93,11 +93,11 @@ class BenchData:
     lexicon_fn: "object"   # () -> Lexicon, built only for the archs that read it
 
 
-def real_data(directory: Path) -> BenchData:
+def real_data(directory: Path, q_len: int = Q_LEN, a_len: int = A_LEN) -> BenchData:
     from ansel.data.batches import RunData
     from ansel.data.vocab import Vocab
 
-    data = RunData.load(directory, Vocab.load(directory / "vocab.json"), Q_LEN, A_LEN)
+    data = RunData.load(directory, Vocab.load(directory / "vocab.json"), q_len, a_len)
     train_cands, tqi, tai = data.pairs("train")
     test_cands, sqi, sai = data.pairs("test")
     source = (f"real WikiQA from {directory.relative_to(ROOT) if directory.is_relative_to(ROOT) else directory}: "
@@ -158,7 +158,7 @@ def load_data(args) -> BenchData:
     if not args.synthetic:
         for directory in ([Path(args.data)] if args.data else DEFAULT_DATA):
             if (directory / "vocab.json").exists():
-                return real_data(directory)
+                return real_data(directory, *json.loads(args.lengths))
         if args.data:
             raise SystemExit(f"--data {args.data}: no processed dataset there (vocab.json missing)")
     return synthetic_data()
@@ -196,20 +196,24 @@ def run_one(name: str, args) -> dict:
     arch, extra, _ = MODELS[name]
     data = load_data(args)
     peaks["data"] = peak_rss_mb()
-    hparams = hparams_for(arch, extra)
+    hparams = {**hparams_for(arch, extra), **json.loads(args.hparams)}
+    if args.train_embeddings:
+        hparams["freeze_embeddings"] = False
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
     embeddings = None
+    vocab_size = max(data.vocab_size, args.vocab_size or 0)  # rows past the data's words: a peer's table size
     if "embedding_dim" in hparams:  # U(-0.2, 0.2) float32, drawn in place: no float64 copy to inflate the peak
-        embeddings = rng.random((data.vocab_size, EMBED_DIM), dtype=np.float32)
+        embeddings = rng.random((vocab_size, hparams["embedding_dim"]), dtype=np.float32)
         embeddings *= 0.4
         embeddings -= 0.2
-    model = build_model(arch, hparams, data.vocab_size, embeddings, f"bench.{name}",
+    model = build_model(arch, hparams, vocab_size, embeddings, f"bench.{name}",
                         data.lexicon_fn() if needs_lexicon(arch) else None)
     del embeddings  # the model holds its own copy, as ``ansel.training.trainer.train_run`` drops them
     peaks["model"] = peak_rss_mb()
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=1e-3)
+    optimizer = (torch.optim.Adadelta(params, lr=args.lr or 1.0) if args.optimizer == "adadelta"
+                 else torch.optim.Adam(params, lr=args.lr or 1e-3))
     peaks["optimizer"] = peak_rss_mb()
 
     tqi, tai, labels = data.train
@@ -251,7 +255,7 @@ def run_one(name: str, args) -> dict:
     score_s = sorted(times)[len(times) // 2]
     peaks["scoring"] = peak_rss_mb()
     return {
-        "name": name, "arch": arch, "hparams": hparams, "source": data.source,
+        "name": name, "arch": arch, "hparams": hparams, "source": data.source, "vocab_size": vocab_size,
         "threads": torch.get_num_threads(), "siamese": bool(model.siamese),
         "params": sum(p.numel() for p in model.parameters()), "trainable": sum(p.numel() for p in params),
         "steps": args.steps, "train_s": train_s, "triples_per_s": args.steps * BATCH / train_s,
@@ -319,6 +323,13 @@ def main() -> None:
     p.add_argument("--data", help="a processed dataset directory (default: data/processed/wikiqa_mz or wikiqa)")
     p.add_argument("--synthetic", action="store_true", help="the synthetic stand-in even where WikiQA is processed")
     p.add_argument("--one", metavar="MODEL", help=argparse.SUPPRESS)  # internal: one model, in this process
+    # with --one, as benchmarks/peer/run.py sets a side: settings over the arch's, trained vectors, a table size
+    p.add_argument("--hparams", default="{}", help=argparse.SUPPRESS)
+    p.add_argument("--train-embeddings", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--optimizer", choices=["adam", "adadelta"], default="adam", help=argparse.SUPPRESS)
+    p.add_argument("--lr", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--vocab-size", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--lengths", default=json.dumps([Q_LEN, A_LEN]), help=argparse.SUPPRESS)  # [question, answer]
     args = p.parse_args()
     args.steps = args.steps or (10 if args.quick else 200)
     args.score_repeats = args.score_repeats or (1 if args.quick else 3)
