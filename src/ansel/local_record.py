@@ -19,6 +19,8 @@ from ansel.gpukit.device import _gzip
 from ansel.gpukit.tables import render_record_tables
 
 RUN_FILES = ("metrics.json", "config.json", "log.csv")
+# Of the formats the rules write, what a CPU record keeps: the table, its data, its cells' provenance, the figure.
+KEPT = (".md", ".csv", ".json", ".png")
 
 
 def parse_items(items: list[str]) -> dict[str, list[str]]:
@@ -62,7 +64,10 @@ def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -
                f"e.g. {other[0]}")
     placed, waiting = render_record_tables({"items": items, "preset": preset}, out)
     for f in placed:
-        report(f"rendered {f}")
+        if f.suffix in KEPT:
+            report(f"rendered {f}")
+        else:
+            f.unlink()
     for item, runs_left in waiting.items():
         report(f"{item}: waits for {len(runs_left)} runs (e.g. {runs_left[0]})")
     return waiting
