@@ -37,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PEER_PYTHON = HERE / ".venv/bin/python"
+sys.path.insert(0, str(ROOT / "src"))
 MARKER = "BENCH_MATCHZOO_RESULT "
 # ansel's side of each setting: (params.yaml model whose hparams are the fork's | the peer's defaults
 # as ansel hparams, optimizer, lr, text lengths)
@@ -53,7 +54,6 @@ ANSEL = {
 def ansel_hparams(spec) -> dict:
     if isinstance(spec, dict):
         return dict(spec)
-    sys.path.insert(0, str(ROOT / "src"))
     from ansel.config import load, model_config
 
     return model_config(load(preset="full"), spec)["hparams"]
@@ -126,7 +126,7 @@ def main() -> None:
                            for key in ("triples_per_s", "candidates_per_s", "peak_rss_mb")},
                         "peer_trainable": mine[0]["peer"]["trainable"], "ansel_trainable": mine[0]["ansel"]["trainable"]})
     print(f"\nMatchZoo-py {runs[0]['peer']['version']} vs ansel, medians of {a.rounds} rounds, {a.steps} training "
-          f"steps of {20} triples, torch threads {a.threads}, {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
+          f"steps of {runs[0]['peer']['rows_per_step'] // 2} triples, torch threads {a.threads}, {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
     head = (f"{'model':<9}{'settings':<9}{'vectors':<9}{'trainable':>22} | {'triples/s peer':>15}{'ansel':>8}{'ratio':>7} | "
             f"{'cand/s peer':>12}{'ansel':>8}{'ratio':>7} | {'RSS MB peer':>12}{'ansel':>7}")
     print(head)
