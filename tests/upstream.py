@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import http.server
 import io
+import json
 import os
 import threading
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import pytest
 
 MIRROR = Path(os.environ.get("ANSEL_DATA_MIRROR") or Path(__file__).parents[2] / "shared/datasets")
 WIKIQA_ZIP = "/download.microsoft.com/download/E/5/F/E5FCFCEE-7005-4814-853D-DAA7C66507E0/WikiQACorpus.zip"
@@ -64,6 +66,22 @@ def serving() -> Iterator[Upstream]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def http_upstream(monkeypatch) -> Iterator[Upstream]:
+    """A server the upstream URLs are rewritten to (https://host/path -> <server>/host/path), with a
+    1 s stall timeout."""
+    from ansel.data import download
+
+    with serving() as server:
+        monkeypatch.setenv(download.REWRITE_ENV, json.dumps({"https://": f"{server.url}/"}))
+        monkeypatch.setenv(download.TIMEOUT_ENV, "1")
+        yield server
+
+
+def leftovers(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*")) if d.exists() else []
 
 
 def wikiqa_corpus_zip() -> bytes:

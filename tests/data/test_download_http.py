@@ -1,7 +1,6 @@
 """Downloads over HTTP from a local server (127.0.0.1) with the upstream URLs rewritten to it
-(``data.upstream_rewrite``): the real sources' formats end to end, and the faults a real download
-meets (404, a connection cut mid-file, a checksum mismatch, a stall), each a clear error naming
-URL and file, nothing partial left, and a rerun that then succeeds."""
+(``data.upstream_rewrite``): the real sources' formats end to end. The faults a real download meets
+are tests/reliability/test_downloads.py's."""
 from __future__ import annotations
 
 import hashlib
@@ -10,26 +9,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from ansel.data import download as dl
-from ansel.data.download import FetchError
-from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip, word2vec_bin_gz
+from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, http_upstream, leftovers, wikiqa_corpus_zip, word2vec_bin_gz  # noqa: F401 (a fixture)
 
-@pytest.fixture
-def server(monkeypatch):
-    with serving() as srv:
-        monkeypatch.setenv(dl.REWRITE_ENV, json.dumps({"https://": f"{srv.url}/"}))
-        monkeypatch.setenv(dl.TIMEOUT_ENV, "1")
-        yield srv
-
-
-def leftovers(d: Path) -> list[str]:
-    return sorted(str(p.relative_to(d)) for p in d.rglob("*")) if d.exists() else []
 
 
 # --- the real sources' formats, through the real CLI ---------------------------------------
@@ -40,9 +26,9 @@ def ansel(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(not (MIRROR / "wikiqa").is_dir(), reason="needs the WikiQA files of the mirror")
-def test_wikiqa_zip_members_over_http(server, tmp_path):
+def test_wikiqa_zip_members_over_http(http_upstream, tmp_path):
     """WikiQACorpus.zip as Microsoft serves it, members verified against sources.yaml's sha256."""
-    server.files[WIKIQA_ZIP] = wikiqa_corpus_zip()
+    http_upstream.files[WIKIQA_ZIP] = wikiqa_corpus_zip()
     out = tmp_path / "raw/wikiqa/manifest.json"
     done = ansel("download", "--source", "wikiqa", "--config", "{}", "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -57,11 +43,11 @@ def glove_zip() -> bytes:
     return buf.getvalue()
 
 
-def test_vectors_over_http_pinned_at_first_download_then_verified(server, tmp_path):
+def test_vectors_over_http_pinned_at_first_download_then_verified(http_upstream, tmp_path):
     """GloVe's zip and GoogleNews' .bin.gz fetched by the download rule's command, the first
     download's sha256 pinned and printed, a changed upstream refused from then on."""
-    server.files["/nlp.stanford.edu/data/glove.840B.300d.zip"] = glove_zip()
-    server.files[GOOGLENEWS] = word2vec_bin_gz([("the", [0.5, 0.25, 1.0]), ("apple", [1.0, 2.0, 3.0])])
+    http_upstream.files["/nlp.stanford.edu/data/glove.840B.300d.zip"] = glove_zip()
+    http_upstream.files[GOOGLENEWS] = word2vec_bin_gz([("the", [0.5, 0.25, 1.0]), ("apple", [1.0, 2.0, 3.0])])
     env = {dl.REWRITE_ENV: os.environ[dl.REWRITE_ENV]}
     for source, name in (("glove840b", "glove.840B.300d.zip"), ("googlenews", "GoogleNews-vectors-negative300.bin.gz")):
         out = tmp_path / f"raw/{source}/manifest.json"
@@ -97,37 +83,7 @@ def test_vectors_over_http_pinned_at_first_download_then_verified(server, tmp_pa
     raw = tmp_path / "raw/glove840b"
     (raw / "manifest.json").unlink()
     (raw / "glove.840B.300d.zip").unlink()
-    server.files["/nlp.stanford.edu/data/glove.840B.300d.zip"] = glove_zip() + b"changed"
+    http_upstream.files["/nlp.stanford.edu/data/glove.840B.300d.zip"] = glove_zip() + b"changed"
     done = ansel("download", "--source", "glove840b", "--config", "{}", "--out", str(raw / "manifest.json"), env=env)
     assert done.returncode != 0 and "sha256 mismatch" in done.stderr and "glove.840B.300d.zip" in done.stderr
     assert leftovers(raw) == ["pins.json"]
-
-
-# --- faults ----------------------------------------------------------------------------------
-
-BODY = b"x" * 100_000
-
-
-def spec(server) -> dict:
-    return {"name": "file.txt", "sha256": hashlib.sha256(BODY).hexdigest(),
-            "upstream": [{"url": "https://example.org/file.txt"}]}
-
-
-@pytest.mark.parametrize("fault, says", [("missing", "HTTP Error 404"), ("cut", "cut short: 50000 of 100000 bytes"),
-                                         ("stall", "timed out"), ("corrupt", "sha256 mismatch")])
-def test_a_failed_download_names_url_and_file_leaves_nothing_and_a_rerun_succeeds(server, tmp_path, fault, says):
-    raw = tmp_path / "raw"
-    server.files["/example.org/file.txt"] = BODY[:-1] + b"y" if fault == "corrupt" else BODY
-    server.faults["/example.org/file.txt"] = fault
-    started = time.monotonic()
-    with pytest.raises(FetchError) as e:
-        dl.fetch_file(spec(server), raw, None)
-    assert time.monotonic() - started < 10
-    message = str(e.value)
-    assert says in message and f"{raw / 'file.txt'}" in message, message
-    assert f"{server.url}/example.org/file.txt" in message
-    assert leftovers(raw) == []  # no partial file, no temporary
-    server.faults.clear()
-    server.files["/example.org/file.txt"] = BODY
-    assert dl.fetch_file(spec(server), raw, None).read_bytes() == BODY
-    assert leftovers(raw) == ["file.txt"]

@@ -48,32 +48,3 @@ def test_apply_options_prunes_and_rejects_unknown_split():
 
 def test_truncate():
     assert truncate(list("abcdef"), 3) == ["a", "b", "c"] and truncate(["a"], None) == ["a"]
-
-
-def test_a_question_id_naming_two_texts_or_two_splits_is_refused_naming_both(tmp_path):
-    """WikiQA's Q0 renamed Q11 (a dev question's id) in the test file: two texts under one id, and
-    one id in two splits, each named with the files and lines; a reader whose ids are global
-    (QuoraQP's raw release: one question in pairs of every split) may keep one id across splits."""
-    from ansel.data.preprocess import IdCollisionError, from_pairs
-
-    pairs = pd.DataFrame({"split": ["dev", "test", "test"], "qid": ["Q11", "Q11", "Q2"],
-                          "question": ["how tall is it", "what is a crocodile", "why"], "answer": ["a", "b", "c"],
-                          "label": [1, 1, 0], "where": ["WikiQA-dev.tsv:40", "WikiQA-test.tsv:2", "WikiQA-test.tsv:3"]})
-    with pytest.raises(IdCollisionError, match=r"question id 'Q11' has two texts: 'how tall is it' \(WikiQA-dev.tsv:40\) "
-                                               r"and 'what is a crocodile' \(WikiQA-test.tsv:2\)"):
-        from_pairs("wikiqa", pairs, "whitespace")
-    same_text = pairs.assign(question=["how tall is it", "how tall is it", "why"])
-    with pytest.raises(IdCollisionError, match=r"question id 'Q11' has two splits: 'dev' \(WikiQA-dev.tsv:40\) and 'test'"):
-        from_pairs("wikiqa", same_text, "whitespace")
-    ds = from_pairs("quoraqp_raw", same_text, "whitespace", ids_global=True)
-    assert set(ds.splits["dev"].qid) == set(ds.splits["test"].qid) - {"Q2"} == {"Q11"}
-
-
-def test_conflicting_labels_of_one_pair_keep_the_positive_and_are_counted(capsys):
-    from ansel.data.preprocess import from_pairs
-
-    pairs = pd.DataFrame({"split": ["test"] * 3, "qid": ["q1"] * 3, "question": ["q"] * 3,
-                          "answer": ["x", "x", "y"], "label": [0, 1, 0]})
-    ds = from_pairs("d", pairs, "whitespace")
-    assert ds.splits["test"].label.tolist() == [1, 0]
-    assert "d: 1 (question, answer) pairs listed with conflicting labels keep their highest" in capsys.readouterr().out
