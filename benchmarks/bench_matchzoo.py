@@ -1,28 +1,16 @@
-"""ansel's MatchZoo-family models against MatchZoo-py's published CPU figures: training pairs/s,
-scoring candidates/s and peak resident memory, per model.
+"""ansel's MatchZoo-family models: training triples/s, scoring candidates/s and peak resident memory,
+per model; beside them the ratios against MatchZoo-py 1.1.1 of the last like-for-like measurement
+(``benchmarks/peer/last.json``, written by ``make bench-peer``: both sides measured there, in one
+invocation, with the same settings), or "no peer run".
 
-MatchZoo-py (PyTorch), 2 threads, WikiQA with its tutorial settings (rank-hinge loss, batch 20
-with one negative, text lengths 10/40, 300-d random embeddings, adam), as published:
-
-    model          train pairs/s   score candidates/s   peak RSS
-    MV-LSTM             287              2,095          700-790 MB
-    ARC-I               305              2,368          700-790 MB
-    MatchPyramid        193              2,982          700-790 MB
-    DSSM                110                 87          ~5 GB (its letter-trigram matrices)
-    ARC-II              263              1,965          700-790 MB
-    aNMM                183              2,879          700-790 MB
-
-Targets: >= 3x both throughputs for every model, <= 350 MB peak resident, DSSM without the blow-up.
-
-What is counted. A training step takes a batch of 20 (question, positive, negative) triples and
-scores 40 (question, answer) pairs: model(q, pos) and model(q, neg), then the hinge loss, backward
-and an adam step (lr 1e-3), as ``ansel.training.trainer`` does. MatchZoo-py's rank-hinge batch of
-20 with one negative also scores 40 pairs, so its "pairs/s" is compared with ours in pairs
-(2 per triple); triples/s is printed beside it. The negative is drawn from the question's own
-labelled candidates (``NegativeSampler``, strategy ``pool``), inside the timed loop. Scoring
-rates every test candidate through ``ansel.evaluation.scoring.score`` (batch 256, eval mode;
-siamese models encode each distinct text once, interaction models such as MV-LSTM and MatchPyramid
-once per block of pairs), after a warm-up batch.
+What is counted. A training step takes a batch of 20 (question, positive, negative) triples:
+model(q, pos) and model(q, neg), then the hinge loss, backward and the optimizer step (adam, lr 1e-3),
+as ``ansel.training.trainer`` does; its rate is in triples/s, as the peer measurement counts both
+sides. The negative is drawn from the question's own labelled candidates (``NegativeSampler``,
+strategy ``pool``), inside the timed loop. Scoring rates every test candidate through
+``ansel.evaluation.scoring.score`` (batch 256, eval mode; siamese models encode each distinct text
+once, interaction models such as MV-LSTM and MatchPyramid once per block of pairs), after a warm-up
+batch. Targets: >= 3x the peer's training and scoring rates, like for like; <= 350 MB peak resident.
 
 Each model runs in its own process (this script re-invoked with ``--one``), so its peak RSS
 (``ru_maxrss`` at that process's end) is its own: Python, torch, the data, the model, training and
@@ -38,9 +26,8 @@ or ``--data DIR``); without it a synthetic stand-in of WikiQA's sizes (18,600 ra
 words drawn Zipf-like; 2,118 training questions, 20,360 training candidates, 1,040 positives;
 2,351 test candidates over 243 questions; texts of 10/40 tokens). The output says which.
 Hyperparameters: each architecture's defaults (its WikiQA config) with text lengths 10/40 and
-``embedding_dim: 300``; random 300-d embeddings (a numpy array). aMV-LSTM (``mv_lstm`` with
-``attend_question``) and CDSSM have no MatchZoo-py figure: aMV-LSTM is set beside MV-LSTM's,
-CDSSM's ratios are left blank. An architecture not registered yet is skipped with a note.
+``embedding_dim: 300``; random 300-d embeddings (a numpy array), frozen where the arch's default
+freezes them. An architecture not registered yet is skipped with a note.
 
     PYTHONPATH=src python benchmarks/bench_matchzoo.py [--quick] [--models mv_lstm,dssm]
         [--steps 200] [--threads 2] [--data DIR | --synthetic]
@@ -65,20 +52,20 @@ Q_LEN, A_LEN, BATCH, EMBED_DIM, SCORE_BATCH, WARMUP_STEPS, MARGIN = 10, 40, 20, 
 MARKER = "BENCH_MATCHZOO_RESULT "
 PHASES = ("imports", "data", "model", "optimizer", "warm-up", "training", "scoring")
 RSS_TARGET_MB, SPEED_TARGET = 350, 3.0
+OPTIMIZER_LR = {"adam": 1e-3, "adadelta": 1.0}  # the optimizer's lr unless --lr
 
-# name -> (registered arch, hparams over its defaults, MatchZoo-py's figure as (label, train
-# pairs/s, scoring candidates/s, peak RSS MB as (low, high)) or None)
-MZ_RSS = (700, 790)
-MODELS: dict[str, tuple[str, dict, tuple | None]] = {
-    "mv_lstm": ("mv_lstm", {}, ("MV-LSTM", 287, 2095, MZ_RSS)),
-    "amv_lstm": ("mv_lstm", {"attend_question": True}, ("MV-LSTM", 287, 2095, MZ_RSS)),
-    "arc_i": ("arc_i", {}, ("ARC-I", 305, 2368, MZ_RSS)),
-    "match_pyramid": ("match_pyramid", {}, ("MatchPyramid", 193, 2982, MZ_RSS)),
-    "dssm": ("dssm", {}, ("DSSM", 110, 87, (5000, 5000))),
-    "cdssm": ("cdssm", {}, None),
-    "arc_ii": ("arc_ii", {}, ("ARC-II", 263, 1965, MZ_RSS)),
-    "anmm": ("anmm", {}, ("aNMM", 183, 2879, MZ_RSS)),
+# name -> (registered arch, hparams over its defaults)
+MODELS: dict[str, tuple[str, dict]] = {
+    "mv_lstm": ("mv_lstm", {}),
+    "amv_lstm": ("mv_lstm", {"attend_question": True}),
+    "arc_i": ("arc_i", {}),
+    "match_pyramid": ("match_pyramid", {}),
+    "dssm": ("dssm", {}),
+    "cdssm": ("cdssm", {}),
+    "arc_ii": ("arc_ii", {}),
+    "anmm": ("anmm", {}),
 }
+PEER_RUN = ROOT / "benchmarks/peer/last.json"
 DEFAULT_DATA = [ROOT / "data/processed/wikiqa_mz", ROOT / "data/processed/wikiqa"]
 
 
@@ -189,11 +176,13 @@ def run_one(name: str, args) -> dict:
     from ansel.device import start_torch
     from ansel.evaluation.scoring import score
     from ansel.models.registry import build_model, needs_lexicon
+    from ansel.training.config import TrainConfig
     from ansel.training.sampler import NegativeSampler
+    from ansel.training.trainer import run_optimizer
 
     start_torch(args.threads)
     peaks = {"imports": peak_rss_mb()}
-    arch, extra, _ = MODELS[name]
+    arch, extra = MODELS[name]
     data = load_data(args)
     peaks["data"] = peak_rss_mb()
     hparams = {**hparams_for(arch, extra), **json.loads(args.hparams)}
@@ -212,8 +201,9 @@ def run_one(name: str, args) -> dict:
     del embeddings  # the model holds its own copy, as ``ansel.training.trainer.train_run`` drops them
     peaks["model"] = peak_rss_mb()
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = (torch.optim.Adadelta(params, lr=args.lr or 1.0) if args.optimizer == "adadelta"
-                 else torch.optim.Adam(params, lr=args.lr or 1e-3))
+    train = TrainConfig(epochs=1, batch_size=BATCH, optimizer=args.optimizer, lr=args.lr or OPTIMIZER_LR[args.optimizer],
+                        loss="hinge", margin=MARGIN, select_metric="MAP", embedding_updates=args.embedding_updates)
+    optimizer = run_optimizer(model, params, train)
     peaks["optimizer"] = peak_rss_mb()
 
     tqi, tai, labels = data.train
@@ -291,11 +281,30 @@ def floor_rss_mb(code: str) -> float:
     return int(out.split()[-1]) / 1024
 
 
-def ratio(ours: float, theirs: float | None, target: float) -> str:
-    if theirs is None:
-        return "-"
-    r = ours / theirs
-    return f"{r:.1f}x {'ok' if r >= target else 'LOW'}"
+def print_peer_ratios(path: Path = PEER_RUN) -> None:
+    """The last like-for-like measurement against MatchZoo-py (both sides measured in that run)."""
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    if not path.exists():
+        print(f"MatchZoo-py: no peer run ({shown} absent: `make bench-peer` measures both sides)")
+        return
+    run = json.loads(path.read_text())
+    args = run["args"]
+    print(f"MatchZoo-py, like for like (`make bench-peer`, {shown}, {run['when']}, {run['cores']} "
+          f"cores, medians of {args['rounds']} rounds of {args['steps']} steps, torch threads {args['threads']}): "
+          f"both sides measured there with the same settings; ratio = ansel / MatchZoo-py")
+    head = (f"{'model':<9}{'settings':<9}{'vectors':<16} | {'triples/s MZ-py':>15}{'ansel':>8}{'ratio':>10} | "
+            f"{'cand/s MZ-py':>13}{'ansel':>8}{'ratio':>10} | {'RSS MB MZ-py':>13}{'ansel':>7}")
+    print(head)
+    print("-" * len(head))
+    for s in run["summary"]:
+        vectors = ("frozen" if not s["trained_embeddings"]
+                   else f"trained{', sparse' if s.get('embedding_updates') == 'sparse' else ''}")
+        train, cand = (s[f"ansel_{k}"] / s[f"peer_{k}"] for k in ("triples_per_s", "candidates_per_s"))
+        print(f"{s['model']:<9}{s['settings']:<9}{vectors:<16} | {s['peer_triples_per_s']:>15,.0f}"
+              f"{s['ansel_triples_per_s']:>8,.0f}{f'{train:.1f}x':>6}{'ok' if train >= SPEED_TARGET else 'LOW':>4} | "
+              f"{s['peer_candidates_per_s']:>13,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
+              f"{f'{cand:.1f}x':>6}{'ok' if cand >= SPEED_TARGET else 'LOW':>4} | "
+              f"{s['peer_peak_rss_mb']:>13,.0f}{s['ansel_peak_rss_mb']:>7,.0f}")
 
 
 def print_phases(results: list[dict]) -> None:
@@ -326,7 +335,8 @@ def main() -> None:
     # with --one, as benchmarks/peer/run.py sets a side: settings over the arch's, trained vectors, a table size
     p.add_argument("--hparams", default="{}", help=argparse.SUPPRESS)
     p.add_argument("--train-embeddings", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--optimizer", choices=["adam", "adadelta"], default="adam", help=argparse.SUPPRESS)
+    p.add_argument("--optimizer", choices=list(OPTIMIZER_LR), default="adam", help=argparse.SUPPRESS)
+    p.add_argument("--embedding-updates", choices=["dense", "sparse"], default="dense", help=argparse.SUPPRESS)
     p.add_argument("--lr", type=float, help=argparse.SUPPRESS)
     p.add_argument("--vocab-size", type=int, help=argparse.SUPPRESS)
     p.add_argument("--lengths", default=json.dumps([Q_LEN, A_LEN]), help=argparse.SUPPRESS)  # [question, answer]
@@ -350,14 +360,9 @@ def main() -> None:
 
     floors = {label: floor_rss_mb(code) for label, code in FLOORS.items()}
     floor = floors[list(FLOORS)[-1]]
-    print(f"MatchZoo-family models vs MatchZoo-py's published CPU figures; {os.cpu_count()} cores here, "
-          f"torch threads {args.threads}; {args.steps} timed training steps after {WARMUP_STEPS} warm-up, "
-          f"scoring median of {args.score_repeats} pass(es)")
-    print(f"pair = one (question, answer) scored: a training step on a batch of {BATCH} (question, positive, "
-          f"negative) triples scores {2 * BATCH} pairs. Train ratio = our pairs/s (2 per triple) / MatchZoo-py's "
-          f"pairs/s, as its rank-hinge batch of {BATCH} with one negative scores {2 * BATCH} pairs.")
-    print(f"targets: train and scoring >= {SPEED_TARGET:.0f}x MatchZoo-py; peak RSS <= {RSS_TARGET_MB} MB "
-          f"(MatchZoo-py 700-790 MB, DSSM ~5 GB).")
+    print(f"MatchZoo-family models on WikiQA; {os.cpu_count()} cores here, torch threads {args.threads}; "
+          f"{args.steps} timed training steps of {BATCH} (question, positive, negative) triples after "
+          f"{WARMUP_STEPS} warm-up, scoring median of {args.score_repeats} pass(es); target peak RSS <= {RSS_TARGET_MB} MB")
     print(f"floors, peak RSS of a process that only does this: {'; '.join(f'{k} {v:.0f} MB' for k, v in floors.items())}"
           f" = every training process before its data and model, {floor - RSS_TARGET_MB:+.0f} MB against the target")
 
@@ -376,33 +381,17 @@ def main() -> None:
     if results:
         print(f"data: {results[0]['source']}")
         print(f"hparams: each arch's defaults with {', '.join(f'{k}={v}' for k, v in results[0]['hparams'].items())}"
-              " where it has them; aMV-LSTM = mv_lstm with attend_question, set beside MatchZoo-py's MV-LSTM")
-        head = (f"{'model':<14}{'params':>9}{'trainable':>10} | {'triples/s':>9}{'pairs/s':>9}{'MZ-py':>7}"
-                f"{'ratio':>10} | {'cand/s':>8}{'MZ-py':>7}{'ratio':>10} | {'RSS MB':>7}{'MZ-py':>10}{'MZ/ours':>8}"
+              " where it has them; aMV-LSTM = mv_lstm with attend_question")
+        head = (f"{'model':<14}{'params':>9}{'trainable':>10} | {'triples/s':>10} | {'cand/s':>8} | {'RSS MB':>7}"
                 f"{'<=' + str(RSS_TARGET_MB):>7}")
-        print(f"{'':<33} | {'training (pairs = 2 x triples)':^35} | {'scoring (test candidates)':^25} | "
-              f"{'peak resident memory':^32}")
         print(head)
         print("-" * len(head))
-        met = 0
         for r in results:
-            ref = MODELS[r["name"]][2]
-            label, mz_train, mz_score, mz_rss = ref if ref else (None, None, None, None)
-            pairs = 2 * r["triples_per_s"]
             rss = r["peak_rss_mb"]
-            mz_rss_txt = "-" if not mz_rss else (f"{mz_rss[0]:,}" if mz_rss[0] == mz_rss[1] else f"{mz_rss[0]}-{mz_rss[1]}")
-            rss_ratio = "-" if not mz_rss else f"{mz_rss[0] / rss:.1f}x"
-            ok = (rss <= RSS_TARGET_MB and (ref is None or (pairs >= SPEED_TARGET * mz_train
-                                                             and r["candidates_per_s"] >= SPEED_TARGET * mz_score)))
-            met += ok
-            print(f"{r['name']:<14}{r['params'] / 1e6:>8.2f}M{r['trainable'] / 1e6:>9.2f}M | "
-                  f"{r['triples_per_s']:>9,.0f}{pairs:>9,.0f}{f'{mz_train:,}' if ref else '-':>7}{ratio(pairs, mz_train, SPEED_TARGET):>10} | "
-                  f"{r['candidates_per_s']:>8,.0f}{f'{mz_score:,}' if ref else '-':>7}"
-                  f"{ratio(r['candidates_per_s'], mz_score, SPEED_TARGET):>10} | "
-                  f"{rss:>7,.0f}{mz_rss_txt:>10}{rss_ratio:>8}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}")
-        print(f"all targets met by {met} of {len(results)} models measured "
-              f"(MZ/ours for RSS uses MatchZoo-py's low end, 700 MB; DSSM's 5 GB)")
+            print(f"{r['name']:<14}{r['params'] / 1e6:>8.2f}M{r['trainable'] / 1e6:>9.2f}M | {r['triples_per_s']:>10,.0f} | "
+                  f"{r['candidates_per_s']:>8,.0f} | {rss:>7,.0f}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}")
         print_phases(results)
+    print_peer_ratios()
     for note in notes:
         print(f"note: {note}")
     if args.quick:

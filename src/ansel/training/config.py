@@ -59,6 +59,9 @@ class TrainConfig:
     # leaves them empty (a "last epoch" reading of them is not the last evaluation)
     monitor_every: int | None = None
     device: str = "auto"        # auto: CUDA when available, else the CPU
+    # sparse: trainable embedding tables updated on the rows a batch reads (ansel.training.sparse_updates;
+    # exact for adadelta, adagrad and plain sgd, "lazy" moments for adam)
+    embedding_updates: Literal["dense", "sparse"] = "dense"
 
     def __post_init__(self):
         check(self.epochs >= 1, "epochs", f"{self.epochs} is not >= 1")
@@ -78,6 +81,13 @@ class TrainConfig:
         check(self.monitor_every is None or self.monitor_every >= 1, "monitor_every", f"{self.monitor_every} is not >= 1")
         check(self.monitor_every is None or bool(self.monitor_splits), "monitor_every",
               "scores the monitor splits, and monitor_splits names none")
+        if self.embedding_updates == "sparse":
+            check(self.optimizer not in ("rmsprop", "sgd") or (self.optimizer == "sgd" and not self.momentum),
+                  "embedding_updates", f"sparse has no form for optimizer {self.optimizer!r}"
+                  f"{' with momentum' if self.momentum else ''}")
+            check(not self.weight_decay, "embedding_updates", "sparse cannot decay the rows a batch does not read: "
+                  "set weight_decay: 0")
+            check(not self.clip_norm, "embedding_updates", "sparse cannot clip sparse gradients: set clip_norm: null")
         check(self.dev_split not in self.monitor_splits, "monitor_splits",
               f"{self.monitor_splits} repeats the dev split {self.dev_split!r}")
         check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")

@@ -42,17 +42,19 @@ from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.losses import category_loss, pair_loss
 from ansel.training.sampler import NegativeSampler
+from ansel.training.sparse_updates import SplitOptimizer, sparse_optimizer, sparse_tables
 
 # model -> (its scores of every candidate of the dev split, in the split's order; {metric: value})
 DevEvaluator = Callable[[torch.nn.Module], "tuple[pd.DataFrame, dict[str, float]]"]
 
+# Keras 2's rho and epsilon: MatchZoo 1.x trains its WikiQA models with adadelta at lr 1.0
+ADADELTA = {"rho": 0.95, "eps": 1e-7}
 OPTIMIZERS = {
     "sgd": lambda p, t: torch.optim.SGD(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
     "adam": lambda p, t: torch.optim.Adam(p, lr=t.lr, weight_decay=t.weight_decay),
     "rmsprop": lambda p, t: torch.optim.RMSprop(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
     "adagrad": lambda p, t: torch.optim.Adagrad(p, lr=t.lr, weight_decay=t.weight_decay),
-    # Keras 2's rho and epsilon: MatchZoo 1.x trains its WikiQA models with adadelta at lr 1.0
-    "adadelta": lambda p, t: torch.optim.Adadelta(p, lr=t.lr, rho=0.95, eps=1e-7, weight_decay=t.weight_decay),
+    "adadelta": lambda p, t: torch.optim.Adadelta(p, lr=t.lr, **ADADELTA, weight_decay=t.weight_decay),
 }
 
 
@@ -199,7 +201,18 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
     model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}",
                         data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
-    return model, params, OPTIMIZERS[t.optimizer](params, t) if params else None
+    return model, params, run_optimizer(model, params, t)
+
+
+def run_optimizer(model, params: list, t: TrainConfig):
+    """``t.optimizer`` over ``params`` (None: nothing to train); with ``embedding_updates: sparse``, the
+    embedding tables' rows a batch reads updated alone (``ansel.training.sparse_updates``)."""
+    tables = sparse_tables(model) if t.embedding_updates == "sparse" else []
+    if not tables:
+        return OPTIMIZERS[t.optimizer](params, t) if params else None
+    dense = [p for p in params if not any(p is table for table in tables)]
+    return SplitOptimizer(OPTIMIZERS[t.optimizer](dense, t) if dense else None,
+                          sparse_optimizer(t.optimizer, tables, t.lr, ADADELTA))
 
 
 class _Cadence:

@@ -1,0 +1,36 @@
+"""bench_matchzoo.py's ratios against MatchZoo-py come from the last like-for-like peer run
+(benchmarks/peer/last.json, both sides measured there), in triples on both sides; none without one."""
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_matchzoo", ROOT / "benchmarks/bench_matchzoo.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def test_without_a_peer_run_no_ratio_is_printed(bench, tmp_path, capsys):
+    bench.print_peer_ratios(tmp_path / "last.json")
+    assert "no peer run" in capsys.readouterr().out
+
+
+def test_the_ratios_are_the_peer_runs_own_figures_divided(bench, tmp_path, capsys):
+    row = {"model": "mv_lstm", "settings": "peer", "trained_embeddings": True, "embedding_updates": "sparse",
+           "peer_triples_per_s": 400.0, "ansel_triples_per_s": 1300.0, "peer_candidates_per_s": 3000.0,
+           "ansel_candidates_per_s": 21000.0, "peer_peak_rss_mb": 710.0, "ansel_peak_rss_mb": 530.0}
+    run = tmp_path / "last.json"
+    run.write_text(json.dumps({"when": "2026-11-26T13:00:00Z", "cores": 2, "summary": [row],
+                               "args": {"rounds": 3, "steps": 200, "threads": 2}}))
+    bench.print_peer_ratios(run)
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("mv_lstm"))
+    assert "trained, sparse" in line and "3.2x  ok" in line and "7.0x  ok" in line and "1,300" in line
