@@ -1,9 +1,8 @@
 """A small processed synthetic corpus and a tiny run trained and evaluated through the CLI, as
 the train and evaluate rules run them.
 
-Issue 33's failures are each tested here, but for two that are cases of a wider check: a spec's
-metric or split typo (item 3) is a case of tests/report/test_significance.py's spec checks, and
-`epochs: 0` / `margin: -1` refused at -n (item 4) cases of tests/workflow/test_stages.py's."""
+Issue 33's failures are each tested here but one: `epochs: 0` / `margin: -1` refused by a dry run
+(item 4) are cases of tests/workflow/test_stages.py's settings refused at -n."""
 import json
 from pathlib import Path
 
