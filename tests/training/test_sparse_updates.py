@@ -6,6 +6,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import ansel.training.trainer as train_mod
+from ansel.evaluation.config import EvalConfig
+from ansel.evaluation.evaluate import dev_evaluator
 from ansel.settings import ConfigError, parse
 from ansel.training.config import TrainConfig
 from ansel.training.sparse_updates import LazyAdadelta, SplitOptimizer
@@ -48,7 +50,7 @@ def test_sparse_adam_moves_only_the_rows_read(processed, tmp_path):
     """Lazy moments: a row the batch did not read keeps its weights (dense Adam moves every row it ever read)."""
     c = cfg(epochs=1, optimizer="adam", lr=1e-2, embedding_updates="sparse")
     data = _data(c, processed)
-    model, params, optimizer = train_mod._model_and_optimizer(c, parse(TrainConfig, c["train"], "t"), data, None,
+    model, _, optimizer = train_mod._model_and_optimizer(c, parse(TrainConfig, c["train"], "t"), data, None,
                                                              torch.device("cpu"))
     table = next(m.weight for m in model.modules() if isinstance(m, nn.Embedding))
     first, second = torch.tensor([[3, 4, 5]]), torch.tensor([[6, 7]])
@@ -62,25 +64,20 @@ def test_sparse_adam_moves_only_the_rows_read(processed, tmp_path):
     assert isinstance(optimizer, SplitOptimizer) and len(optimizer.param_groups) == 2
 
 
-def test_a_sparse_run_resumes_where_an_uninterrupted_one_ends(processed, tmp_path, monkeypatch):
+def test_a_sparse_run_resumes_where_an_uninterrupted_one_ends(processed, tmp_path):
     c = cfg(epochs=3, optimizer="adadelta", lr=1.0, embedding_updates="sparse")
     _train(c, processed, tmp_path / "straight")
-    evaluate = train_mod.train_run
+    data = _data(c, processed)
+    evaluate, calls = dev_evaluator(data, "dev", EvalConfig(["dev"])), []
 
-    def stopped_after_epoch_1(c, data, vectors, run_dir, evaluate_dev, **kw):
-        calls = []
+    def stopped_in_epoch_2(model):  # after epoch 1's state.pt, before epoch 2's
+        calls.append(model)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return evaluate(model)
 
-        def dev(model):
-            calls.append(1)
-            if len(calls) == 2:
-                raise KeyboardInterrupt
-            return evaluate_dev(model)
-        return evaluate(c, data, vectors, run_dir, dev, **kw)
-
-    monkeypatch.setattr(train_mod, "train_run", stopped_after_epoch_1)
     with pytest.raises(KeyboardInterrupt):
-        _train(c, processed, tmp_path / "resumed")
-    monkeypatch.setattr(train_mod, "train_run", evaluate)
+        train_mod.train_run(c, data, None, tmp_path / "resumed", stopped_in_epoch_2, progress=False)
     assert (tmp_path / "resumed/state.pt").exists()
     _train(c, processed, tmp_path / "resumed")
     a, b = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
