@@ -90,6 +90,14 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     assert row["measured runs"] == row["runs"] == 12 and row["device-minutes (measured runs)"] >= 0
     assert P.plan(config, [tmp_path], device="cuda").set_index("item").loc["synthetic"]["measured runs"] == 4  # random
     assert P.unmeasured_shapes(config, [tmp_path]) == []  # nothing left
+    # an epoch's batches are kept beside each cost: a checkout without the processed data prices the runs too
+    epoch = row["batches/epoch"]  # from the processed data's training positives
+    assert [str(c["batches"]) for c in costs.values()] == [epoch] * 4
+    monkeypatch.setattr(P, "train_positives", lambda processed: None)
+    row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
+    assert (row["measured runs"], row["batches/epoch"]) == (12, epoch)
+    path.write_text(json.dumps({k: {**c, "batches": None} for k, c in costs.items()}))  # a cost kept without them
+    assert P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]["measured runs"] == 4  # random alone
 
 
 def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path, monkeypatch):

@@ -123,9 +123,9 @@ def timings_cost(train: dict, source: str) -> Cost | None:
 def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Path | None = None,
             deadline: float | None = None, report=print) -> Path | None:
     """Time each run config's shape on this machine's device: ``batches`` training batches and one dev
-    scoring (``unmeasured_shapes`` picks them). Each cost goes to ``out_dir/<device>.json`` as soon as it
-    is measured (merged with what the file holds), so an interrupted measurement keeps what it did;
-    none is started after ``deadline`` (``time.time()``)."""
+    scoring (``unmeasured_shapes`` picks them), and the batches of one of its epochs. Each cost goes
+    to ``out_dir/<device>.json`` as soon as it is measured (merged with what the file holds), so an
+    interrupted measurement keeps what it did; none is started after ``deadline`` (``time.time()``)."""
     import time
 
     from ansel.data.batches import RunData
@@ -157,6 +157,8 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
         except Exception as e:  # one shape's fault (memory, say) costs the others nothing
             report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: failed: {type(e).__name__}: {e}")
             continue
+        # an epoch's batches beside the cost: a checkout without the processed data (a fresh clone) prices it too
+        cost["batches"] = batches_per_epoch(cfg, {cfg["dataset"]: train_positives(processed)})
         path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
         costs = {**(json.loads(path.read_text()) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
