@@ -138,7 +138,7 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
     from ansel.training.trainer import measure_costs
 
     data_root = data_root or root()
-    path, loaded = None, {}
+    path, loaded, positives = None, {}, {}
     for i, cfg in enumerate(configs, 1):
         if deadline is not None and time.time() > deadline:
             report(f"deadline: {len(configs) - i + 1} of {len(configs)} shapes left unmeasured")
@@ -158,7 +158,9 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
             report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: failed: {type(e).__name__}: {e}")
             continue
         # an epoch's batches beside the cost: a checkout without the processed data (a fresh clone) prices it too
-        cost["batches"] = batches_per_epoch(cfg, {cfg["dataset"]: train_positives(processed)})
+        if cfg["dataset"] not in positives:  # read once a dataset
+            positives[cfg["dataset"]] = train_positives(processed)
+        cost["batches"] = batches_per_epoch(cfg, positives)
         path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
         costs = {**(json.loads(path.read_text()) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
