@@ -62,7 +62,7 @@ class SplitOptimizer:
     """The run's optimizer for the dense parameters and a sparse one for the embedding tables, as one:
     the trainer sets ``param_groups``' lr, steps, zeroes and saves both together."""
 
-    def __init__(self, dense: torch.optim.Optimizer | None, sparse: torch.optim.Optimizer):
+    def __init__(self, dense, sparse: torch.optim.Optimizer):  # dense: the other parameters' (RowBlocks) or None
         self.parts = [o for o in (dense, sparse) if o is not None]
         self.param_groups = [g for o in self.parts for g in o.param_groups]
         self.sparse_params = [p for g in sparse.param_groups for p in g["params"]]

@@ -41,6 +41,7 @@ from ansel.models.io import load_checkpoint, save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.losses import category_loss, pair_loss
+from ansel.training.row_blocks import RowBlocks
 from ansel.training.sampler import NegativeSampler
 from ansel.training.sparse_updates import SplitOptimizer, sparse_optimizer, sparse_tables
 
@@ -205,14 +206,13 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
 
 
 def run_optimizer(model, params: list, t: TrainConfig):
-    """``t.optimizer`` over ``params`` (None: nothing to train); with ``embedding_updates: sparse``, the
-    embedding tables' rows a batch reads updated alone (``ansel.training.sparse_updates``)."""
+    """``t.optimizer`` over ``params`` (None: nothing to train), a large parameter stepped in row blocks
+    (``ansel.training.row_blocks``: the same numbers, a block's temporaries); with ``embedding_updates:
+    sparse``, the embedding tables' rows a batch reads updated alone (``ansel.training.sparse_updates``)."""
     tables = sparse_tables(model) if t.embedding_updates == "sparse" else []
-    if not tables:
-        return OPTIMIZERS[t.optimizer](params, t) if params else None
     dense = [p for p in params if not any(p is table for table in tables)]
-    return SplitOptimizer(OPTIMIZERS[t.optimizer](dense, t) if dense else None,
-                          sparse_optimizer(t.optimizer, tables, t.lr, ADADELTA))
+    stepped = RowBlocks(lambda handed: OPTIMIZERS[t.optimizer](handed, t), dense) if dense else None
+    return SplitOptimizer(stepped, sparse_optimizer(t.optimizer, tables, t.lr, ADADELTA)) if tables else stepped
 
 
 class _Cadence:
