@@ -40,7 +40,7 @@ def headline_row(entry: dict, where: str, base: Path) -> str:
     has_published = published is not None and not math.isnan(published)
     ours = f"{_number(cell['mean'], published or 0)} ± {_number(cell['std'], published or 0)} (n={cell['n']})"
     gap = f"{cell['mean'] - published:+.{2 if published > 1 else 4}f}" if has_published else "—"
-    kind = "GPU" if entry["record"].startswith("device/") else "CPU"
+    kind = "GPU" if entry["record"].startswith("device/") else "CPU, paper scale" if entry["record"].startswith("paper-") else "CPU"
     data = f" on {entry['data']}" if entry.get("data") else ""
     return (f"| {entry['paper']} | {entry['row']}, {entry['column']} | "
             f"{_number(published, published) if has_published else '—'} | {ours}{data} | {gap} | "
