@@ -78,3 +78,20 @@ def test_a_headline_naming_no_cell_or_no_claim_is_refused_naming_the_entry(tmp_p
         (tmp_path / "reports/headlines.yaml").write_text(bad)
         with pytest.raises(ConfigError, match=message):
             results_table(tmp_path)
+
+
+def test_a_headlines_record_is_labelled_by_where_it_ran(tmp_path):
+    from ansel.records import results_table
+
+    twin = ('{"A": {"d test MAP": {"mean": 0.5, "std": 0.01, "n": 5, "published": 0.6}}, "significance": {"claims": '
+            '{"A > B": {"d test MAP": {"verdict": "holds", "difference": 0.1, "p_holm": 0.01}}}}}')
+    entries = ""
+    for record in ("cpu-x", "paper-x", "device/x"):
+        (tmp_path / "reports" / record).mkdir(parents=True)
+        (tmp_path / "reports" / record / "t.json").write_text(twin)
+        entries += f"- {{paper: P, record: {record}, table: t, row: A, column: d test MAP, claim: A > B}}\n"
+    (tmp_path / "reports/headlines.yaml").write_text(entries)
+    table = results_table(tmp_path)
+    for label in ("[CPU `cpu-x`](reports/cpu-x/t.md)", "[CPU, paper scale `paper-x`](reports/paper-x/t.md)",
+                  "[GPU `device/x`](reports/device/x/t.md)"):
+        assert label in table
