@@ -37,14 +37,14 @@ def check(record: Path) -> list[dict]:
     by_shape = defaultdict(list)
     for cfg, train in runs:
         by_shape[shape(cfg)].append((cfg["seed"], timings_cost(train, "")))
-    rows, positives = defaultdict(lambda: {"runs": 0, "predicted": 0.0, "measured": 0.0, "start": [], "end": []}), {}
+    rows, examples = defaultdict(lambda: {"runs": 0, "predicted": 0.0, "measured": 0.0, "start": [], "end": []}), {}
     for cfg, train in runs:
         others = [c for seed, c in by_shape[shape(cfg)] if seed != cfg["seed"]]
         if not others:
             continue
         mine = Cost(statistics.median(c.seconds_per_batch for c in others),
                     statistics.median(c.dev_seconds or 0 for c in others), others[0].device, "")
-        minutes, _ = plan_minutes(cfg, {shape(cfg): mine}, positives)
+        minutes, _ = plan_minutes(cfg, {shape(cfg): mine}, examples)
         if minutes is None:
             continue
         row = rows[cfg["dataset"]]

@@ -37,7 +37,7 @@ def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, 
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
     # 2 epochs measured: 0.5 s per batch, 3 s of dev scoring per epoch
     _measured(tmp_path, cfg, [{"epoch": e, "seconds": 4.0, "batches": 8, "dev_seconds": 3.0} for e in (1, 2)])
-    monkeypatch.setattr(P, "train_positives", lambda processed: 1000)  # ceil(1000/32) = 32 > max_batches 8
+    monkeypatch.setattr(P, "train_examples", lambda processed: (1000, 2000))  # ceil(1000/32) = 32 > max_batches 8
     table = P.plan(config, [tmp_path]).set_index("item")
     row = table.loc["synthetic"]
     # qa_cnn measured on synthetic_en (2 seeds), random costs nothing (2 datasets x 2 seeds); qa_lstm and
@@ -49,10 +49,12 @@ def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, 
 
 
 def test_runs_of_unprocessed_data_have_unknown_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr(P, "train_positives", lambda processed: None)
+    monkeypatch.setattr(P, "train_examples", lambda processed: None)
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
     assert P.batches_per_epoch(cfg, {"synthetic_en": None}) is None
-    assert P.batches_per_epoch(cfg, {"synthetic_en": 100}) == 4  # ceil(100 / 32)
+    assert P.batches_per_epoch(cfg, {"synthetic_en": (100, 1000)}) == 4  # ceil(100 / 32): a positive a triple
+    classify = {**cfg, "train": {**cfg["train"], "loss": "classification", "max_batches": None}}
+    assert P.batches_per_epoch(classify, {"synthetic_en": (100, 1000)}) == 32  # every labelled pair: ceil(1000 / 32)
 
 
 def test_a_missing_costs_directory_is_refused_naming_it(tmp_path, capsys):
@@ -91,9 +93,9 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     assert P.plan(config, [tmp_path], device="cuda").set_index("item").loc["synthetic"]["measured runs"] == 4  # random
     assert P.unmeasured_shapes(config, [tmp_path]) == []  # nothing left
     # an epoch's batches are kept beside each cost: a checkout without the processed data prices the runs too
-    epoch = row["batches/epoch"]  # from the processed data's training positives
+    epoch = row["batches/epoch"]  # from the processed data's training pairs
     assert [str(c["batches"]) for c in costs.values()] == [epoch] * 4
-    monkeypatch.setattr(P, "train_positives", lambda processed: None)
+    monkeypatch.setattr(P, "train_examples", lambda processed: None)
     row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
     assert (row["measured runs"], row["batches/epoch"]) == (12, epoch)
     path.write_text(json.dumps({k: {**c, "batches": None} for k, c in costs.items()}))  # a cost kept without them

@@ -138,7 +138,7 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
     from ansel.training.trainer import measure_costs
 
     data_root = data_root or root()
-    path, loaded, positives = None, {}, {}
+    path, loaded, examples = None, {}, {}
     for i, cfg in enumerate(configs, 1):
         if deadline is not None and time.time() > deadline:
             report(f"deadline: {len(configs) - i + 1} of {len(configs)} shapes left unmeasured")
@@ -158,9 +158,9 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
             report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: failed: {type(e).__name__}: {e}")
             continue
         # an epoch's batches beside the cost: a checkout without the processed data (a fresh clone) prices it too
-        if cfg["dataset"] not in positives:  # read once a dataset
-            positives[cfg["dataset"]] = train_positives(processed)
-        cost["batches"] = batches_per_epoch(cfg, positives)
+        if cfg["dataset"] not in examples:  # read once a dataset
+            examples[cfg["dataset"]] = train_examples(processed)
+        cost["batches"] = batches_per_epoch(cfg, examples)
         path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
         costs = {**(json.loads(path.read_text()) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,18 +178,25 @@ def device_label(train: dict) -> str:
     return f"{device.split(':')[0]}/{detail}" if detail else device
 
 
-def batches_per_epoch(cfg: dict, positives: dict[str, int | None]) -> int | None:
-    """Training batches of one epoch: the train split's positive pairs in batches, or max_batches."""
-    n = positives.get(cfg["dataset"])
-    if n is None:
+def batches_per_epoch(cfg: dict, examples: dict[str, tuple[int, int] | None]) -> int | None:
+    """Training batches of one epoch, at most max_batches: the train split's positive pairs in batches
+    (a ranking loss draws each one's negative) or, for ``loss: classification``, every labelled pair
+    (as the trainer's epoch runs). ``examples``: {dataset: ``train_examples``}."""
+    counts = examples.get(cfg["dataset"])
+    if counts is None:
         return None
+    n = counts[1] if cfg["train"].get("loss") == "classification" else counts[0]
     batches = math.ceil(n / cfg["train"]["batch_size"])
     return min(batches, cfg["train"]["max_batches"]) if cfg["train"].get("max_batches") else batches
 
 
-def train_positives(processed: Path) -> int | None:
+def train_examples(processed: Path) -> tuple[int, int] | None:
+    """(positive pairs, labelled pairs) of the processed train split; None where it is not on disk."""
     path = processed / "candidates-train.parquet"
-    return int((pd.read_parquet(path, columns=["label"]).label == 1).sum()) if path.exists() else None
+    if not path.exists():
+        return None
+    labels = pd.read_parquet(path, columns=["label"]).label
+    return int((labels == 1).sum()), len(labels)
 
 
 def plan(config: dict, sources: list[Path], device: str | None = None, cores: int | None = None,
@@ -199,15 +206,15 @@ def plan(config: dict, sources: list[Path], device: str | None = None, cores: in
     With ``cores``: the wall hours of each on that many one-thread jobs at a time; with
     ``budget_hours`` too, a column marking the items chosen to fit it (``choose``)."""
     costs = measured_costs(sources, device)
-    rows, positives, items = [], {}, []
+    rows, examples, items = [], {}, []
     for paper in config["papers"]:
         tables, figures = T.paper_items(config, paper)
         items += [(paper, t["id"], T.table_runs(config, t)) for t in tables if T.table_kind(t) == "metrics"]
         items += [(paper, f["id"], T.figure_runs(config, f)) for f in figures]
     for paper, item, item_runs in items:
-        rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, positives)})
+        rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, examples)})
     every = sorted(set(T.paper_runs(config)))  # a run read by a table and a figure is trained once
-    rows.append({"paper": "all", "item": "(each run once)", **_estimate(config, every, costs, positives)})
+    rows.append({"paper": "all", "item": "(each run once)", **_estimate(config, every, costs, examples)})
     table = pd.DataFrame(rows)
     if cores:
         measured = table["measured runs"] == table["runs"]
@@ -215,18 +222,18 @@ def plan(config: dict, sources: list[Path], device: str | None = None, cores: in
         # an item some of whose runs are unmeasured costs at least this
         table[f"wall hours on {cores} cores"] = [f"{h:g}" if m else f">= {h:g}" for h, m in zip(hours, measured)]
     if cores and budget_hours:
-        chosen = choose(config, items, costs, positives, cores * budget_hours * 60)
+        chosen = choose(config, items, costs, examples, cores * budget_hours * 60)
         table["chosen"] = [("yes" if f"{p}/{i}" in chosen else "") for p, i in zip(table.paper, table["item"])]
     return table
 
 
-def choose(config: dict, items: list[tuple[str, str, list[T.Run]]], costs: dict[str, "Cost"], positives: dict,
+def choose(config: dict, items: list[tuple[str, str, list[T.Run]]], costs: dict[str, "Cost"], examples: dict,
            budget_minutes: float) -> list[str]:
     """The items ("paper/item") to run within ``budget_minutes`` of device time, cheapest first, a run
     that several of them read counted once; only items whose every run has a measured shape."""
     minutes = {}
     for paper, item, item_runs in items:
-        each = {run: plan_minutes(run.config(config), costs, positives)[0] for run in item_runs}
+        each = {run: plan_minutes(run.config(config), costs, examples)[0] for run in item_runs}
         if item_runs and None not in each.values():
             minutes[f"{paper}/{item}"] = each
     chosen, spent = [], {}
@@ -238,36 +245,36 @@ def choose(config: dict, items: list[tuple[str, str, list[T.Run]]], costs: dict[
     return chosen
 
 
-def plan_minutes(cfg: dict, costs: dict[str, Cost], positives: dict) -> tuple[float | None, Cost | None]:
+def plan_minutes(cfg: dict, costs: dict[str, Cost], examples: dict) -> tuple[float | None, Cost | None]:
     """A run's device-minutes (training steps plus each epoch's dev scoring, and its monitored splits'
     scorings at the dev split's cost) and the cost they come
-    from; None where its shape or its dataset's size is unknown. ``positives``: {dataset: training
-    positives}, filled from the processed data as needed."""
+    from; None where its shape or its dataset's size is unknown. ``examples``: {dataset:
+    ``train_examples``}, filled from the processed data as needed."""
     if not is_trained(cfg["arch"]):
         return 0.0, None  # a ranker with nothing to train (lexical, random): no epoch to cost
-    if cfg["dataset"] not in positives:
-        positives[cfg["dataset"]] = train_positives(root() / T.processed_dir(cfg["dataset"]))
+    if cfg["dataset"] not in examples:
+        examples[cfg["dataset"]] = train_examples(root() / T.processed_dir(cfg["dataset"]))
     cost = costs.get(shape(cfg))
-    n = run_batches(cfg, cost, positives)
+    n = run_batches(cfg, cost, examples)
     if cost is None or n is None:
         return None, cost
     scorings = 1 + len(cfg["train"].get("monitor_splits") or [])  # dev, and each monitored split as long
     return cfg["train"]["epochs"] * (n * cost.seconds_per_batch + scorings * (cost.dev_seconds or 0)) / 60, cost
 
 
-def run_batches(cfg: dict, cost: Cost | None, positives: dict) -> int | None:
+def run_batches(cfg: dict, cost: Cost | None, examples: dict) -> int | None:
     """Training batches of one of the run's epochs: from the processed data, else (a fresh clone) as
     the run that measured its shape trained."""
-    return batches_per_epoch(cfg, positives) or (cost.batches if cost else None)
+    return batches_per_epoch(cfg, examples) or (cost.batches if cost else None)
 
 
-def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], positives: dict) -> dict:
+def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], examples: dict) -> dict:
     minutes, measured, epochs, batches, devices = 0.0, 0, set(), set(), set()
     for run in item_runs:
         cfg = run.config(config)
-        run_minutes, cost = plan_minutes(cfg, costs, positives)
+        run_minutes, cost = plan_minutes(cfg, costs, examples)
         if is_trained(cfg["arch"]):
-            n = run_batches(cfg, cost, positives)
+            n = run_batches(cfg, cost, examples)
             epochs.add(cfg["train"]["epochs"])
             batches.add(n if n is not None else "?")
         if run_minutes is not None:

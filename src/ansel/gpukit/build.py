@@ -111,7 +111,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} "
                           f"(declared: {', '.join(declared)})")
     kit_records, files = [], set()
-    costs, positives = measured_costs(default_sources()), {}
+    costs, examples = measured_costs(default_sources()), {}
     for name in names:
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
@@ -146,7 +146,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             make_files(needed, config["preset"], rec.get("config", {}))
             files.update(needed)
             for run, cfg in zip(runs, cfgs):
-                minutes, cost = plan_minutes(cfg, costs, positives)
+                minutes, cost = plan_minutes(cfg, costs, examples)
                 # untrained rankers (BM25, word counts, random) are scored on the CPU at unpack
                 entry["runs" if is_trained(cfg["arch"]) else "cpu_runs"].append({
                     "dir": f"runs/{run.dataset}/{run.variant.name}/seed{run.seed}", "config": cfg,
