@@ -158,8 +158,7 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
             report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: failed: {type(e).__name__}: {e}")
             continue
         # an epoch's batches beside the cost: a checkout without the processed data (a fresh clone) prices it too
-        if cfg["dataset"] not in examples:  # read once a dataset
-            examples[cfg["dataset"]] = train_examples(processed)
+        dataset_examples(examples, cfg["dataset"], processed)
         cost["batches"] = batches_per_epoch(cfg, examples)
         path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
         costs = {**(json.loads(path.read_text()) if path.exists() else {}), shape(cfg): cost}
@@ -197,6 +196,12 @@ def train_examples(processed: Path) -> tuple[int, int] | None:
         return None
     labels = pd.read_parquet(path, columns=["label"]).label
     return int((labels == 1).sum()), len(labels)
+
+
+def dataset_examples(examples: dict, dataset: str, processed: Path) -> None:
+    """Puts ``train_examples`` of ``dataset`` into ``examples`` ({dataset: its counts}), read once."""
+    if dataset not in examples:
+        examples[dataset] = train_examples(processed)
 
 
 def plan(config: dict, sources: list[Path], device: str | None = None, cores: int | None = None,
@@ -252,8 +257,7 @@ def plan_minutes(cfg: dict, costs: dict[str, Cost], examples: dict) -> tuple[flo
     ``train_examples``}, filled from the processed data as needed."""
     if not is_trained(cfg["arch"]):
         return 0.0, None  # a ranker with nothing to train (lexical, random): no epoch to cost
-    if cfg["dataset"] not in examples:
-        examples[cfg["dataset"]] = train_examples(root() / T.processed_dir(cfg["dataset"]))
+    dataset_examples(examples, cfg["dataset"], root() / T.processed_dir(cfg["dataset"]))
     cost = costs.get(shape(cfg))
     n = run_batches(cfg, cost, examples)
     if cost is None or n is None:

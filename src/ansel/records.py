@@ -14,6 +14,8 @@ from ansel.yamlfile import read_yaml
 HEADLINES = "reports/headlines.yaml"
 START, END = "<!-- results: ansel records -->", "<!-- /results -->"
 KEYS = ("paper", "record", "table", "row", "column", "claim")
+# Where a record ran, by its folder's prefix (else the `cpu` preset on 2 cores).
+RECORD_KINDS = (("device/", "GPU"), ("paper-", "CPU, paper scale"))
 
 
 def _number(value: float, published: float) -> str:
@@ -40,7 +42,7 @@ def headline_row(entry: dict, where: str, base: Path) -> str:
     has_published = published is not None and not math.isnan(published)
     ours = f"{_number(cell['mean'], published or 0)} ± {_number(cell['std'], published or 0)} (n={cell['n']})"
     gap = f"{cell['mean'] - published:+.{2 if published > 1 else 4}f}" if has_published else "—"
-    kind = "GPU" if entry["record"].startswith("device/") else "CPU, paper scale" if entry["record"].startswith("paper-") else "CPU"
+    kind = next((k for prefix, k in RECORD_KINDS if entry["record"].startswith(prefix)), "CPU")
     data = f" on {entry['data']}" if entry.get("data") else ""
     return (f"| {entry['paper']} | {entry['row']}, {entry['column']} | "
             f"{_number(published, published) if has_published else '—'} | {ours}{data} | {gap} | "
