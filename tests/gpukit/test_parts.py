@@ -30,6 +30,22 @@ def corpus_run(tmp_path, monkeypatch):
     return run, vectors
 
 
+def test_a_kit_prices_its_runs_by_gpu_costs_only(tmp_path, monkeypatch):
+    """A shape the CPU's paper-scale records measured, and no GPU, is unmeasured for a kit (its
+    CPU hours would keep the runner from ever starting it); a GPU's cost is kept wherever it lies."""
+    from ansel import plan
+
+    sources = []
+    for name, costs in (("cpu", {"both": "cpu/AVX512", "cpu only": "cpu/AVX512"}), ("gpu", {"both": "cuda/NVIDIA H200"}),
+                        ("cpu-later", {"both": "cpu/AVX2"})):
+        (tmp_path / name / "costs").mkdir(parents=True)
+        (tmp_path / name / "costs/c.json").write_text(json.dumps(
+            {shape: {"device": dev, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for shape, dev in costs.items()}))
+        sources.append(tmp_path / name)
+    monkeypatch.setattr(plan, "default_sources", lambda: sources)
+    assert {k: c.device for k, c in build.kit_costs().items()} == {"both": "cuda/NVIDIA H200"}
+
+
 def test_vectors_are_cut_to_the_datasets_words_with_their_rows(tmp_path, corpus_run):
     run, vectors = corpus_run
     note = build.prune_vectors(run, tmp_path / "kit")

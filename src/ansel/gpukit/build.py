@@ -101,17 +101,25 @@ def make_files(files: list[str], preset: str, overrides: dict) -> None:
                           "(Snakemake's message above: a dataset missing from the mirror, say); nothing was packed")
 
 
+def kit_costs() -> dict:
+    """The measured costs that price a kit's runs: a GPU's only. A CPU's cost of the same shape (the
+    paper-scale CPU records) is hours where the GPU takes minutes: the runner would never start the run."""
+    from ansel.plan import default_sources, measured_costs
+
+    return measured_costs(default_sources(), "cuda")
+
+
 def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -> dict:
     """Build the kit for the named records into ``out`` (replaced); returns kit.json's content."""
     from ansel.models.registry import is_trained
-    from ansel.plan import default_sources, measured_costs, plan_minutes, unmeasured_shapes
+    from ansel.plan import plan_minutes, unmeasured_shapes
 
     declared = declared if declared is not None else records()
     if unknown := [n for n in names if n not in declared]:
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} "
                           f"(declared: {', '.join(declared)})")
     kit_records, files = [], set()
-    costs, examples = measured_costs(default_sources()), {}
+    costs, examples = kit_costs(), {}
     for name in names:
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
