@@ -136,6 +136,23 @@ def test_unknown_record_and_key_named(tmp_path):
         records(bad)
 
 
+def test_a_record_with_runs_measures_only_their_shapes(tmp_path):
+    """Without runs, `measure` takes every shape of the named datasets; with runs, only theirs (a lease's
+    minutes go to pricing what the record trains next, not the other papers' shapes on that dataset)."""
+    from ansel.plan import shape
+
+    def measured(record):
+        rec = pack(["r"], tmp_path / "kit", {"r": {"preset": "smoke", "config": {"seeds": 1},
+                                                   "measure": {"datasets": ["synthetic_en"]}, **record}})["records"][0]
+        return {(c["arch"], c["dataset"]) for c in rec["measure"]["configs"]}, rec
+
+    everything, _ = measured({})
+    assert {("qa_cnn", "synthetic_en"), ("qa_lstm", "synthetic_en")} <= everything
+    own, rec = measured({"runs": {"items": {"smoke": ["synthetic"]}, "models": ["qa_lstm"]}})
+    assert own == {("qa_lstm", "synthetic_en")}  # not qa_cnn's shape, nor the runs on synthetic_zh
+    assert {shape(c) for c in rec["measure"]["configs"]} <= {shape(r["config"]) for r in rec["runs"]}
+
+
 def test_a_tables_step_times_are_timed_with_its_runs_and_render_its_benchmark_column(tmp_path):
     """GGSA Table 3's seconds per batch: the kit times the rows' steps alone (before the trainings),
     the archive brings the file back, and the record's table reads it."""

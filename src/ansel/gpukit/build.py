@@ -112,7 +112,7 @@ def kit_costs() -> dict:
 def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -> dict:
     """Build the kit for the named records into ``out`` (replaced); returns kit.json's content."""
     from ansel.models.registry import is_trained
-    from ansel.plan import plan_minutes, unmeasured_shapes
+    from ansel.plan import plan_minutes, shape, unmeasured_shapes
 
     declared = declared if declared is not None else records()
     if unknown := [n for n in names if n not in declared]:
@@ -136,20 +136,22 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
                     needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != T.embeddings_file(cfg)})
                     make_files(needed, config["preset"], rec.get("config", {}))
                     files.update(needed)
+        runs = record_runs(config, rec["runs"], f"{where}.runs") if "runs" in rec else []
+        if "runs" in rec and not runs:
+            raise ConfigError(f"{where}.runs: selects no run")
+        cfgs = [r.config(config) for r in runs]
         if "measure" in rec:
             m = rec["measure"]
             needed = [T.processed_dir(d) for d in m["datasets"]]
             make_files(needed, config["preset"], rec.get("config", {}))
+            # a record with runs measures their shapes only (the device minutes go to what it trains next)
+            own = {shape(cfg) for cfg in cfgs} if "runs" in rec else None
             # untrained rankers (BM25, random) cost no device time: the CPU records time them
             shapes = [cfg for cfg in unmeasured_shapes(config, [root() / "reports/device" / name], m["datasets"])
-                      if is_trained(cfg["arch"])]  # what earlier leases of the record measured is not packed
-            entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}
+                      if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)]
+            entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
             files.update(f for cfg in shapes for f in run_files(cfg) if f != T.embeddings_file(cfg))  # random init
         if "runs" in rec:
-            runs = record_runs(config, rec["runs"], f"{where}.runs")
-            if not runs:
-                raise ConfigError(f"{where}.runs: selects no run")
-            cfgs = [r.config(config) for r in runs]
             needed = sorted({f for cfg in cfgs for f in run_files(cfg)})
             make_files(needed, config["preset"], rec.get("config", {}))
             files.update(needed)
@@ -269,9 +271,10 @@ def summary(kit: dict, out: Path) -> str:
                          f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
                          f"shared as measured), {len(left) - len(known)} unmeasured")
             if len(known) < len(left):
+                first = ("this kit measures their shapes first (unpack it before the next kit)" if rec["measure"]
+                         else "measure their shapes first (a `measure` key, or record costs-full) and unpack that")
                 parts.append("unmeasured runs start blind (one that cannot end before the deadline at its pace, "
-                             "its state too large to come back, is stopped at its second epoch): measure their "
-                             "shapes first (record costs-full) and unpack that")
+                             f"its state too large to come back, is stopped at its second epoch): {first}")
         lines.append(f"{rec['name']}: {'; '.join(parts)}")
     size = size_mb(out)
     lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
