@@ -271,7 +271,8 @@ def summary(kit: dict, out: Path) -> str:
                          f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
                          f"shared as measured), {len(left) - len(known)} unmeasured")
             if len(known) < len(left):
-                first = ("this kit measures their shapes first (unpack it before the next kit)" if rec["measure"]
+                n = len(rec["measure"]["configs"]) if rec["measure"] else 0
+                first = (f"this kit measures {n} shapes first (unpack it before the next kit)" if n
                          else "measure their shapes first (a `measure` key, or record costs-full) and unpack that")
                 parts.append("unmeasured runs start blind (one that cannot end before the deadline at its pace, "
                              f"its state too large to come back, is stopped at its second epoch): {first}")
