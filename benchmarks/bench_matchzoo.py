@@ -293,7 +293,7 @@ def print_peer_ratios(path: Path = PEER_RUN) -> None:
           f"cores, medians of {args['rounds']} rounds of {args['steps']} steps, torch threads {args['threads']}): "
           f"both sides measured there with the same settings; ratio = ansel / MatchZoo-py")
     head = (f"{'model':<9}{'settings':<9}{'vectors':<16} | {'triples/s MZ-py':>15}{'ansel':>8}{'ratio':>10} | "
-            f"{'cand/s MZ-py':>13}{'ansel':>8}{'ratio':>10} | {'RSS MB MZ-py':>13}{'ansel':>7}")
+            f"{'cand/s MZ-py':>13}{'ansel':>8}{'ratio':>10} | {'RSS MB MZ-py':>13}{'ansel':>7}{'<':>5}")
     print(head)
     print("-" * len(head))
     for s in run["summary"]:
@@ -304,7 +304,8 @@ def print_peer_ratios(path: Path = PEER_RUN) -> None:
               f"{s['ansel_triples_per_s']:>8,.0f}{f'{train:.1f}x':>6}{'ok' if train >= SPEED_TARGET else 'LOW':>4} | "
               f"{s['peer_candidates_per_s']:>13,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
               f"{f'{cand:.1f}x':>6}{'ok' if cand >= SPEED_TARGET else 'LOW':>4} | "
-              f"{s['peer_peak_rss_mb']:>13,.0f}{s['ansel_peak_rss_mb']:>7,.0f}")
+              f"{s['peer_peak_rss_mb']:>13,.0f}{s['ansel_peak_rss_mb']:>7,.0f}"
+              f"{'ok' if s['ansel_peak_rss_mb'] < s['peer_peak_rss_mb'] else 'HIGH':>5}")
 
 
 def print_phases(results: list[dict]) -> None:
