@@ -40,6 +40,7 @@ from ansel.models.registry import arch_module, needs_lexicon
 from ansel.models.io import load_checkpoint, save_atomic, save_text, save_torch
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
+from ansel.training.gradient_buffers import keep_gradient_buffers
 from ansel.training.losses import category_loss, pair_loss
 from ansel.training.row_blocks import RowBlocks
 from ansel.training.sampler import NegativeSampler
@@ -208,8 +209,10 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
 def run_optimizer(model, params: list, t: TrainConfig):
     """``t.optimizer`` over ``params`` (None: nothing to train), a large parameter stepped in row blocks
     (``ansel.training.row_blocks``: the same numbers, a block's temporaries); with ``embedding_updates:
-    sparse``, the embedding tables' rows a batch reads updated alone (``ansel.training.sparse_updates``)."""
+    sparse``, the embedding tables' rows a batch reads updated alone (``ansel.training.sparse_updates``),
+    otherwise their gradients built in kept buffers on a CPU (``ansel.training.gradient_buffers``)."""
     tables = sparse_tables(model) if t.embedding_updates == "sparse" else []
+    keep_gradient_buffers(model)
     dense = [p for p in params if not any(p is table for table in tables)]
     stepped = RowBlocks(lambda handed: OPTIMIZERS[t.optimizer](handed, t), dense) if dense else None
     return SplitOptimizer(stepped, sparse_optimizer(t.optimizer, tables, t.lr, ADADELTA)) if tables else stepped
