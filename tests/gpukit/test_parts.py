@@ -181,3 +181,27 @@ def test_unpack_refuses_a_cut_or_foreign_archive_naming_it(tmp_path):
         unpack([foreign], dest=tmp_path / "out")
     with pytest.raises(SystemExit, match="no such file: .*missing"):
         unpack([tmp_path / "missing.tar.gz"], dest=tmp_path / "out")
+
+
+def test_a_figure_of_a_models_weights_takes_the_checkouts_weights_of_that_same_run(tmp_path, monkeypatch):
+    """Attention maps read model.pt, which no record keeps: ``ansel record`` links the checkout's weights
+    into the staged run where the checkout trained that run (same config), and names them otherwise."""
+    from ansel.gpukit.tables import _link_weights
+    from ansel.targets import Run, Variant
+
+    checkout, stage, run = tmp_path / "checkout", tmp_path / "stage", Run("wikiqa", Variant("m"), 1)
+    monkeypatch.setenv("ANSEL_ROOT", str(checkout))
+    for d in (checkout, stage):
+        (d / run.dir).mkdir(parents=True)
+        (d / run.dir / "config.json").write_text(json.dumps({"seed": 1, "lr": 0.1}))
+    named = f"{run.dir}/model.pt (weights: a record keeps none"
+    assert _link_weights(run, stage).startswith(named)  # the checkout has no weights of it
+    (checkout / run.dir / "model.pt").write_bytes(b"weights")
+    (checkout / run.dir / "config.json").write_text(json.dumps({"lr": 0.1, "seed": 1}, indent=2))  # same config
+    assert _link_weights(run, stage) is None and (stage / run.dir / "model.pt").read_bytes() == b"weights"
+    assert _link_weights(run, stage) is None  # a second figure of the run
+    other = tmp_path / "other"
+    (other / run.dir).mkdir(parents=True)
+    (other / run.dir / "config.json").write_text(json.dumps({"seed": 1, "lr": 0.2}))  # trained otherwise
+    assert _link_weights(run, other).startswith(named) and not (other / run.dir / "model.pt").exists()
+    assert _link_weights(run, tmp_path / "empty") is None  # the run itself missing: named as a run already

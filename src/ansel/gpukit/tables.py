@@ -5,7 +5,8 @@ holds the runs where the rules read them (``results/runs/...``, each run's timin
 ``results/timings/...``), with only the ``table`` and ``figure`` rules allowed: a run's files are
 inputs there, never retrained. The runs are the record's and those of the other device records of
 the same preset (a table split over two leases renders once both are in). An item whose runs are
-not all there yet is left for a later record, and named. The record's untrained rows (BM25, word
+not all there yet is left for a later record, and named; so is a figure drawn from a model's weights
+(attention maps), which no record keeps, unless the checkout trained that run (``ansel record``). The record's untrained rows (BM25, word
 counts, random: no device time, and their packages are not on the device) are scored here first
 by ``ansel train`` and ``ansel evaluate`` and kept in the record like the others.
 """
@@ -102,14 +103,30 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     config = load(preset=rec["preset"], **rec.get("config", {}))
     targets, waiting = [], {}
     for paper, ids in rec["items"].items():
-        tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
+        tables, figures = ({x["id"]: x for x in xs} for xs in T.paper_items(config, paper))
         for item in ids:
             target, runs = item_runs(config, paper, item)
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
             if item in tables and T.benchmark_configs(config, tables[item])[0]:  # its step times, too
                 missing += [f] if not (stage / (f := T.benchmark_file(paper, item))).exists() else []
+            if item in figures and "model.pt" in T.FIGURE_RUN_FILES[figures[item]["kind"]]:
+                missing += [w for r in runs if (w := _link_weights(r, stage))]
             if missing:
                 waiting[f"{paper}/{item}"] = missing
             else:
                 targets.append(target)
     return targets, waiting
+
+
+def _link_weights(run: T.Run, stage: Path) -> str | None:
+    """A figure drawn from a model's weights (attention maps): a record keeps no weights, so the staged
+    run takes the checkout's ``model.pt`` where the checkout trained that same run (``ansel record``);
+    else (a device record at home) the weights it waits for, named."""
+    staged, trained = stage / run.dir, root() / run.dir
+    if not (staged / "config.json").exists() or (staged / "model.pt").exists():
+        return None  # the run itself is missing (named already), or its weights are linked (another figure's)
+    if (trained / "model.pt").exists() and (trained / "config.json").exists() and json.loads(
+            (trained / "config.json").read_text()) == json.loads((staged / "config.json").read_text()):
+        (staged / "model.pt").symlink_to(trained / "model.pt")
+        return None
+    return f"{run.dir}/model.pt (weights: a record keeps none, so this figure renders where the run was trained)"
