@@ -202,7 +202,8 @@ def run_one(name: str, args) -> dict:
     peaks["model"] = peak_rss_mb()
     params = [p for p in model.parameters() if p.requires_grad]
     train = TrainConfig(epochs=1, batch_size=BATCH, optimizer=args.optimizer, lr=args.lr or OPTIMIZER_LR[args.optimizer],
-                        loss="hinge", margin=MARGIN, select_metric="MAP", embedding_updates=args.embedding_updates)
+                        loss="hinge", margin=MARGIN, select_metric="MAP", embedding_updates=args.embedding_updates,
+                        optimizer_kernel=args.optimizer_kernel)
     optimizer = run_optimizer(model, params, train)
     peaks["optimizer"] = peak_rss_mb()
 
@@ -338,6 +339,7 @@ def main() -> None:
     p.add_argument("--train-embeddings", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--optimizer", choices=list(OPTIMIZER_LR), default="adam", help=argparse.SUPPRESS)
     p.add_argument("--embedding-updates", choices=["dense", "sparse"], default="dense", help=argparse.SUPPRESS)
+    p.add_argument("--optimizer-kernel", choices=["loop", "fused"], default="loop", help=argparse.SUPPRESS)
     p.add_argument("--lr", type=float, help=argparse.SUPPRESS)
     p.add_argument("--vocab-size", type=int, help=argparse.SUPPRESS)
     p.add_argument("--lengths", default=json.dumps([Q_LEN, A_LEN]), help=argparse.SUPPRESS)  # [question, answer]

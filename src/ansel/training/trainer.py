@@ -52,12 +52,18 @@ DevEvaluator = Callable[[torch.nn.Module], "tuple[pd.DataFrame, dict[str, float]
 # Keras 2's rho and epsilon: MatchZoo 1.x trains its WikiQA models with adadelta at lr 1.0
 ADADELTA = {"rho": 0.95, "eps": 1e-7}
 OPTIMIZERS = {
-    "sgd": lambda p, t: torch.optim.SGD(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
-    "adam": lambda p, t: torch.optim.Adam(p, lr=t.lr, weight_decay=t.weight_decay),
+    "sgd": lambda p, t: torch.optim.SGD(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay, **_kernel(t)),
+    "adam": lambda p, t: torch.optim.Adam(p, lr=t.lr, weight_decay=t.weight_decay, **_kernel(t)),
     "rmsprop": lambda p, t: torch.optim.RMSprop(p, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
-    "adagrad": lambda p, t: torch.optim.Adagrad(p, lr=t.lr, weight_decay=t.weight_decay),
+    "adagrad": lambda p, t: torch.optim.Adagrad(p, lr=t.lr, weight_decay=t.weight_decay, **_kernel(t)),
     "adadelta": lambda p, t: torch.optim.Adadelta(p, lr=t.lr, **ADADELTA, weight_decay=t.weight_decay),
 }
+
+
+def _kernel(t: TrainConfig) -> dict:
+    """``train.optimizer_kernel: fused``: torch's one-pass kernel (``TrainConfig`` admits it for the
+    optimizers that have one); the loop is torch's CPU default, and every record's."""
+    return {"fused": True} if t.optimizer_kernel == "fused" else {}
 
 
 def learning_rate(t: TrainConfig, epoch: int) -> float:
