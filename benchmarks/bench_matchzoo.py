@@ -282,6 +282,16 @@ def floor_rss_mb(code: str) -> float:
     return int(out.split()[-1]) / 1024
 
 
+def vectors_label(row: dict) -> str:
+    """A peer-run row's vectors: frozen, or trained by the optimizer's loop, its fused kernel or the
+    sparse update (rows of runs before the fused side have no ``optimizer_kernel``: the loop)."""
+    if not row["trained_embeddings"]:
+        return "frozen"
+    if row.get("embedding_updates") == "sparse":
+        return "trained, sparse"
+    return "trained, fused" if row.get("optimizer_kernel") == "fused" else "trained"
+
+
 def print_peer_ratios(path: Path = PEER_RUN) -> None:
     """The last like-for-like measurement against MatchZoo-py (both sides measured in that run)."""
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
@@ -298,10 +308,8 @@ def print_peer_ratios(path: Path = PEER_RUN) -> None:
     print(head)
     print("-" * len(head))
     for s in run["summary"]:
-        vectors = ("frozen" if not s["trained_embeddings"]
-                   else f"trained{', sparse' if s.get('embedding_updates') == 'sparse' else ''}")
         train, cand = (s[f"ansel_{k}"] / s[f"peer_{k}"] for k in ("triples_per_s", "candidates_per_s"))
-        print(f"{s['model']:<9}{s['settings']:<9}{vectors:<16} | {s['peer_triples_per_s']:>15,.0f}"
+        print(f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16} | {s['peer_triples_per_s']:>15,.0f}"
               f"{s['ansel_triples_per_s']:>8,.0f}{f'{train:.1f}x':>6}{'ok' if train >= SPEED_TARGET else 'LOW':>4} | "
               f"{s['peer_candidates_per_s']:>13,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
               f"{f'{cand:.1f}x':>6}{'ok' if cand >= SPEED_TARGET else 'LOW':>4} | "

@@ -1,6 +1,7 @@
 """`make bench-peer`: ansel's MatchZoo-family models against MatchZoo-py 1.1.1, like for like, both
 measured in this invocation on this machine (never in CI; nothing here ships in the package).
-With trained vectors ansel runs twice: the dense update (the peer's arithmetic) and
+With trained vectors ansel runs up to three times: the dense update (the peer's arithmetic), the
+dense update with ``train.optimizer_kernel: fused`` (where the optimizer has one) and
 ``train.embedding_updates: sparse``.
 
 Each configuration (model x settings x frozen or trained embeddings) runs both sides in processes of
@@ -39,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PEER_PYTHON = HERE / ".venv/bin/python"
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 MARKER = "BENCH_MATCHZOO_RESULT "
 # ansel's side of each setting: (params.yaml model whose hparams are the fork's | the peer's defaults
 # as ansel hparams, optimizer, lr, text lengths)
@@ -72,13 +73,26 @@ def peer(model: str, settings: str, trained: bool, a) -> dict:
     return json.loads(lines[-1])
 
 
-def ansel(model: str, settings: str, trained: bool, vocab_size: int, a, updates: str = "dense") -> dict:
+# ansel's sides with trained vectors: side -> (embedding_updates, optimizer_kernel)
+VARIANTS = {"ansel": ("dense", "loop"), "ansel_fused": ("dense", "fused"), "ansel_sparse": ("sparse", "loop")}
+
+
+def ansel_sides(model: str, settings: str, trained: bool) -> list[str]:
+    from ansel.training.config import FUSED
+
+    if not trained:
+        return ["ansel"]
+    return [s for s in VARIANTS if s != "ansel_fused" or ANSEL[model][settings][1] in FUSED]
+
+
+def ansel(model: str, settings: str, trained: bool, vocab_size: int, a, side: str = "ansel") -> dict:
     spec, optimizer, lr, lengths = ANSEL[model][settings]
+    updates, kernel = VARIANTS[side]
     hparams = {**ansel_hparams(spec), "freeze_embeddings": not trained}
     cmd = [sys.executable, str(ROOT / "benchmarks/bench_matchzoo.py"), "--one", model, "--steps", str(a.steps),
            "--score-repeats", str(a.score_repeats), "--threads", str(a.threads), "--hparams", json.dumps(hparams),
            "--optimizer", optimizer, "--lr", str(lr), "--vocab-size", str(vocab_size), "--lengths", json.dumps(lengths),
-           "--embedding-updates", updates, *(["--train-embeddings"] if trained else [])]
+           "--embedding-updates", updates, "--optimizer-kernel", kernel, *(["--train-embeddings"] if trained else [])]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARKER)]
     if done.returncode or not lines:
@@ -103,8 +117,7 @@ def main() -> None:
     for r in range(a.rounds):
         load_before = os.getloadavg()[0]
         for model, settings, trained in configs:
-            # trained vectors: ansel twice, its dense update (the peer's arithmetic) and its sparse one
-            ours = ["ansel", "ansel_sparse"] if trained else ["ansel"]
+            ours = ansel_sides(model, settings, trained)
             sides = ["peer", *ours] if r % 2 == 0 or (model, settings) not in vocab else [*ours, "peer"]
             got = {}
             for side in sides:
@@ -112,36 +125,37 @@ def main() -> None:
                     got["peer"] = peer(model, settings, trained, a)
                     vocab[model, settings] = got["peer"]["vocab_size"]
                 else:
-                    got[side] = ansel(model, settings, trained, vocab[model, settings], a,
-                                      "sparse" if side == "ansel_sparse" else "dense")
+                    got[side] = ansel(model, settings, trained, vocab[model, settings], a, side)
             runs.append({"round": r + 1, "model": model, "settings": settings, "trained_embeddings": trained,
                          "first": sides[0], **got})
             print(f"round {r + 1}: {model} {settings} {'trained' if trained else 'frozen'}: "
                   + ", ".join(f"{side} {got[side]['triples_per_s']:,.0f}" for side in sides) + " triples/s", flush=True)
         print(f"round {r + 1}: load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after", flush=True)
+    from bench_matchzoo import vectors_label
+
     summary = []
     for model, settings, trained in configs:
         mine = [x for x in runs if (x["model"], x["settings"], x["trained_embeddings"]) == (model, settings, trained)]
-        for side in ["ansel", "ansel_sparse"] if trained else ["ansel"]:
+        for side in ansel_sides(model, settings, trained):
             def med(who: str, key: str) -> float:
                 return statistics.median(x[who][key] for x in mine)
 
             summary.append({"model": model, "settings": settings, "trained_embeddings": trained,
-                            "embedding_updates": "sparse" if side == "ansel_sparse" else "dense",
+                            "embedding_updates": VARIANTS[side][0], "optimizer_kernel": VARIANTS[side][1],
                             **{f"{who}_{key}": med(src, key) for who, src in (("peer", "peer"), ("ansel", side))
                                for key in ("triples_per_s", "candidates_per_s", "peak_rss_mb")},
                             "peer_trainable": mine[0]["peer"]["trainable"], "ansel_trainable": mine[0][side]["trainable"]})
     print(f"\nMatchZoo-py {runs[0]['peer']['version']} vs ansel, medians of {a.rounds} rounds, {a.steps} training "
           f"steps of {runs[0]['peer']['rows_per_step'] // 2} triples, torch threads {a.threads}, {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
-    print("vectors: frozen, or trained with the optimizer's dense update on both sides; 'trained, sparse': ansel's "
-          "embedding_updates: sparse (exact for adadelta, lazy moments for adam) against the same peer runs")
+    print("vectors: frozen, or trained with the optimizer's dense update on both sides; 'trained, fused': ansel's "
+          "optimizer_kernel: fused (torch's one-pass kernel, adam/sgd/adagrad), 'trained, sparse': ansel's "
+          "embedding_updates: sparse (exact for adadelta, lazy moments for adam), each against the same peer runs")
     head = (f"{'model':<9}{'settings':<9}{'vectors':<16}{'trainable':>22} | {'triples/s peer':>15}{'ansel':>8}{'ratio':>7} | "
             f"{'cand/s peer':>12}{'ansel':>8}{'ratio':>7} | {'RSS MB peer':>12}{'ansel':>7}")
     print(head)
     print("-" * len(head))
     for s in summary:
-        vectors = "frozen" if not s["trained_embeddings"] else f"trained{', sparse' if s['embedding_updates'] == 'sparse' else ''}"
-        print(f"{s['model']:<9}{s['settings']:<9}{vectors:<16}"
+        print(f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16}"
               f"{s['peer_trainable']:>11,}/{s['ansel_trainable']:>10,} | {s['peer_triples_per_s']:>15,.0f}"
               f"{s['ansel_triples_per_s']:>8,.0f}{s['ansel_triples_per_s'] / s['peer_triples_per_s']:>6.1f}x | "
               f"{s['peer_candidates_per_s']:>12,.0f}{s['ansel_candidates_per_s']:>8,.0f}"

@@ -47,3 +47,13 @@ def test_memory_above_the_peers_is_flagged(bench, tmp_path, capsys):
                         peer_triples_per_s=148.0, ansel_triples_per_s=304.0, peer_candidates_per_s=6561.0,
                         ansel_candidates_per_s=39283.0, peer_peak_rss_mb=704.0, ansel_peak_rss_mb=753.0)
     assert "2.1x LOW" in line and line.endswith("704    753 HIGH")
+
+
+@pytest.mark.parametrize("row, label", [
+    ({"trained_embeddings": False}, "frozen"),
+    ({"trained_embeddings": True, "embedding_updates": "dense"}, "trained"),  # a run before the fused side
+    ({"trained_embeddings": True, "embedding_updates": "dense", "optimizer_kernel": "fused"}, "trained, fused"),
+    ({"trained_embeddings": True, "embedding_updates": "sparse", "optimizer_kernel": "loop"}, "trained, sparse"),
+])
+def test_each_ansel_side_is_named_by_its_update(bench, row, label):
+    assert bench.vectors_label(row) == label
