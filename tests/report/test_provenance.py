@@ -13,12 +13,13 @@ from ansel.training.trainer import checkout_commit
 CONFIG = {"datasets": {"wikiqa": {"source": "wikiqa"}}}
 
 
-def _run(seed: int, commit: str | None, cfg: dict) -> Run:
+def _run(seed: int, commit: str | None, cfg: dict, vectors: str | None = None) -> Run:
     run = Run("wikiqa", Variant("m"), seed)
     Path(run.dir).mkdir(parents=True)
     Path(run.dir, "config.json").write_text(json.dumps(cfg, indent=2))
     Path(timings_file(run)).parent.mkdir(parents=True, exist_ok=True)
-    Path(timings_file(run)).write_text(json.dumps({"train": {"commit": commit}}))
+    train = {"commit": commit, **({"vectors_sha256": vectors} if vectors else {})}  # older runs have no hash
+    Path(timings_file(run)).write_text(json.dumps({"train": train}))
     return run
 
 
@@ -28,7 +29,7 @@ def runs(tmp_path, monkeypatch):
     Path("data/raw/wikiqa").mkdir(parents=True)
     Path("data/raw/wikiqa/manifest.json").write_text(json.dumps(
         {"WikiQA-test.tsv": {"size": 3, "sha256": "ab" * 32}, "WikiQA-train.tsv": {"size": 4, "sha256": "cd" * 32}}))
-    return [_run(1, "1" * 40, {"seed": 1, "lr": 0.1}), _run(2, None, {"lr": 0.1, "seed": 2})]
+    return [_run(1, "1" * 40, {"seed": 1, "lr": 0.1}, vectors="ef" * 32), _run(2, None, {"lr": 0.1, "seed": 2})]
 
 
 def test_a_cell_names_its_runs_commits_config_hashes_and_raw_files(runs):
@@ -37,6 +38,7 @@ def test_a_cell_names_its_runs_commits_config_hashes_and_raw_files(runs):
     assert [r["commit"] for r in cell["runs"]] == ["1" * 40, None]
     # the hash is of the config's content, whatever its key order or indentation
     assert cell["runs"][0]["config_sha256"] == hashlib.sha256(b'{"lr":0.1,"seed":1}').hexdigest()
+    assert [r["vectors_sha256"] for r in cell["runs"]] == ["ef" * 32, None]
     assert cell["raw_sha256"] == [{"dataset": "wikiqa", "file": "WikiQA-test.tsv", "sha256": "ab" * 32},
                                   {"dataset": "wikiqa", "file": "WikiQA-train.tsv", "sha256": "cd" * 32}]
     assert set(provenance_inputs(CONFIG, runs)) == {
@@ -50,6 +52,7 @@ def test_the_note_names_each_commit_once_with_its_run_count(runs):
     note = provenance_note([cell, cell])  # two columns of the same runs: each run counted once
     assert f"commit {'1' * 40} (1 run); unknown (not trained in a git checkout) (1 run)" in note
     assert f"wikiqa: WikiQA-test.tsv {'ab' * 6}, WikiQA-train.tsv {'cd' * 6}" in note
+    assert f"pretrained vectors sha256 {'ef' * 6} (1 run);" in note
 
 
 def test_a_missing_timings_file_is_named(runs):

@@ -247,9 +247,26 @@ def test_timings_go_to_their_own_file_with_the_mean_seconds_per_batch(processed,
     # the job's span (GPU-slot tests read it) and device; a peak of device memory only on CUDA
     assert train["started"] < train["finished"] and (train["device"], train["peak_device_mb"]) == ("cpu", None)
     assert train["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert train["vectors_sha256"] is None  # no pretrained vectors read
     # an untrainable model runs no epoch: no mean to report
     _train(cfg(model="random"), processed, tmp_path / "random", tmp_path / "random.json")
     assert json.loads((tmp_path / "random.json").read_text())["train"]["epochs"] == []
+
+
+def test_the_timings_keep_the_hash_of_the_vectors_the_run_read(processed, tmp_path):
+    c = cfg(epochs=1)
+    data = _data(c, processed)
+    vectors = np.random.default_rng(0).standard_normal((data.vocab_size, c["hparams"]["embedding_dim"]), dtype=np.float32)
+    train_mod.train_run(c, data, vectors.copy(), tmp_path / "run", dev_evaluator(data, "dev", EvalConfig(["dev"])),
+                        progress=False, timings=tmp_path / "timings.json")
+    recorded = json.loads((tmp_path / "timings.json").read_text())["train"]["vectors_sha256"]
+    assert recorded == train_mod.vectors_sha256(vectors)
+    assert train_mod.vectors_sha256(np.asfortranarray(vectors)) == recorded  # the values, not their layout
+    changed = vectors.copy()
+    changed[3, 7] = np.nextafter(changed[3, 7], np.float32(np.inf))
+    assert train_mod.vectors_sha256(changed) != recorded  # one value one ulp off
+    assert train_mod.vectors_sha256(vectors.astype(np.float64)) != recorded
+    assert train_mod.vectors_sha256(vectors.reshape(-1, 2)) != recorded  # the same bytes in another shape
 
 
 def test_a_training_split_without_a_positive_pair_is_refused_before_anything_is_written(processed, tmp_path):

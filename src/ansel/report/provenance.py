@@ -1,6 +1,7 @@
-"""Where a table cell comes from: its runs (directory, seed), the git commit that trained each
-(recorded in its timings file by ``ansel train``), a hash of each run's resolved config, and the
-sha256 of the raw files its dataset was made from (the download's manifest).
+"""Where a table cell comes from: its runs (directory, seed), the git commit that trained each and
+the sha256 of the pretrained vectors it read (both recorded in its timings file by ``ansel train``),
+a hash of each run's resolved config, and the sha256 of the raw files its dataset was made from (the
+download's manifest).
 
 A table's JSON twin carries this per cell; its notes name the commits and checksums once.
 """
@@ -26,11 +27,13 @@ def _read_json(path: str | Path) -> dict:
 
 def run_provenance(run: Run) -> dict:
     """{run, seed, commit (None: trained outside a git checkout or before commits were recorded),
-    config_sha256 (of the resolved config as canonical JSON)}."""
+    config_sha256 (of the resolved config as canonical JSON), vectors_sha256 (``ansel.training.
+    trainer.vectors_sha256``; None: no pretrained vectors, or trained before they were recorded)}."""
     config = _read_json(f"{run.dir}/config.json")
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    commit = _read_json(timings_file(run)).get("train", {}).get("commit")
-    return {"run": run.dir, "seed": run.seed, "commit": commit, "config_sha256": digest}
+    train = _read_json(timings_file(run)).get("train", {})
+    return {"run": run.dir, "seed": run.seed, "commit": train.get("commit"), "config_sha256": digest,
+            "vectors_sha256": train.get("vectors_sha256")}
 
 
 def raw_checksums(config: dict, dataset: str) -> dict[str, str]:
@@ -59,8 +62,9 @@ def table_provenance(config: dict, table: dict) -> dict[tuple[str, str], dict]:
 
 
 def provenance_note(cells: list[dict]) -> str:
-    """One sentence naming, for all of a table's cells, the commits that trained the runs and the
-    raw files' sha256 (first 12 hex digits; the JSON twin has them whole)."""
+    """One sentence naming, for all of a table's cells, the commits that trained the runs, the
+    pretrained vectors they read where recorded and the raw files' sha256 (first 12 hex digits; the
+    JSON twin has them whole)."""
     by_run = {r["run"]: r["commit"] or "unknown (not trained in a git checkout)" for c in cells for r in c["runs"]}
     raw: dict[str, dict[str, str]] = {}
     for entry in (e for c in cells for e in c["raw_sha256"]):
@@ -70,4 +74,8 @@ def provenance_note(cells: list[dict]) -> str:
     commits = {c: list(by_run.values()).count(c) for c in dict.fromkeys(by_run.values())}
     trained = "; ".join(f"{c} ({n} run{'s' * (n > 1)})" if len(commits) > 1 else c for c, n in commits.items())
     data = "; ".join(f"{d}: " + ", ".join(f"{f} {h[:12]}" for f, h in files.items()) for d, files in raw.items())
-    return f"Provenance: runs trained at commit {trained}; raw data sha256 (download manifests) {data}."
+    vectors = {r["run"]: r.get("vectors_sha256") for c in cells for r in c["runs"]}
+    read = [h for h in vectors.values() if h]
+    read_note = ("; pretrained vectors sha256 " + ", ".join(f"{h[:12]} ({read.count(h)} run{'s' * (read.count(h) > 1)})"
+                                                           for h in dict.fromkeys(read))) if read else ""
+    return f"Provenance: runs trained at commit {trained}{read_note}; raw data sha256 (download manifests) {data}."

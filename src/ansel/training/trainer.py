@@ -112,6 +112,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     started, device = time.time(), resolve_device(t.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
+    vectors = vectors_sha256(embeddings)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
     del embeddings  # the model holds a copy: freed now, the array's memory serves the training's tensors
     state_path, key = run_dir / "state.pt", fingerprint(cfg)
@@ -143,7 +144,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     _write_log(state.log, run_dir / "log.csv")
     save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     if timings is not None:
-        _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])))
+        _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])), vectors)
     state_path.unlink(missing_ok=True)
     scores = None
     if state.best_scores is not None:
@@ -390,16 +391,28 @@ def checkout_commit() -> str | None:
     return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float, code: str) -> None:
+def vectors_sha256(embeddings: np.ndarray | None) -> str | None:
+    """sha256 of the pretrained vectors a run trains from (their dtype, shape and values), None without:
+    the file a record's run read can be rebuilt or replaced later, so the run keeps what it read."""
+    if embeddings is None:
+        return None
+    h = hashlib.sha256(f"{embeddings.dtype.str}{embeddings.shape}".encode())
+    h.update(np.ascontiguousarray(embeddings).data)
+    return h.hexdigest()
+
+
+def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float, code: str,
+                   vectors: str | None) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
     the device (a GPU's name too), its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
     end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance), the
-    digest of the code it trained with (``ansel.code_digest``: the train rule's param) and, on a CPU, the
-    instruction set torch's kernels dispatched to (AVX512, AVX2 ...)}}."""
+    digest of the code it trained with (``ansel.code_digest``: the train rule's param), the pretrained
+    vectors' ``vectors_sha256`` and, on a CPU, the instruction set torch's kernels dispatched to (AVX512,
+    AVX2 ...)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
     train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time(),
-              "commit": checkout_commit(), "code": code}
+              "commit": checkout_commit(), "code": code, "vectors_sha256": vectors}
     if device.type == "cpu":  # the kernels' instruction set: a CPU run's floats (and bytes) depend on it
         train["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     else:
