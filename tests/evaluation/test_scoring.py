@@ -114,3 +114,33 @@ def test_interaction_scoring_refuses_other_models(pool):
     model = build_model("ap_cnn", {"embedding_dim": 8, "filters": 6}, vocab_size=40).eval()
     with pytest.raises(TypeError, match="score_pairs"):
         scoring.score_interaction_cached(model, q_ids, a_ids, qi, ai, batch_size=4)
+
+
+PAIR_MODELS = {
+    "AP-CNN": ("ap_cnn", {"embedding_dim": 8, "filters": 6, "kernel": 3}),
+    "AP-biLSTM": ("ap_bilstm", {"embedding_dim": 8, "hidden": 5}),
+}
+
+
+@pytest.mark.parametrize("name", PAIR_MODELS)
+def test_pair_models_encode_each_text_once_and_score_as_one_pair_at_a_time(pool, name, monkeypatch):
+    """Attentive pooling reads both sides, but each side's encoder states are its own: scoring
+    encodes a batch's distinct texts once and compares the pairs on them, to the scores of each
+    pair's own forward pass."""
+    q_ids, a_ids, qi, ai = pool
+    a_ids = a_ids.clone()
+    a_ids[3] = 0  # an empty answer among ragged, padded ones
+    qi = np.sort(qi)  # each question beside its candidates, as sampled-max and a split's table list them
+    arch, hparams = PAIR_MODELS[name]
+    torch.manual_seed(0)
+    model = build_model(arch, hparams, vocab_size=40)
+    alone = score_pairs(model.eval(), q_ids, a_ids, qi, ai, batch_size=1)
+    model.train()
+    encoded, encode = [], model.encode_side
+    monkeypatch.setattr(model, "encode_side", lambda ids, answer=False: encoded.append(len(ids)) or encode(ids, answer))
+    cached = score(model, q_ids.numpy(), a_ids.numpy(), qi, ai, batch_size=16)
+    assert model.training
+    torch.testing.assert_close(torch.from_numpy(cached), torch.from_numpy(alone), rtol=1e-5, atol=1e-6)
+    assert np.unique(cached).size > 30
+    batches = range(0, len(qi), 16)
+    assert sum(encoded) == sum(len(np.unique(qi[i:i + 16])) + len(np.unique(ai[i:i + 16])) for i in batches) < 2 * len(qi)

@@ -11,8 +11,10 @@ candidates per question drawn from ~24k answers, so per-pair scoring would encod
 answer dozens of times. An interaction model encodes each side alone too, into per-token states
 that only a pairwise interaction scores: ``score_interaction_cached`` encodes the distinct texts
 of a block of pairs once, in batches of similar length, and interacts the block's pairs; a
-block bounds the memory of those states. ``score_pairs`` is the general path for models whose
-answer representation depends on the question (attentive pooling).
+block bounds the memory of those states. Attentive pooling reads both sides' states at once, but
+each side is encoded alone: ``score_pairs_cached`` encodes a batch of pairs' distinct texts once (a
+question beside its 50 sampled-max candidates once, not 50 times). ``score_pairs`` is the general
+path, for models whose answer encoding reads the question (iGGSA).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import torch
 
 from ansel.data.batches import trim_padding
 from ansel.models.base import PAD, InteractionRanker, Ranker, SiameseRanker
+from ansel.models.rankers import PairRanker
 
 # Vectors gathered per similarity call: bounds memory at chunk x hidden floats.
 _GATHER_ELEMENTS = 1 << 24
@@ -51,10 +54,10 @@ def _encode(encode, ids: torch.Tensor, rows: torch.Tensor, batch_size: int, devi
     for i in range(0, len(rows), batch_size):
         encoded = encode(trim_padding(ids[rows[order[i:i + batch_size]]]).to(device))
         parts = (encoded,) if isinstance(encoded, torch.Tensor) else encoded
-        if out is None:
-            out = tuple(part.new_empty(len(rows), *part.shape[1:]) for part in parts)
+        if out is None:  # the longest texts come first: later batches' per-token states are no wider
+            out = tuple(part.new_zeros(len(rows), *part.shape[1:]) for part in parts)
         for whole, part in zip(out, parts):
-            whole[i:i + len(part)] = part
+            whole[(slice(i, i + len(part)), *map(slice, part.shape[1:]))] = part  # zeros (masked) beyond
     where = torch.argsort(order).to(device)
     return (out[0] if isinstance(encoded, torch.Tensor) else out), where
 
@@ -119,6 +122,34 @@ def _score_block(model: InteractionRanker, q_ids, a_ids, qi, ai, batch_size: int
                       for i in range(0, len(qi), batch_size)])
 
 
+def score_pairs_cached(model: PairRanker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
+    """A pair model whose sides are encoded alone (attentive pooling): per batch of pairs, each
+    distinct question and answer is encoded once (a question beside its candidates once, not once a
+    pair), and the composition compares the batch's pairs on their states, cut to the batch's widest."""
+    if not isinstance(model, PairRanker) or model.question_context:
+        raise TypeError(f"{type(model).__name__} does not encode its sides alone; use score_pairs")
+    q_ids, a_ids, qi, ai = _inputs(q_ids, a_ids, qi, ai)
+    device = _device(model)
+    texts = max(1, batch_size // _ENCODE_SPLIT)
+    scores = []
+    with torch.inference_mode():
+        for i in range(0, len(qi), batch_size):
+            (hq, mq), (ha, ma) = (_side(model, ids, idx[i:i + batch_size], answer, texts, device)
+                                  for ids, idx, answer in ((q_ids, qi, False), (a_ids, ai, True)))
+            scores.append(model.compare(hq, mq, ha, ma).float().cpu())
+    return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
+
+
+def _side(model: PairRanker, ids, idx, answer: bool, texts: int, device):
+    """One side's (states, mask) for the pairs ``idx``: its distinct texts encoded once, then
+    gathered per pair and cut to the widest real position."""
+    rows, pos = torch.unique(idx, return_inverse=True)
+    (h, m), where = _encode(lambda t: model.encode_side(t, answer=answer), ids, rows, texts, device)
+    h, m = h[where[pos.to(device)]], m[where[pos.to(device)]]
+    width = max(int(m.any(0).nonzero().max()) + 1, 1) if m.any() else 1
+    return h[:, :width], m[:, :width]
+
+
 def _inputs(q_ids, a_ids, qi, ai):
     qi, ai = _as_index(qi), _as_index(ai)
     if len(qi) != len(ai):
@@ -133,7 +164,8 @@ def score(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndar
     model.eval()
     try:
         fn = (score_siamese_cached if model.siamese else
-              score_interaction_cached if isinstance(model, InteractionRanker) else score_pairs)
+              score_interaction_cached if isinstance(model, InteractionRanker) else
+              score_pairs_cached if isinstance(model, PairRanker) and not model.question_context else score_pairs)
         return fn(model, q_ids, a_ids, qi, ai, batch_size)
     finally:
         model.train(was_training)

@@ -63,14 +63,22 @@ class PairRanker(Ranker):
 
     def states(self, q: torch.Tensor, a: torch.Tensor):
         """Encoder states and masks of both sides: (hq, mq, ha, ma)."""
-        (q, mq), (a, ma) = read_ids(q, self.read_padding), read_ids(a, self.read_padding)
-        hq, mq = self.encoder(self.embed(q), mq)
+        hq, mq = self.encode_side(q)
         context = {"context": masked_mean(hq, mq)} if self.question_context else {}
-        ha, ma = getattr(self, "answer_encoder", self.encoder)(self.embed(a), ma, **context)
-        return hq, mq, ha, ma
+        return hq, mq, *self.encode_side(a, answer=True, **context)
+
+    def encode_side(self, ids: torch.Tensor, answer: bool = False, **context) -> tuple[torch.Tensor, torch.Tensor]:
+        """One side's encoder states and mask (h, m). Without ``question_context`` a text's states do
+        not depend on the other side, so scoring encodes each distinct text once (``compare`` pairs them)."""
+        ids, mask = read_ids(ids, self.read_padding)
+        return (getattr(self, "answer_encoder", self.encoder) if answer else self.encoder)(self.embed(ids), mask, **context)
+
+    def compare(self, hq, mq, ha, ma) -> torch.Tensor:
+        """Scores [B] of row-aligned encoder states."""
+        return self.scorer(*self.composition(hq, mq, ha, ma))
 
     def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        return self.scorer(*self.composition(*self.states(q, a)))
+        return self.compare(*self.states(q, a))
 
     @torch.no_grad()
     def attention(self, q: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
