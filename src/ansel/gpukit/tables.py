@@ -97,7 +97,8 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
 
 def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     """The record's tables (.md; the rule writes every format) and figures (.png) whose runs are all
-    staged, and {item: the runs it still waits for}."""
+    staged, and {item: the runs it still waits for}; a figure drawn from weights gets them linked into
+    the stage here (``_link_weights``) or waits for them."""
     from ansel.config import load
 
     config = load(preset=rec["preset"], **rec.get("config", {}))
