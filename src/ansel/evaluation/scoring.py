@@ -145,8 +145,9 @@ def _side(model: PairRanker, ids, idx, answer: bool, texts: int, device):
     gathered per pair and cut to the widest real position."""
     rows, pos = torch.unique(idx, return_inverse=True)
     (h, m), where = _encode(lambda t: model.encode_side(t, answer=answer), ids, rows, texts, device)
-    h, m = h[where[pos.to(device)]], m[where[pos.to(device)]]
-    width = max(int(m.any(0).nonzero().max()) + 1, 1) if m.any() else 1
+    per_pair = where[pos.to(device)]
+    h, m = h[per_pair], m[per_pair]
+    width = int(m.any(0).nonzero().max()) + 1 if m.any() else 1
     return h[:, :width], m[:, :width]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 
 from ansel.report.tables import column_label, grid_choice
@@ -61,6 +62,10 @@ def table_provenance(config: dict, table: dict) -> dict[tuple[str, str], dict]:
     return out
 
 
+def _runs(n: int) -> str:
+    return f"{n} run{'s' * (n > 1)}"
+
+
 def provenance_note(cells: list[dict]) -> str:
     """One sentence naming, for all of a table's cells, the commits that trained the runs, the
     pretrained vectors they read where recorded and the raw files' sha256 (first 12 hex digits; the
@@ -71,11 +76,11 @@ def provenance_note(cells: list[dict]) -> str:
         raw.setdefault(entry["dataset"], {})[entry["file"]] = entry["sha256"]
     if not by_run:
         return ""
-    commits = {c: list(by_run.values()).count(c) for c in dict.fromkeys(by_run.values())}
-    trained = "; ".join(f"{c} ({n} run{'s' * (n > 1)})" if len(commits) > 1 else c for c, n in commits.items())
+    commits = Counter(by_run.values())
+    trained = "; ".join(f"{c} ({_runs(n)})" if len(commits) > 1 else c for c, n in commits.items())
     data = "; ".join(f"{d}: " + ", ".join(f"{f} {h[:12]}" for f, h in files.items()) for d, files in raw.items())
     vectors = {r["run"]: r.get("vectors_sha256") for c in cells for r in c["runs"]}
-    read = [h for h in vectors.values() if h]
-    read_note = ("; pretrained vectors sha256 " + ", ".join(f"{h[:12]} ({read.count(h)} run{'s' * (read.count(h) > 1)})"
-                                                           for h in dict.fromkeys(read))) if read else ""
+    read = Counter(h for h in vectors.values() if h)
+    read_note = ("; pretrained vectors sha256 " + ", ".join(f"{h[:12]} ({_runs(n)})" for h, n in read.items())
+                 if read else "")
     return f"Provenance: runs trained at commit {trained}{read_note}; raw data sha256 (download manifests) {data}."
