@@ -8,7 +8,10 @@ def resolve_device(name: str):
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"train.device: {name!r}, but torch finds no CUDA device here (use auto or cpu)")
+    return device
 
 
 def start_torch(threads: int) -> None:

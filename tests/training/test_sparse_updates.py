@@ -64,8 +64,9 @@ def test_sparse_adam_moves_only_the_rows_read(processed, tmp_path):
     assert isinstance(optimizer, SplitOptimizer) and len(optimizer.param_groups) == 2
 
 
-def test_a_sparse_run_resumes_where_an_uninterrupted_one_ends(processed, tmp_path):
-    c = cfg(epochs=3, optimizer="adadelta", lr=1.0, embedding_updates="sparse")
+@pytest.mark.parametrize("schedule", ["constant", "inverse_epoch"])  # the resumed epochs' own learning rates
+def test_a_sparse_run_resumes_where_an_uninterrupted_one_ends(processed, tmp_path, schedule):
+    c = cfg(epochs=3, optimizer="adadelta", lr=1.0, embedding_updates="sparse", lr_schedule=schedule)
     _train(c, processed, tmp_path / "straight")
     data = _data(c, processed)
     evaluate, calls = dev_evaluator(data, "dev", EvalConfig(["dev"])), []
@@ -82,6 +83,8 @@ def test_a_sparse_run_resumes_where_an_uninterrupted_one_ends(processed, tmp_pat
     _train(c, processed, tmp_path / "resumed")
     a, b = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
     assert all(torch.equal(a[k], b[k]) for k in a)
+    # every epoch's dev metrics, not only the dev-selected weights
+    assert (tmp_path / "straight/log.csv").read_bytes() == (tmp_path / "resumed/log.csv").read_bytes()
 
 
 def test_a_table_read_other_than_by_lookup_is_refused():

@@ -142,9 +142,10 @@ def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, mo
     assert len(steps) > 3
 
 
-def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("schedule", ["constant", "inverse_epoch"])  # the resumed epoch's own learning rate
+def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monkeypatch, capsys, schedule):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    _train(cfg(), processed, straight)
+    _train(cfg(lr_schedule=schedule), processed, straight)
 
     real_log = train_mod._live_log
 
@@ -156,10 +157,10 @@ def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monke
     monkeypatch.setattr(train_mod, "_live_log", crash_after_epoch_2)
     timings = tmp_path / "timings/seed1.json"
     with pytest.raises(KeyboardInterrupt):
-        _train(cfg(), processed, resumed, timings)
+        _train(cfg(lr_schedule=schedule), processed, resumed, timings)
     assert (resumed / "state.pt").exists() and not (resumed / "model.pt").exists() and not timings.exists()
     monkeypatch.setattr(train_mod, "_live_log", real_log)
-    _train(cfg(), processed, resumed, timings)
+    _train(cfg(lr_schedule=schedule), processed, resumed, timings)
     assert "resuming from epoch 2 of 3" in capsys.readouterr().out
 
     a, b = _weights(straight), _weights(resumed)

@@ -36,7 +36,12 @@ class RowBlocks:
             self.split.append((p, rows, views))
             handed += views
         self.optimizer = make(handed)
-        self.param_groups = self.optimizer.param_groups
+
+    @property
+    def param_groups(self) -> list[dict]:
+        # the optimizer's live list: its load_state_dict replaces the list, so a copy taken before a
+        # resume would take the trainer's learning rates where the optimizer no longer reads them
+        return self.optimizer.param_groups
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:

@@ -64,8 +64,12 @@ class SplitOptimizer:
 
     def __init__(self, dense, sparse: torch.optim.Optimizer):  # dense: the other parameters' (RowBlocks) or None
         self.parts = [o for o in (dense, sparse) if o is not None]
-        self.param_groups = [g for o in self.parts for g in o.param_groups]
         self.sparse_params = [p for g in sparse.param_groups for p in g["params"]]
+
+    @property
+    def param_groups(self) -> list[dict]:
+        # the parts' live groups (each load_state_dict replaces a part's list)
+        return [g for o in self.parts for g in o.param_groups]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for o in self.parts:
