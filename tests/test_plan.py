@@ -191,6 +191,12 @@ def test_plan_options_are_checked(capsys):
         cli.main(["plan", "--preset", "smoke", "--budget-hours", "6"])
     with pytest.raises(SystemExit, match="--papers: nope: not a paper of the preset"):
         cli.main(["plan", "--preset", "smoke", "--papers", "nope"])
+    with pytest.raises(SystemExit, match=r"--device cdua: no cost measured on it .*measured: .*cpu"):
+        cli.main(["plan", "--preset", "smoke", "--device", "cdua"])
+    for flag, value in (("--cores", "-2"), ("--cores", "0"), ("--budget-hours", "-1")):
+        with pytest.raises(SystemExit):
+            cli.main(["plan", "--preset", "smoke", "--cores", "2", flag, value])
+        assert f"argument {flag}: must be above 0, not {value}" in capsys.readouterr().err
 
 
 def test_the_paper_preset_plans_with_each_items_wall_hours_and_its_choice():

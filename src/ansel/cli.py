@@ -26,6 +26,21 @@ def _json(text: str) -> dict:
         raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
 
 
+def _positive(kind):
+    """An argparse type: a number of ``kind`` above 0."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def cmd_download(a) -> None:
     from ansel.data.download import resolve_mirror
     from ansel.data.manifest import write_manifest
@@ -241,6 +256,13 @@ def cmd_plan(a) -> None:
         sources.append(root())  # what was just measured
     if a.budget_hours and not a.cores:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
+    if a.device and not a.measure:
+        from ansel.plan import measured_costs
+
+        if not measured_costs(sources, a.device):
+            known = sorted({c.device for c in measured_costs(sources).values()})
+            raise ConfigError(f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
+                              f"measured: {', '.join(known) or 'none'} (or measure it: --measure)")
     table = plan(config, sources, a.device, a.cores, a.budget_hours)
     print(table.to_markdown(index=False))
     print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
@@ -330,8 +352,8 @@ def main(argv: list[str] | None = None) -> None:
                          "no run has measured (on --device, when given), on this device (into results/costs/)")
     pl.add_argument("--threads", type=int, default=1)
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
-    pl.add_argument("--cores", type=int, help="the wall hours of each item on this many cores (one-thread jobs)")
-    pl.add_argument("--budget-hours", type=float, help="with --cores: choose the items that fit these hours")
+    pl.add_argument("--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)")
+    pl.add_argument("--budget-hours", type=_positive(float), help="with --cores: choose the items that fit these hours")
     k = verb("gpu-kit", cmd_gpu_kit, config=None)  # CPU, before a GPU lease
     k.add_argument("--record", nargs="+", required=True, help="records of reports/device/records.yaml")
     k.add_argument("--out", help="the kit's folder (default: gpu-kit/ in the checkout)")

@@ -347,11 +347,16 @@ def validate(config: dict) -> None:
                               f"splits ({', '.join(ds['splits'])})")
     for model in config["models"]:
         parse(TrainConfig, model_config(config, model)["train"], f"models.{model}.train")
-    for dataset in config.get("dataset_alias", {}).values():
+    for name, dataset in config.get("dataset_alias", {}).items():
+        if name not in config["datasets"]:  # a misspelt key would leave the dataset it meant un-aliased
+            raise ConfigError(f"dataset_alias.{name}: not a dataset of datasets ({', '.join(config['datasets'])})")
         dataset_name(config, dataset)
     embeddings = config.get("embeddings", {})
     methods = {"word2vec", *embeddings.get("pretrained", {}), *embeddings.get("word2vec", {})}
     for name, stand_in in config.get("embeddings_alias", {}).items():
+        if name not in methods:
+            raise ConfigError(f"embeddings_alias.{name}: not a vectors method (word2vec, a key of "
+                              f"embeddings.pretrained or embeddings.word2vec: {', '.join(sorted(methods - {'word2vec'}))})")
         if stand_in not in methods:
             known = ", ".join(sorted(methods - {"word2vec"}))
             raise ConfigError(f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "

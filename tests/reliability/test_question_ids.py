@@ -25,6 +25,21 @@ def test_a_question_id_naming_two_texts_or_two_splits_is_refused_naming_both(tmp
     assert set(ds.splits["dev"].qid) == set(ds.splits["test"].qid) - {"Q2"} == {"Q11"}
 
 
+def test_an_answer_id_naming_two_texts_is_refused_naming_both():
+    """One SentenceID over two sentences: the tables keep one answer per id, so the second question's
+    positive would silently become the first's text; one answer shared by two questions is one row."""
+    from ansel.data.preprocess import IdCollisionError, from_pairs
+
+    pairs = pd.DataFrame({"split": ["dev", "dev"], "qid": ["Q1", "Q2"], "question": ["caves?", "hamlet?"],
+                          "aid": ["D1-0", "D1-0"], "answer": ["caves form in ice .", "shakespeare wrote hamlet ."],
+                          "label": [1, 1], "where": ["WikiQA-dev.tsv:2", "WikiQA-dev.tsv:9"]})
+    with pytest.raises(IdCollisionError, match=r"answer id 'D1-0' has two texts: 'caves form in ice .' "
+                                               r"\(WikiQA-dev.tsv:2\) and 'shakespeare wrote hamlet .' \(WikiQA-dev.tsv:9\)"):
+        from_pairs("wikiqa", pairs, "whitespace")
+    ds = from_pairs("wikiqa", pairs.assign(answer="caves form in ice ."), "whitespace")
+    assert ds.answers.aid.tolist() == ["D1-0"] and ds.splits["dev"].aid.tolist() == ["D1-0", "D1-0"]
+
+
 def test_conflicting_labels_of_one_pair_keep_the_positive_and_are_counted(capsys):
     from ansel.data.preprocess import from_pairs
 

@@ -86,3 +86,8 @@ def test_a_preset_stands_in_for_vectors_it_cannot_read_and_a_wrong_stand_in_is_n
     assert run_config(cpu, "trecqa", "apnet_ap_cnn_trecqa", 1)["vocab"].endswith("english_vocab-300.vocab.json")
     with pytest.raises(ConfigError, match=r"embeddings_alias.googlenews: 'word2vc' is no vectors method"):
         validate(load(preset="cpu", embeddings_alias={"googlenews": "word2vc"}))
+    # a misspelt key would leave the vectors or dataset it meant un-aliased, the run on the real ones
+    with pytest.raises(ConfigError, match=r"embeddings_alias.googlenwes: not a vectors method .*googlenews"):
+        validate(load(preset="cpu", embeddings_alias={"googlenwes": "word2vec"}))
+    with pytest.raises(ConfigError, match=r"dataset_alias.wikiqaa: not a dataset of datasets \(.*wikiqa,"):
+        validate(load(preset="smoke", dataset_alias={"wikiqaa": "synthetic_en"}))

@@ -74,6 +74,8 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     pairs = pairs.copy()
     if "qid" in pairs:
         _check_question_ids(name, pairs, ids_global)
+    if "aid" in pairs:
+        _check_answer_ids(name, pairs)
     if "qid" not in pairs:
         key = pairs.split + "\x00" + pairs.question
         pairs["qid"] = pairs.split + "-q" + pd.Series(pd.factorize(key)[0], index=pairs.index).astype(str)
@@ -112,6 +114,17 @@ def _check_question_ids(name: str, pairs: pd.DataFrame, ids_global: bool) -> Non
                 f"{name}: question id {first.qid!r} has two {what}: {first[key]!r} ({where[first.name]}) and "
                 f"{second[key]!r} ({where[second.name]})" + ("" if key == "question" else
                 "; one question in two splits leaks between them (a reader whose ids are global says so)"))
+
+
+def _check_answer_ids(name: str, pairs: pd.DataFrame) -> None:
+    """One text per answer id: the tables keep one, so a second would silently stand for the first."""
+    seen = pairs.drop_duplicates(["aid", "answer"])
+    clash = seen[seen.aid.duplicated(keep=False)]
+    if not clash.empty:
+        where = pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+        first, second = clash.iloc[0], clash[clash.aid == clash.iloc[0].aid].iloc[1]
+        raise IdCollisionError(f"{name}: answer id {first.aid!r} has two texts: {first.answer!r} "
+                               f"({where[first.name]}) and {second.answer!r} ({where[second.name]})")
 
 
 def _tokenize_unique(texts: pd.Series, tokenize: Callable[[str], list[str]]) -> pd.Series:
