@@ -335,10 +335,28 @@ def resolve_run(spec: dict, where: str) -> dict:
                       f"{', '.join(RUN_NAMES)} (unexpected {', '.join(sorted(set(spec) - {*RUN_NAMES, 'preset'}))})")
 
 
+def _check_reader(name: str, ds: dict) -> None:
+    """The dataset's source and read options, refused here rather than by a preprocess job (which
+    Snakemake starts by removing the dataset's processed tables)."""
+    from ansel.data.preprocess import check_options
+    from ansel.data.registry import get_source
+
+    try:
+        reader = get_source(ds["source"])
+    except KeyError as e:
+        raise ConfigError(f"datasets.{name}.source: {e.args[0]}") from None
+    if hasattr(reader, "options"):  # the project's generated sources (synthetic, vectors) check their own
+        try:
+            check_options(ds["source"], ds.get("read", {}), reader.options)
+        except KeyError as e:
+            raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
+
+
 def validate(config: dict) -> None:
     """Every setting the resolved config alone decides, checked before anything runs: each dataset's
     evaluation block and splits, each model's hyperparameters and training settings."""
     for name, ds in config["datasets"].items():
+        _check_reader(name, ds)
         where = f"datasets.{name}.eval"
         ev = parse(EvalConfig, ds.get("eval", {}), where)
         unknown = [s for s in ev.splits if s not in ds["splits"]]

@@ -131,6 +131,21 @@ def test_an_untrainable_model_keeps_no_dev_scores_and_is_evaluated_from_its_weig
     assert set(metrics) >= {"dev", "test"} and 0 <= metrics["test"]["MAP"] <= 1
 
 
+def test_a_run_evaluated_against_another_datasets_tables_is_refused_naming_both(processed, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    save_dev_scores(_train(cfg(model="random"), processed, run).dev_scores, "dev", run / DEV_SCORES)
+    other, own = tmp_path / "data/processed/wikiqa", tmp_path / "data/processed/synthetic_en"
+    for d in (other, own):
+        shutil.copytree(processed, d)
+    with pytest.raises(ValueError, match=r"a run of dataset 'synthetic_en', but .*wikiqa holds 'wikiqa': "
+                                         r"evaluate it with .*data/processed/synthetic_en"):
+        evaluate_run(run, other)
+    assert not (run / "metrics.json").exists()
+    assert evaluate_run(run, own) == evaluate_run(run, processed)
+
+
 def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, monkeypatch):
     steps = []
     step = torch.optim.RMSprop.step

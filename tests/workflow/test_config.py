@@ -91,3 +91,16 @@ def test_a_preset_stands_in_for_vectors_it_cannot_read_and_a_wrong_stand_in_is_n
         validate(load(preset="cpu", embeddings_alias={"googlenwes": "word2vec"}))
     with pytest.raises(ConfigError, match=r"dataset_alias.wikiqaa: not a dataset of datasets \(.*wikiqa,"):
         validate(load(preset="smoke", dataset_alias={"wikiqaa": "synthetic_en"}))
+
+
+def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
+    """A preprocess job starts by removing the dataset's processed tables: a wrong option must stop
+    the plan, not the job."""
+    with pytest.raises(ConfigError, match=r"datasets.wikiqa.read: wikiqa: unknown read option\(s\) \['tokenizr'\]"):
+        validate(load(preset="cpu", datasets={"wikiqa": {"read": {"tokenizr": "english"}}}))
+    with pytest.raises(ConfigError, match=r"datasets.wikiqa.read: .*unknown stop-word list 'nltk_englsh'"):
+        validate(load(preset="cpu", datasets={"wikiqa": {"read": {"stopwords": "nltk_englsh"}}}))
+    with pytest.raises(ConfigError, match=r"datasets.wikiqa.source: unknown dataset source 'wikqa'; known: .*wikiqa"):
+        validate(load(preset="cpu", datasets={"wikiqa": {"source": "wikqa"}}))
+    for preset in ("smoke", "cpu", "paper", "full"):
+        validate(load(preset=preset))

@@ -110,6 +110,11 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
     from ansel.device import resolve_device
 
     cfg = json.loads((run_dir / "config.json").read_text())
+    if processed_dir.parent.name == "processed" and processed_dir.name != cfg.get("dataset", processed_dir.name):
+        # the pipeline's layout, data/processed/<dataset>: another dataset's tables would score the run
+        # on them (a ranker without weights) or fail to fit its weights
+        raise ValueError(f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
+                         f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}")
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)

@@ -57,11 +57,13 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
 
 @source("cmeddialog")
 class CMedDialog:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("cmeddialog", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("cmeddialog", options, OPTIONS)
+        check_options("cmeddialog", options, self.options)
         df = read_csv(raw_dir / FILE)
         seed = options.get("seed", 13)
         pairs = pd.DataFrame({

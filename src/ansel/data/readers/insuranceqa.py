@@ -83,11 +83,13 @@ def read_pool(path: Path, vocab: dict[str, str], split: str) -> pd.DataFrame:
 
 @source("insuranceqa_v1")
 class InsuranceQAV1:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("insuranceqa_v1", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("insuranceqa_v1", options, OPTIONS)
+        check_options("insuranceqa_v1", options, self.options)
         vocab = read_vocabulary(common.require(raw_dir / "vocabulary"))
         answers = read_answers(common.require(raw_dir / "answers.label.token_idx"), vocab)
         parts = []

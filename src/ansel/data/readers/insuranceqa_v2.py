@@ -98,11 +98,13 @@ def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -
 
 @source("insuranceqa_v2")
 class InsuranceQAV2:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("insuranceqa_v2", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("insuranceqa_v2", options, OPTIONS)
+        check_options("insuranceqa_v2", options, self.options)
         language = options.get("language", "en")
         if language not in TOKENIZERS:
             raise ValueError(f"insuranceqa_v2: language {language!r} is not one of {list(TOKENIZERS)}")

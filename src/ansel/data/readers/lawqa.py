@@ -59,11 +59,13 @@ def read_file(path: Path) -> pd.DataFrame:
 
 @source("lawqa")
 class LawQA:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("lawqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("lawqa", options, OPTIONS)
+        check_options("lawqa", options, self.options)
         names = {key: options.get(key, default) for key, default in
                  (("train_file", "t_r_a_i_n.txt"), ("test_file", "t_e_s_t_LONG.txt"))}
         for key, name in names.items():

@@ -36,11 +36,13 @@ def read_csv(path: Path) -> pd.DataFrame:
 
 @source("legalqa_siat")
 class LegalQASiat:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("legalqa_siat", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("legalqa_siat", options, OPTIONS)
+        check_options("legalqa_siat", options, self.options)
         mapping = options.get("splits", {"dev": "dev", "test": "test"})
         pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()],
                           ignore_index=True)

@@ -91,11 +91,13 @@ def random_split(n: int, fractions: dict[str, float], seed: int) -> np.ndarray:
 
 @source("quoraqp")
 class QuoraQP:
+    options = BIMPM_OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("quoraqp", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("quoraqp", options, BIMPM_OPTIONS)
+        check_options("quoraqp", options, self.options)
         if "seed" in options and "resplit" not in options:
             raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
         resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
@@ -111,11 +113,13 @@ class QuoraQP:
 
 @source("quoraqp_raw")
 class QuoraQPRaw:
+    options = RAW_OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("quoraqp_raw", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("quoraqp_raw", options, RAW_OPTIONS)
+        check_options("quoraqp_raw", options, self.options)
         pairs = read_raw(raw_dir / RAW_FILE)
         pairs["split"] = random_split(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}),
                                       options.get("seed", 13))

@@ -110,11 +110,13 @@ def read_train(raw_dir: Path, which: str) -> pd.DataFrame:
 
 @source("trecqa")
 class TrecQA:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("trecqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("trecqa", options, OPTIONS)
+        check_options("trecqa", options, self.options)
         parts = {"train": read_train(raw_dir, options.get("train", "TRAIN-ALL")),
                  "dev": read_xml(common.require(raw_dir / "DEV.xml")),
                  "test": read_xml(common.require(raw_dir / "TEST.xml"))}

@@ -42,11 +42,13 @@ def read_split(path: Path) -> pd.DataFrame:
 
 @source("wikiqa")
 class WikiQA:
+    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("wikiqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("wikiqa", options, OPTIONS)
+        check_options("wikiqa", options, self.options)
         pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS],
                           ignore_index=True)
         ds = from_pairs(options.get("name", "wikiqa"), pairs, options.get("tokenizer", "english"))

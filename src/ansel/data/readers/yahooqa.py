@@ -77,11 +77,13 @@ def split_questions(pairs: pd.DataFrame, fractions: dict[str, float], seed: int)
 
 @source("yahooqa")
 class YahooQA:
+    options = {}  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("yahooqa", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("yahooqa", options, {})
+        check_options("yahooqa", options, self.options)
         pairs = read_env(raw_dir / "env.pkl")
         ds = from_pairs(options.get("name", "yahooqa"), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)
@@ -89,11 +91,13 @@ class YahooQA:
 
 @source("yahooqa_sample")
 class YahooQASample:
+    options = SAMPLE_OPTIONS  # its own read options (COMMON_OPTIONS besides)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         common.fetch("yahooqa_sample", raw_dir, mirror, options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("yahooqa_sample", options, SAMPLE_OPTIONS)
+        check_options("yahooqa_sample", options, self.options)
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
         pairs["split"] = split_questions(pairs, options.get("split", {"dev": 0.1, "test": 0.1}),
                                          options.get("seed", 13))
