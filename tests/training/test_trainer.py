@@ -195,6 +195,11 @@ def test_state_from_another_config_is_refused(processed, tmp_path, monkeypatch):
     monkeypatch.undo()
     with pytest.raises(RuntimeError, match="different config"):
         _train(cfg(margin=0.5), processed, tmp_path)
+    finished = tmp_path / "finished"
+    _train(cfg(), processed, finished)
+    (tmp_path / "state.pt").write_bytes((finished / "model.pt").read_bytes())  # weights, not a state
+    with pytest.raises(RuntimeError, match=r"state.pt: not a training state \(no config fingerprint"):
+        _train(cfg(), processed, tmp_path)
 
 
 def test_sampled_max_negative_is_the_highest_scoring(processed):

@@ -343,6 +343,9 @@ def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _Sta
         return _State()
     st = load_checkpoint(path, device, f"delete it to train the run again from its first epoch (the epochs it "
                                        "held are lost), then rerun the run's target")
+    if "fingerprint" not in st:
+        raise RuntimeError(f"{path}: not a training state (no config fingerprint: a model.pt put there?); "
+                           "delete it to start over")
     if st["fingerprint"] != key:
         raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
     model.load_state_dict(st["model"])
