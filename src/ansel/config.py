@@ -371,12 +371,12 @@ def validate(config: dict) -> None:
         dataset_name(config, dataset)
     embeddings = config.get("embeddings", {})
     methods = {"word2vec", *embeddings.get("pretrained", {}), *embeddings.get("word2vec", {})}
+    known = ", ".join(sorted(methods - {"word2vec"}))
     for name, stand_in in config.get("embeddings_alias", {}).items():
         if name not in methods:
             raise ConfigError(f"embeddings_alias.{name}: not a vectors method (word2vec, a key of "
-                              f"embeddings.pretrained or embeddings.word2vec: {', '.join(sorted(methods - {'word2vec'}))})")
+                              f"embeddings.pretrained or embeddings.word2vec: {known})")
         if stand_in not in methods:
-            known = ", ".join(sorted(methods - {"word2vec"}))
             raise ConfigError(f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "
                               f"embeddings.pretrained or embeddings.word2vec: {known})")
     for name, entry in embeddings.get("pretrained", {}).items():

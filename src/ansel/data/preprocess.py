@@ -102,29 +102,36 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
 
 
 def _check_question_ids(name: str, pairs: pd.DataFrame, ids_global: bool) -> None:
-    where = pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
     for key, what in (("question", "texts"), ("split", "splits")):
         if key == "split" and ids_global:
             continue
-        seen = pairs.drop_duplicates(["qid", key])
-        clash = seen[seen.qid.duplicated(keep=False)]
-        if not clash.empty:
-            first, second = clash.iloc[0], clash[clash.qid == clash.iloc[0].qid].iloc[1]
+        if (clash := _first_clash(pairs, "qid", key)) is not None:
+            (first, where1), (second, where2) = clash
             raise IdCollisionError(
-                f"{name}: question id {first.qid!r} has two {what}: {first[key]!r} ({where[first.name]}) and "
-                f"{second[key]!r} ({where[second.name]})" + ("" if key == "question" else
+                f"{name}: question id {first.qid!r} has two {what}: {first[key]!r} ({where1}) and "
+                f"{second[key]!r} ({where2})" + ("" if key == "question" else
                 "; one question in two splits leaks between them (a reader whose ids are global says so)"))
 
 
 def _check_answer_ids(name: str, pairs: pd.DataFrame) -> None:
     """One text per answer id: the tables keep one, so a second would silently stand for the first."""
-    seen = pairs.drop_duplicates(["aid", "answer"])
-    clash = seen[seen.aid.duplicated(keep=False)]
-    if not clash.empty:
-        where = pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
-        first, second = clash.iloc[0], clash[clash.aid == clash.iloc[0].aid].iloc[1]
-        raise IdCollisionError(f"{name}: answer id {first.aid!r} has two texts: {first.answer!r} "
-                               f"({where[first.name]}) and {second.answer!r} ({where[second.name]})")
+    if (clash := _first_clash(pairs, "aid", "answer")) is not None:
+        (first, where1), (second, where2) = clash
+        raise IdCollisionError(f"{name}: answer id {first.aid!r} has two texts: {first.answer!r} ({where1}) "
+                               f"and {second.answer!r} ({where2})")
+
+
+def _first_clash(pairs: pd.DataFrame, id_column: str, key: str):
+    """The first id with two values of ``key``: its two rows, each with its place in the raw files
+    (the ``where`` column, else the row number); None when every id has one."""
+    seen = pairs.drop_duplicates([id_column, key])
+    clash = seen[seen[id_column].duplicated(keep=False)]
+    if clash.empty:
+        return None
+    where = pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+    first = clash.iloc[0]
+    second = clash[clash[id_column] == first[id_column]].iloc[1]
+    return (first, where[first.name]), (second, where[second.name])
 
 
 def _tokenize_unique(texts: pd.Series, tokenize: Callable[[str], list[str]]) -> pd.Series:
