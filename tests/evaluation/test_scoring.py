@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
+from ansel.models.base import InteractionRanker
 from ansel.models.registry import build_model
-from ansel.evaluation import scoring
-from ansel.evaluation.scoring import score, score_pairs, score_siamese_cached
+from ansel.evaluation.scoring import score, score_cached, score_pairs
 
 
 def padded_texts(n, max_len, vocab, seed):
@@ -19,47 +19,25 @@ def padded_texts(n, max_len, vocab, seed):
 def pool():
     q_ids = padded_texts(7, 6, 40, seed=0)
     a_ids = padded_texts(15, 12, 40, seed=1)
+    a_ids[3] = 0  # an empty answer among ragged, padded ones
     rng = np.random.default_rng(2)
     qi = rng.integers(0, 7, 60)   # repeated questions and answers, in no particular order
     ai = rng.integers(0, 15, 60)
     return q_ids, a_ids, qi, ai
 
 
-@pytest.mark.parametrize("arch,hparams", [
-    ("qa_cnn", {"embedding_dim": 8, "filters": 10, "kernel": 3}),
-    ("qa_lstm", {"embedding_dim": 8, "hidden": 6}),
-])
-def test_cached_and_per_pair_scores_agree_in_pair_order(pool, arch, hparams):
-    q_ids, a_ids, qi, ai = pool
-    torch.manual_seed(0)
-    model = build_model(arch, hparams, vocab_size=40).eval()
-    cached = score_siamese_cached(model, q_ids.numpy(), a_ids.numpy(), qi, ai, batch_size=4)
-    per_pair = score_pairs(model, q_ids, a_ids, qi, ai, batch_size=9)
-    with torch.no_grad():
-        direct = model(q_ids[qi], a_ids[ai]).numpy()
-    assert cached.shape == (60,)
-    np.testing.assert_allclose(cached, direct, atol=1e-5)
-    np.testing.assert_allclose(per_pair, direct, atol=1e-5)
-    assert np.unique(np.round(cached, 4)).size > 30   # scores differ across pairs: order matters
-
-
-def test_cached_scoring_refuses_non_siamese_models(pool):
-    q_ids, a_ids, qi, ai = pool
-    model = build_model("ap_cnn", {"embedding_dim": 8, "filters": 6}, vocab_size=40).eval()
-    with pytest.raises(TypeError, match="score_pairs"):
-        score_siamese_cached(model, q_ids, a_ids, qi, ai, batch_size=4)
-    assert score_pairs(model, q_ids, a_ids, qi, ai, batch_size=16).shape == (60,)
-
-
-def test_mismatched_index_arrays_are_rejected(pool):
-    q_ids, a_ids, qi, ai = pool
-    model = build_model("qa_cnn", {"embedding_dim": 8, "filters": 10}, vocab_size=40).eval()
-    with pytest.raises(ValueError, match="pairs"):
-        score_pairs(model, q_ids, a_ids, qi, ai[:-1], batch_size=4)
-
-
 MV_LSTM = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12, "top_k": 10}
-INTERACTION_MODELS = {
+SA = {"embedding_dim": 8, "heads": 2, "group_size": 3}
+# every family whose sides are encoded alone: siamese (vectors), attentive pooling (encoder states
+# composed pairwise), interaction (per-token states interacted)
+MODELS = {
+    "QA-CNN": ("qa_cnn", {"embedding_dim": 8, "filters": 10, "kernel": 3}),
+    "QA-LSTM": ("qa_lstm", {"embedding_dim": 8, "hidden": 6}),
+    "AP-CNN": ("ap_cnn", {"embedding_dim": 8, "filters": 6, "kernel": 3}),
+    "AP-biLSTM": ("ap_bilstm", {"embedding_dim": 8, "hidden": 5}),
+    "GGSA attention, two encoders": ("ggsa", {**SA, "composition": "attention", "shared_encoder": False}),
+    "GGSA multihop": ("ggsa", {**SA, "composition": "multihop"}),
+    "multihop LSTM": ("multihop_lstm", {"embedding_dim": 8, "hidden": 5}),
     "MV-LSTM": ("mv_lstm", MV_LSTM),
     "aMV-LSTM (Q)": ("mv_lstm", {**MV_LSTM, "attend_question": True}),
     "aMV-LSTM (A)": ("mv_lstm", {**MV_LSTM, "attend_answer": True}),
@@ -74,73 +52,103 @@ INTERACTION_MODELS = {
 }
 
 
-@pytest.mark.parametrize("name", INTERACTION_MODELS)
-def test_interaction_models_score_as_one_pair_at_a_time(pool, name):
-    """Sides encoded once in batches of similar length, pairs interacted in batches: the scores
-    of each pair's own forward pass, to float rounding."""
-    q_ids, a_ids, qi, ai = pool
-    a_ids = a_ids.clone()
-    a_ids[3] = 0  # an empty answer among ragged, padded ones
-    arch, hparams = INTERACTION_MODELS[name]
+def model_named(name):
+    arch, hparams = MODELS[name]
     torch.manual_seed(0)
-    model = build_model(arch, hparams, vocab_size=40)
-    cached = score(model, q_ids.numpy(), a_ids.numpy(), qi, ai, batch_size=8)
-    assert model.training  # score leaves the mode as it found it
+    return build_model(arch, hparams, vocab_size=40)
+
+
+def widened(ids, columns):
+    return torch.cat([ids, ids.new_zeros(len(ids), columns)], 1)
+
+
+def text(row):
+    return tuple(row[row != 0].tolist())
+
+
+def count_encoded(model, monkeypatch):
+    """{"q": texts, "a": texts} that the model's side encoders receive, as they receive them."""
+    seen = {"q": [], "a": []}
+
+    def counting(encode, side):
+        def wrapped(ids, *args, **kwargs):
+            which = "a" if side == "a" or kwargs.get("answer") else "q"
+            seen[which] += [text(row) for row in ids]
+            return encode(ids, *args, **kwargs)
+        return wrapped
+
+    methods = ({"encode_question": "q", "encode_answer": "a"} if model.siamese else
+               {"encode_question_side": "q", "encode_answer_side": "a"} if isinstance(model, InteractionRanker) else
+               {"encode_side": None})
+    for method, side in methods.items():
+        monkeypatch.setattr(model, method, counting(getattr(model, method), side))
+    return seen
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_cached_scores_are_each_pairs_own_forward_pass_at_any_padding_and_batch(pool, name):
+    """Sides encoded once in length-sorted batches, pairs scored per batch of answers: each pair's
+    score is that of its own forward pass, to 1e-6, whatever the padding width or batch size."""
+    q_ids, a_ids, qi, ai = pool
+    model = model_named(name)
     alone = score_pairs(model.eval(), q_ids, a_ids, qi, ai, batch_size=1)
-    assert cached.shape == (60,) and cached.dtype == np.float32
-    torch.testing.assert_close(torch.from_numpy(cached), torch.from_numpy(alone), rtol=1e-5, atol=1e-7)
+    model.train()
+    for q_pad, a_pad, batch_size in ((0, 0, 8), (5, 9, 3), (2, 30, 1), (0, 4, 1000)):
+        cached = score(model, widened(q_ids, q_pad).numpy(), widened(a_ids, a_pad).numpy(), qi, ai, batch_size)
+        assert model.training  # score leaves the mode as it found it
+        assert cached.shape == (60,) and cached.dtype == np.float32
+        np.testing.assert_allclose(cached, alone, rtol=1e-6, atol=1e-6, err_msg=f"{q_pad}, {a_pad}, {batch_size}")
     assert np.unique(cached).size > 30   # scores differ across pairs: order matters
 
 
-def test_interaction_scoring_encodes_each_distinct_text_once_per_block(pool, monkeypatch):
+@pytest.mark.parametrize("name", MODELS)
+def test_cached_rankings_are_those_of_each_pairs_own_forward_pass(name):
+    """A split's candidate table: each question beside distinct candidates; every question ranks
+    its candidates as their own forward passes do."""
+    q_ids, a_ids = padded_texts(9, 6, 40, seed=3), padded_texts(40, 12, 40, seed=4)
+    rng = np.random.default_rng(5)
+    qi = np.repeat(np.arange(9), 12)
+    ai = np.concatenate([rng.choice(40, 12, replace=False) for _ in range(9)])
+    model = model_named(name).eval()
+    alone = score_pairs(model, q_ids, a_ids, qi, ai, batch_size=1).reshape(9, 12)
+    cached = score(model, q_ids, widened(a_ids, 7), qi, ai, batch_size=5).reshape(9, 12)
+    np.testing.assert_allclose(cached, alone, rtol=1e-6, atol=1e-6)
+    assert np.array_equal(np.argsort(-cached, 1, kind="stable"), np.argsort(-alone, 1, kind="stable"))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_each_distinct_text_is_encoded_once_a_pass(pool, name, monkeypatch):
+    """Answers recur across questions (InsuranceQA: 500 candidates of ~24k answers a question):
+    however the pairs are ordered and batched, a pass encodes each distinct text exactly once."""
     q_ids, a_ids, qi, ai = pool
-    qi = np.sort(qi)  # each question beside its candidates, as a split's candidate table lists them
-    model = build_model("mv_lstm", MV_LSTM, vocab_size=40)
-    encoded = {"q": 0, "a": 0}
-    for side, method in (("q", "encode_question_side"), ("a", "encode_answer_side")):
-        def counting(ids, side=side, encode=getattr(model, method)):
-            encoded[side] += len(ids)
-            return encode(ids)
-        monkeypatch.setattr(model, method, counting)
+    model = model_named(name)
+    seen = count_encoded(model, monkeypatch)
     score(model, q_ids, a_ids, qi, ai, batch_size=4)
-    block = 4 * scoring._BLOCK_BATCHES
-    blocks = range(0, len(qi), block)
-    assert encoded["q"] == sum(len(np.unique(qi[i:i + block])) for i in blocks) < len(qi)
-    assert encoded["a"] == sum(len(np.unique(ai[i:i + block])) for i in blocks) < len(ai)
+    assert sorted(seen["q"]) == sorted(text(q_ids[r]) for r in np.unique(qi))
+    assert sorted(seen["a"]) == sorted(text(a_ids[r]) for r in np.unique(ai))
+    assert len(seen["a"]) < len(ai)
 
 
-def test_interaction_scoring_refuses_other_models(pool):
+def test_a_model_whose_answer_encoding_reads_the_question_is_scored_pair_by_pair(pool):
     q_ids, a_ids, qi, ai = pool
-    model = build_model("ap_cnn", {"embedding_dim": 8, "filters": 6}, vocab_size=40).eval()
-    with pytest.raises(TypeError, match="score_pairs"):
-        scoring.score_interaction_cached(model, q_ids, a_ids, qi, ai, batch_size=4)
-
-
-PAIR_MODELS = {
-    "AP-CNN": ("ap_cnn", {"embedding_dim": 8, "filters": 6, "kernel": 3}),
-    "AP-biLSTM": ("ap_bilstm", {"embedding_dim": 8, "hidden": 5}),
-}
-
-
-@pytest.mark.parametrize("name", PAIR_MODELS)
-def test_pair_models_encode_each_text_once_and_score_as_one_pair_at_a_time(pool, name, monkeypatch):
-    """Attentive pooling reads both sides, but each side's encoder states are its own: scoring
-    encodes a batch's distinct texts once and compares the pairs on them, to the scores of each
-    pair's own forward pass."""
-    q_ids, a_ids, qi, ai = pool
-    a_ids = a_ids.clone()
-    a_ids[3] = 0  # an empty answer among ragged, padded ones
-    qi = np.sort(qi)  # each question beside its candidates, as sampled-max and a split's table list them
-    arch, hparams = PAIR_MODELS[name]
     torch.manual_seed(0)
-    model = build_model(arch, hparams, vocab_size=40)
-    alone = score_pairs(model.eval(), q_ids, a_ids, qi, ai, batch_size=1)
-    model.train()
-    encoded, encode = [], model.encode_side
-    monkeypatch.setattr(model, "encode_side", lambda ids, answer=False: encoded.append(len(ids)) or encode(ids, answer))
-    cached = score(model, q_ids.numpy(), a_ids.numpy(), qi, ai, batch_size=16)
-    assert model.training
-    torch.testing.assert_close(torch.from_numpy(cached), torch.from_numpy(alone), rtol=1e-5, atol=1e-6)
-    assert np.unique(cached).size > 30
-    batches = range(0, len(qi), 16)
-    assert sum(encoded) == sum(len(np.unique(qi[i:i + 16])) + len(np.unique(ai[i:i + 16])) for i in batches) < 2 * len(qi)
+    model = build_model("iggsa", SA, vocab_size=40).eval()
+    with pytest.raises(TypeError, match="score_pairs"):
+        score_cached(model, q_ids, a_ids, qi, ai, batch_size=4)
+    with torch.no_grad():
+        direct = model(q_ids[qi], a_ids[ai]).numpy()
+    np.testing.assert_allclose(score(model, q_ids, a_ids, qi, ai, batch_size=16), direct, atol=1e-6)
+
+
+def test_mismatched_index_arrays_are_rejected(pool):
+    q_ids, a_ids, qi, ai = pool
+    model = model_named("QA-CNN").eval()
+    for fn in (score_pairs, score_cached):
+        with pytest.raises(ValueError, match="pairs"):
+            fn(model, q_ids, a_ids, qi, ai[:-1], batch_size=4)
+
+
+def test_no_pairs_no_scores(pool):
+    q_ids, a_ids, _, _ = pool
+    model = model_named("AP-CNN")
+    assert score(model, q_ids, a_ids, [], []).shape == (0,)

@@ -5,34 +5,32 @@ and ``a_ids`` [Na, La] (numpy or torch; each distinct text stored once). The fun
 the model's device, return one score per pair in pair order as a numpy array, and leave the
 model's train/eval mode to the caller.
 
-A siamese model encodes each side independently, so ``score_siamese_cached`` encodes each
-distinct question and answer once and then only compares vectors; InsuranceQA scores 500
-candidates per question drawn from ~24k answers, so per-pair scoring would encode every
-answer dozens of times. An interaction model encodes each side alone too, into per-token states
-that only a pairwise interaction scores: ``score_interaction_cached`` encodes the distinct texts
-of a block of pairs once, in batches of similar length, and interacts the block's pairs; a
-block bounds the memory of those states. Attentive pooling reads both sides' states at once, but
-each side is encoded alone: ``score_pairs_cached`` encodes a batch of pairs' distinct texts once (a
-question beside its 50 sampled-max candidates once, not 50 times). ``score_pairs`` is the general
-path, for models whose answer encoding reads the question (iGGSA).
+Most models encode each side alone and only then bring the two together: a siamese model
+compares two vectors (``similarity``), an interaction model interacts per-token states
+(``interact``: MV-LSTM, MatchPyramid), attentive pooling composes both sides' encoder states
+(``compare``: AP-CNN, GGSA's attention compositions). ``score_cached`` encodes each distinct
+text of a pass once: every distinct question first, kept (questions are few and short), then
+the distinct answers longest first, one batch of ``batch_size`` at a time; a batch's answers are
+scored against every pair that holds one of them and freed before the next batch is encoded, so
+the per-token states of ~24k InsuranceQA answers (AP-CNN: 4,000 filters x 200 tokens) are never
+held at once, yet an answer among 500 candidates of dozens of questions is encoded once, not once
+per batch of pairs. ``score_pairs`` is the general path, one forward pass per pair, for models
+whose answer encoding reads the question (iGGSA).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import torch
 
 from ansel.data.batches import trim_padding
-from ansel.models.base import PAD, InteractionRanker, Ranker, SiameseRanker
+from ansel.models.base import PAD, InteractionRanker, Ranker
 from ansel.models.rankers import PairRanker
 
-# Vectors gathered per similarity call: bounds memory at chunk x hidden floats.
+# Elements of both sides' states gathered for one pairwise call beyond ``batch_size`` pairs: small
+# states (a siamese model's vectors) are compared thousands of pairs a call.
 _GATHER_ELEMENTS = 1 << 24
-# score_interaction_cached: pairs per block, in batches (a block's sides, per-token states of up
-# to two texts a pair, are held at once), and how many times smaller its batches of texts to
-# encode are: a batch runs as many steps as its longest text, and smaller length-sorted batches
-# follow the lengths more closely (MV-LSTM on WikiQA: ~13% less CPU time with 64 than with 256).
-_BLOCK_BATCHES = 4
-_ENCODE_SPLIT = 4
 
 
 def _as_index(idx) -> torch.Tensor:
@@ -44,22 +42,47 @@ def _device(model: Ranker) -> torch.device:
     return torch.device("cpu") if tensor is None else tensor.device
 
 
-def _encode(encode, ids: torch.Tensor, rows: torch.Tensor, batch_size: int, device: torch.device):
-    """(``encode`` of ids[rows] in batches of texts of similar length, to cut padding; the row of
-    that result that holds each of ``rows``). The result is a tensor, or a tuple of tensors where
-    ``encode`` returns one; it stays in batch order, as reordering would copy it. Each batch is
-    written into place: concatenating the batches would hold everything twice."""
-    order = torch.argsort((ids[rows] != PAD).sum(1), descending=True, stable=True)
+def _longest_first(ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Positions of ``rows`` by decreasing text length: batches of texts of similar length cut padding."""
+    return torch.argsort((ids[rows] != PAD).sum(1), descending=True, stable=True)
+
+
+def _parts(encoded) -> tuple[torch.Tensor, ...]:
+    return (encoded,) if isinstance(encoded, torch.Tensor) else tuple(encoded)
+
+
+def _encode_all(encode, ids: torch.Tensor, rows: torch.Tensor, batch_size: int, device: torch.device):
+    """(``encode`` of ids[rows] as a tuple of tensors, in batches of texts of similar length; the row
+    of that result that holds each of ``rows``). It stays in batch order, as reordering would copy
+    it. Each batch is written into place: concatenating the batches would hold everything twice."""
+    order = _longest_first(ids, rows)
     out = None
     for i in range(0, len(rows), batch_size):
-        encoded = encode(trim_padding(ids[rows[order[i:i + batch_size]]]).to(device))
-        parts = (encoded,) if isinstance(encoded, torch.Tensor) else encoded
+        parts = _parts(encode(trim_padding(ids[rows[order[i:i + batch_size]]]).to(device)))
         if out is None:  # the longest texts come first: later batches' per-token states are no wider
             out = tuple(part.new_zeros(len(rows), *part.shape[1:]) for part in parts)
         for whole, part in zip(out, parts):
             whole[(slice(i, i + len(part)), *map(slice, part.shape[1:]))] = part  # zeros (masked) beyond
-    where = torch.argsort(order).to(device)
-    return (out[0] if isinstance(encoded, torch.Tensor) else out), where
+    return out, torch.argsort(order).to(device)
+
+
+def _cut(h: torch.Tensor, m: torch.Tensor):
+    """Encoder states and mask cut to their widest real position (rows gathered from wider batches)."""
+    width = int(m.any(0).nonzero().max()) + 1 if m.any() else 1
+    return h[:, :width], m[:, :width]
+
+
+def _sides(model: Ranker):
+    """(encode questions, encode answers, score row-aligned sides: tuples of tensors) of a model
+    that encodes each side alone; None for one whose answer encoding reads the question."""
+    if model.siamese:
+        return model.encode_question, model.encode_answer, lambda q, a: model.similarity(*q, *a)
+    if isinstance(model, InteractionRanker):
+        return model.encode_question_side, model.encode_answer_side, model.interact
+    if isinstance(model, PairRanker) and not model.question_context:
+        return (model.encode_side, functools.partial(model.encode_side, answer=True),
+                lambda q, a: model.compare(*_cut(*q), *_cut(*a)))
+    return None
 
 
 def score_pairs(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
@@ -75,80 +98,42 @@ def score_pairs(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> n
     return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
 
 
-def score_siamese_cached(model: SiameseRanker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
-    """Encode each distinct question and answer once, then score pairs from the cached vectors."""
-    if not getattr(model, "siamese", False):
-        raise TypeError(f"{type(model).__name__} is not siamese; use score_pairs")
+def score_cached(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
+    """Each distinct question and answer encoded once, in length-sorted batches of ``batch_size``
+    texts; pairs scored at least ``batch_size`` at a time, per batch of answers."""
+    sides = _sides(model)
+    if sides is None:
+        raise TypeError(f"{type(model).__name__} does not encode its sides alone; use score_pairs")
+    encode_question, encode_answer, pair_scores = sides
     q_ids, a_ids, qi, ai = _inputs(q_ids, a_ids, qi, ai)
     if len(qi) == 0:
         return np.zeros(0, dtype=np.float32)
     device = _device(model)
     q_rows, q_pos = torch.unique(qi, return_inverse=True)
     a_rows, a_pos = torch.unique(ai, return_inverse=True)
+    # each distinct answer's batch (longest answers first) and row in it; pairs grouped by batch
+    order = _longest_first(a_ids, a_rows)
+    place = torch.empty_like(order)
+    place[order] = torch.arange(len(order))
+    pair_batch, pair_row = (place // batch_size)[a_pos], (place % batch_size)[a_pos]
+    by_batch = torch.argsort(pair_batch, stable=True)
+    counts = torch.bincount(pair_batch).tolist()  # every batch's answers are some pair's
+    scores = torch.empty(len(qi), device=device)
     with torch.inference_mode():
-        qv, q_where = _encode(model.encode_question, q_ids, q_rows, batch_size, device)
-        av, a_where = _encode(model.encode_answer, a_ids, a_rows, batch_size, device)
-        q_pos, a_pos = q_where[q_pos.to(device)], a_where[a_pos.to(device)]
-        chunk = max(1, _GATHER_ELEMENTS // qv.size(1))
-        scores = [model.similarity(qv[q_pos[i:i + chunk]], av[a_pos[i:i + chunk]]).float().cpu()
-                  for i in range(0, len(qi), chunk)]
-    return torch.cat(scores).numpy()
-
-
-def score_interaction_cached(model: InteractionRanker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
-    """Per block of pairs: encode each distinct question and answer once, in length-sorted batches,
-    then interact the block's pairs in batches of ``batch_size``."""
-    if not isinstance(model, InteractionRanker):
-        raise TypeError(f"{type(model).__name__} is no InteractionRanker; use score_pairs")
-    q_ids, a_ids, qi, ai = _inputs(q_ids, a_ids, qi, ai)
-    device = _device(model)
-    block = batch_size * _BLOCK_BATCHES
-    with torch.inference_mode():
-        scores = [_score_block(model, q_ids, a_ids, qi[i:i + block], ai[i:i + block], batch_size, device)
-                  for i in range(0, len(qi), block)]
-    return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
-
-
-def _score_block(model: InteractionRanker, q_ids, a_ids, qi, ai, batch_size: int, device) -> torch.Tensor:
-    """Scores of one block of pairs; its sides are freed before the next block's are encoded."""
-    q_rows, q_pos = torch.unique(qi, return_inverse=True)
-    a_rows, a_pos = torch.unique(ai, return_inverse=True)
-    texts = max(1, batch_size // _ENCODE_SPLIT)
-    q_sides, q_where = _encode(model.encode_question_side, q_ids, q_rows, texts, device)
-    a_sides, a_where = _encode(model.encode_answer_side, a_ids, a_rows, texts, device)
-    q_pos, a_pos = q_where[q_pos.to(device)], a_where[a_pos.to(device)]
-    return torch.cat([model.interact(tuple(t[q_pos[i:i + batch_size]] for t in q_sides),
-                                     tuple(t[a_pos[i:i + batch_size]] for t in a_sides)).float().cpu()
-                      for i in range(0, len(qi), batch_size)])
-
-
-def score_pairs_cached(model: PairRanker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
-    """A pair model whose sides are encoded alone (attentive pooling): per batch of pairs, each
-    distinct question and answer is encoded once (a question beside its candidates once, not once a
-    pair), and the composition compares the batch's pairs on their states, cut to the batch's widest."""
-    if not isinstance(model, PairRanker) or model.question_context:
-        raise TypeError(f"{type(model).__name__} does not encode its sides alone; use score_pairs")
-    q_ids, a_ids, qi, ai = _inputs(q_ids, a_ids, qi, ai)
-    device = _device(model)
-    texts = max(1, batch_size // _ENCODE_SPLIT)
-    scores = []
-    with torch.inference_mode():
-        for i in range(0, len(qi), batch_size):
-            (hq, mq), (ha, ma) = (_side(model, ids, idx[i:i + batch_size], answer, texts, device)
-                                  for ids, idx, answer in ((q_ids, qi, False), (a_ids, ai, True)))
-            scores.append(model.compare(hq, mq, ha, ma).float().cpu())
-    return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
-
-
-def _side(model: PairRanker, ids, idx, answer: bool, texts: int, device):
-    """One side's (states, mask) for the pairs ``idx``: its distinct texts encoded once, then
-    gathered per pair and cut to the widest real position."""
-    rows, pos = torch.unique(idx, return_inverse=True)
-    (h, m), where = _encode(lambda t: model.encode_side(t, answer=answer), ids, rows, texts, device)
-    per_pair = where[pos.to(device)]
-    h, m = h[per_pair], m[per_pair]
-    width = int(m.any(0).nonzero().max()) + 1 if m.any() else 1
-    return h[:, :width], m[:, :width]
+        q_side, q_where = _encode_all(encode_question, q_ids, q_rows, batch_size, device)
+        q_pos, pair_row, by_batch = q_where[q_pos.to(device)], pair_row.to(device), by_batch.to(device)
+        start = 0
+        for b, count in enumerate(counts):
+            a_batch = trim_padding(a_ids[a_rows[order[b * batch_size:(b + 1) * batch_size]]])
+            a_side = _parts(encode_answer(a_batch.to(device)))
+            per_pair = max(1, sum(t[:1].numel() for t in (*q_side, *a_side)))
+            chunk = max(batch_size, _GATHER_ELEMENTS // per_pair)
+            for i in range(start, start + count, chunk):
+                pairs = by_batch[i:min(i + chunk, start + count)]
+                scores[pairs] = pair_scores(tuple(t[q_pos[pairs]] for t in q_side),
+                                            tuple(t[pair_row[pairs]] for t in a_side)).float()
+            start += count
+    return scores.cpu().numpy()
 
 
 def _inputs(q_ids, a_ids, qi, ai):
@@ -159,14 +144,12 @@ def _inputs(q_ids, a_ids, qi, ai):
 
 
 def score(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
-    """Eval-mode scores (dropout off), through a cached path whenever the model encodes its sides
-    alone (siamese or interaction models)."""
+    """Eval-mode scores (dropout off), through ``score_cached`` whenever the model encodes its sides
+    alone, else ``score_pairs``."""
     was_training = model.training
     model.eval()
     try:
-        fn = (score_siamese_cached if model.siamese else
-              score_interaction_cached if isinstance(model, InteractionRanker) else
-              score_pairs_cached if isinstance(model, PairRanker) and not model.question_context else score_pairs)
+        fn = score_pairs if _sides(model) is None else score_cached
         return fn(model, q_ids, a_ids, qi, ai, batch_size)
     finally:
         model.train(was_training)

@@ -5,8 +5,9 @@ table: the corpus's own negatives, or those mined offline at preprocessing (``an
 Strategies (``train.negatives.strategy``):
   pool         a labelled negative of the question's own candidate pool (random answer if none);
   random       a uniformly random answer of the training answer set that is not a positive;
-  sampled_max  ``n`` random answers as above, scored by the current model; the highest-scoring
-               one is used (dos Santos et al. 2016, following Feng et al. 2015).
+  sampled_max  ``n`` random answers as above, scored by the current model (eval mode, the batch's
+               B x n pairs in one scoring batch); the highest-scoring one is used (dos Santos et
+               al. 2016, following Feng et al. 2015).
 
 Where ``sampled_max`` draws its ``n`` from (``train.negatives.source``): ``answers``, the whole
 training answer set (the paper's); ``candidates``, the question's own labelled negatives, with
@@ -65,6 +66,6 @@ class NegativeSampler:
         if self.strategy == "random":
             return np.array([self._random(q, 1, rng)[0] for q in map(int, q_batch)])
         cand = np.stack([self._draw(q, self.n, rng) for q in map(int, q_batch)])  # [B, n]
-        with torch.no_grad():
-            s = scoring.score(model, q_ids, a_ids, np.repeat(q_batch, self.n), cand.reshape(-1))
+        with torch.no_grad():  # one batch of B x n pairs: each side's distinct texts in one encoder call
+            s = scoring.score(model, q_ids, a_ids, np.repeat(q_batch, self.n), cand.reshape(-1), cand.size)
         return cand[np.arange(len(q_batch)), s.reshape(len(q_batch), self.n).argmax(1)]

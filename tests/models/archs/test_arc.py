@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from ansel.evaluation.scoring import score_pairs, score_siamese_cached
+from ansel.evaluation.scoring import score_cached, score_pairs
 from ansel.models import build_model
 from ansel.models.registry import ModelConfigError
 from tests.models.fitting import assert_classifies, assert_ranks_positives_first
@@ -128,7 +128,7 @@ def test_arc_i_is_siamese_and_cached_scoring_equals_pairwise():
     assert model.siamese and not build("arc_ii").siamese
     q_ids, a_ids = ids(QUESTIONS, 10).numpy(), ids(ANSWERS, 14).numpy()
     qi, ai = np.array([0, 0, 1, 2, 4, 3, 3]), np.array([0, 1, 2, 3, 4, 0, 4])
-    np.testing.assert_allclose(score_siamese_cached(model, q_ids, a_ids, qi, ai, batch_size=2),
+    np.testing.assert_allclose(score_cached(model, q_ids, a_ids, qi, ai, batch_size=2),
                                score_pairs(model, q_ids, a_ids, qi, ai, batch_size=3), rtol=1e-5, atol=1e-6)
 
 

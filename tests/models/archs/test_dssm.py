@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ansel.data.vocab import Lexicon
-from ansel.evaluation.scoring import score_pairs, score_siamese_cached
+from ansel.evaluation.scoring import score_cached, score_pairs
 from ansel.models import build_model
 from ansel.models.archs.dssm import letter_trigrams, trigram_table
 from ansel.models.layers import OutputHead
@@ -180,7 +180,7 @@ def test_cached_scoring_equals_pairwise(arch, classes):
     q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
     a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16], [2, 3]], 8).numpy()
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
-    assert np.allclose(score_siamese_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
+    assert np.allclose(score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
                        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)
 
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ansel.evaluation.scoring import score_pairs, score_siamese_cached
+from ansel.evaluation.scoring import score_cached, score_pairs
 from ansel.models.registry import ModelConfigError, build_model, parse_hparams
 from tests.models.fitting import assert_ranks_positives_first, fit
 from tests.models.ids import padded_ids
@@ -194,7 +194,7 @@ def test_multi_cnn_cached_scoring_equals_pairwise():
     q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
     a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16, 17], [2, 3]], 8).numpy()
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
-    assert np.allclose(score_siamese_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
+    assert np.allclose(score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
                        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)
 
 
