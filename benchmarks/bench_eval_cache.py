@@ -10,10 +10,10 @@ By default the cached path scores the whole pool against the per-pair path; ``--
 per-pair path on a random subsample of pairs and reports its rate (per-pair cost does not depend on
 the pool). ``--old REV`` instead times the scoring code of git commit REV (``git show``) in the
 same process on the same model and pool: time, encoder calls and texts encoded per side, the
-largest score difference and whether every question ranks its candidates alike; then one
-training batch's sampled-max negatives (B questions x n candidates) scored as REV's sampler did
-and as ``NegativeSampler`` does. Freed memory stays in the process, as in ``ansel evaluate``
-(``ansel.memory``).
+largest score difference and whether every question ranks its candidates alike; then training
+batches' sampled-max negatives (B questions x n candidates) scored as REV's sampler did and as
+``NegativeSampler`` does (in one call, and in the CPU's length-sorted batches). Freed memory stays
+in the process, as in ``ansel evaluate`` (``ansel.memory``).
 
     PYTHONPATH=src python benchmarks/bench_eval_cache.py --quick
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_eval_cache.py --old be9a607 --arch ap_cnn \\
@@ -109,30 +109,31 @@ def versus_old(args, model, counts, q_ids, a_ids, qi, ai, cached, cached_s, cach
     print(f"speed-up new / {args.old}: {old_s / cached_s:.2f}x; answer texts encoded "
           f"{old_calls['a'][1] / cached_calls['a'][1]:.1f}x fewer")
 
-    # sampled-max: the batch's B x n candidates, as REV's sampler scored them (batches of 256 pairs)
-    # and as NegativeSampler does; the same draws, so the same negatives
+    # sampled-max: a batch's B x n candidates as REV's sampler scored them (batches of 256 pairs) and
+    # as NegativeSampler does, in one call (an accelerator's) or in length-sorted batches (the CPU's)
     B, n = args.sample_batch, args.sample_n
-    sampler = NegativeSampler(qi, ai, (np.arange(len(qi)) % args.candidates == 0).astype(int), "sampled_max", n)
-    rows = np.random.default_rng(args.seed).choice(args.questions, (args.sample_batches, B))
-    new_s = old_s = 0.0
-    new_calls, old_calls = {"q": [0, 0], "a": [0, 0]}, {"q": [0, 0], "a": [0, 0]}
-    for k, q_batch in enumerate(rows):
-        chosen, seconds, c = timed(counts, sampler.sample, q_batch, np.random.default_rng(k), model, q_ids, a_ids)
-        new_s += seconds
+    labels = (np.arange(len(qi)) % args.candidates == 0).astype(int)
+    samplers = {mode: NegativeSampler(qi, ai, labels, "sampled_max", n, one_call=mode == "one call")
+                for mode in ("one call", "sorted")}
+    totals = {mode: [0.0, 0, 0] for mode in (*samplers, args.old)}  # seconds, answer calls, question calls
+    for k, q_batch in enumerate(np.random.default_rng(args.seed).choice(args.questions, (args.sample_batches, B))):
+        chosen = {}
+        for mode, sampler in samplers.items():  # the same draws (seed k): the same negatives
+            chosen[mode], seconds, c = timed(counts, sampler.sample, q_batch, np.random.default_rng(k), model,
+                                             q_ids, a_ids)
+            totals[mode] = [totals[mode][0] + seconds, totals[mode][1] + c["a"][0], totals[mode][2] + c["q"][0]]
         rng = np.random.default_rng(k)
-        cand = np.stack([sampler._draw(int(q), n, rng) for q in q_batch])
-        s, seconds, c_old = timed(counts, old.score, model, q_ids, a_ids, np.repeat(q_batch, n), cand.reshape(-1))
-        old_s += seconds
-        assert np.array_equal(chosen, cand[np.arange(B), s.reshape(B, n).argmax(1)]), "negatives differ"
-        for total, this in ((new_calls, c), (old_calls, c_old)):
-            for side in total:
-                total[side] = [a + b for a, b in zip(total[side], this[side])]
+        cand = np.stack([samplers["sorted"]._draw(int(q), n, rng) for q in q_batch])
+        s, seconds, c = timed(counts, old.score, model, q_ids, a_ids, np.repeat(q_batch, n), cand.reshape(-1))
+        totals[args.old] = [totals[args.old][0] + seconds, totals[args.old][1] + c["a"][0],
+                            totals[args.old][2] + c["q"][0]]
+        chosen[args.old] = cand[np.arange(B), s.reshape(B, n).argmax(1)]
+        assert all(np.array_equal(c, chosen[args.old]) for c in chosen.values()), "negatives differ"
     per = args.sample_batches
-    print(f"sampled-max, {per} batches of {B} x {n} candidates (the same negatives both ways):")
-    for label, seconds, c in (("new", new_s, new_calls), (args.old, old_s, old_calls)):
-        print(f"  {label:>8}: {seconds / per * 1e3:7.1f} ms a batch; answers in "
-              f"{c['a'][0] / per:.1f} calls a batch, questions in {c['q'][0] / per:.1f}")
-    print(f"  speed-up new / {args.old}: {old_s / new_s:.2f}x")
+    print(f"sampled-max, {per} batches of {B} x {n} candidates (the same negatives every way):")
+    for mode, (seconds, a_calls, q_calls) in totals.items():
+        print(f"  {mode:>9}: {seconds / per * 1e3:7.1f} ms a batch ({totals[args.old][0] / seconds:.2f}x "
+              f"{args.old}'s); answers in {a_calls / per:.1f} calls a batch, questions in {q_calls / per:.1f}")
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ def test_sampled_max_from_candidates_draws_only_the_questions_own_negatives(monk
     ai = np.array([10, 11, 12, 20, 21, 30])
     labels = np.array([1, 0, 0, 1, 0, 1])  # 3's negatives 11, 12; 7's 21; 9 has none
     # a pair scores its answer id: sampled_max must pick the largest id it drew
-    monkeypatch.setattr(scoring, "score", lambda model, q_ids, a_ids, q, a, batch_size: np.asarray(a, dtype=float))
+    monkeypatch.setattr(scoring, "score", lambda model, q_ids, a_ids, q, a, **batch: np.asarray(a, dtype=float))
     sampler = NegativeSampler(qi, ai, labels, "sampled_max", n=4, source="candidates")
     for seed in range(5):
         drawn = sampler.sample(np.array([3, 7, 3]), np.random.default_rng(seed))
@@ -68,17 +68,19 @@ SAMPLED_MAX_MODELS = {
 }
 
 
+@pytest.mark.parametrize("one_call", [True, False])
 @pytest.mark.parametrize("name", SAMPLED_MAX_MODELS)
-def test_sampled_max_scores_a_batch_in_one_encoder_call_a_side_and_picks_the_best(name, monkeypatch):
+def test_sampled_max_scores_a_batch_in_one_encoder_call_a_side_and_picks_the_best(name, one_call, monkeypatch):
     """The batch's B x n candidates are scored at once (one encoder call per side, not ~16 small
-    ones) and the negative is the candidate whose own forward pass scores highest."""
+    ones), or on the CPU in scoring's length-sorted batches of 256, and the negative is the
+    candidate whose own forward pass scores highest."""
     g = torch.Generator().manual_seed(0)
     q_ids = torch.randint(1, 40, (8, 6), generator=g)
     a_ids = torch.randint(1, 40, (2000, 12), generator=g)
     a_ids[torch.arange(12) >= torch.randint(1, 13, (2000, 1), generator=g)] = 0  # ragged answers
     qi, ai = np.repeat(np.arange(8), 250), np.random.default_rng(1).permutation(2000)
     labels = (np.arange(2000) % 250 == 0).astype(int)  # each question's first answer its positive
-    sampler = NegativeSampler(qi, ai, labels, "sampled_max", n=50)
+    sampler = NegativeSampler(qi, ai, labels, "sampled_max", n=50, one_call=one_call)
     arch, hparams, encoders = SAMPLED_MAX_MODELS[name]
     torch.manual_seed(0)
     model = build_model(arch, hparams, vocab_size=40)
@@ -96,6 +98,7 @@ def test_sampled_max_scores_a_batch_in_one_encoder_call_a_side_and_picks_the_bes
         monkeypatch.setattr(model, method, counting)
     chosen = sampler.sample(q_batch, np.random.default_rng(7), model, q_ids.numpy(), a_ids.numpy())
     assert model.training
-    assert calls == {"q": [len(np.unique(q_batch))], "a": [len(np.unique(cand))]}
+    distinct = len(np.unique(cand))
+    assert calls == {"q": [len(np.unique(q_batch))], "a": [distinct] if one_call else [256, distinct - 256]}
     assert np.array_equal(chosen, cand[np.arange(8), alone.reshape(8, 50).argmax(1)])
     assert len(set(chosen.tolist())) > 3  # the choice depends on the question and its draws

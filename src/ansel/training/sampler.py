@@ -5,9 +5,8 @@ table: the corpus's own negatives, or those mined offline at preprocessing (``an
 Strategies (``train.negatives.strategy``):
   pool         a labelled negative of the question's own candidate pool (random answer if none);
   random       a uniformly random answer of the training answer set that is not a positive;
-  sampled_max  ``n`` random answers as above, scored by the current model (eval mode, the batch's
-               B x n pairs in one scoring batch); the highest-scoring one is used (dos Santos et
-               al. 2016, following Feng et al. 2015).
+  sampled_max  ``n`` random answers as above, scored by the current model (eval mode); the
+               highest-scoring one is used (dos Santos et al. 2016, following Feng et al. 2015).
 
 Where ``sampled_max`` draws its ``n`` from (``train.negatives.source``): ``answers``, the whole
 training answer set (the paper's); ``candidates``, the question's own labelled negatives, with
@@ -33,12 +32,16 @@ def _by_question(qi: np.ndarray, ai: np.ndarray):
 
 class NegativeSampler:
     def __init__(self, qi: np.ndarray, ai: np.ndarray, labels: np.ndarray, strategy: str, n: int = 1,
-                 source: str = "answers"):
+                 source: str = "answers", one_call: bool = True):
+        """``one_call``: sampled_max scores a batch's B x n candidates as one scoring batch, each side's
+        distinct texts in one encoder call (small calls leave an accelerator idle); False (the
+        trainer's on the CPU, where one call pads every candidate to the longest: a QA-CNN batch of
+        50-200-token answers took ~1.4x as long) in scoring's length-sorted batches."""
         if strategy not in ("pool", "random", "sampled_max"):
             raise ValueError(f"train.negatives.strategy: unknown {strategy!r} (pool, random, sampled_max)")
         if source not in ("answers", "candidates"):
             raise ValueError(f"train.negatives.source: unknown {source!r} (answers, candidates)")
-        self.strategy, self.n, self.source = strategy, n, source
+        self.strategy, self.n, self.source, self.one_call = strategy, n, source, one_call
         qi, ai = np.asarray(qi), np.asarray(ai)
         self.answer_space = np.unique(ai)
         positive = np.asarray(labels) > 0
@@ -66,6 +69,7 @@ class NegativeSampler:
         if self.strategy == "random":
             return np.array([self._random(q, 1, rng)[0] for q in map(int, q_batch)])
         cand = np.stack([self._draw(q, self.n, rng) for q in map(int, q_batch)])  # [B, n]
-        with torch.no_grad():  # one batch of B x n pairs: each side's distinct texts in one encoder call
-            s = scoring.score(model, q_ids, a_ids, np.repeat(q_batch, self.n), cand.reshape(-1), cand.size)
+        batch = {"batch_size": cand.size} if self.one_call else {}
+        with torch.no_grad():
+            s = scoring.score(model, q_ids, a_ids, np.repeat(q_batch, self.n), cand.reshape(-1), **batch)
         return cand[np.arange(len(q_batch)), s.reshape(len(q_batch), self.n).argmax(1)]
