@@ -266,7 +266,7 @@ class _EpochTrainer:
         else:
             self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
             self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n,
-                                           t.negatives.source, one_call=device.type != "cpu")
+                                           t.negatives.source, one_call=torch.device(device).type != "cpu")
 
     def _loss(self, rows: np.ndarray, rng: np.random.Generator) -> torch.Tensor:
         q = self._ids(self.data.q_ids, self.pos_q[rows])
