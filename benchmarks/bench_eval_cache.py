@@ -17,7 +17,7 @@ in the process, as in ``ansel evaluate`` (``ansel.memory``).
 
     PYTHONPATH=src python benchmarks/bench_eval_cache.py --quick
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_eval_cache.py --old be9a607 --arch ap_cnn \\
-        --questions 60 --answers 2000 --filters 400      # ~1 minute on one core
+        --questions 60 --answers 2000 --filters 400      # ~1 CPU minute (AP-CNN; the others ~0.5)
 """
 from __future__ import annotations
 
