@@ -31,6 +31,7 @@ RUNS = {
     "ap_cnn_cpu": ("cpu", "wikiqa", "apnet_ap_cnn_wikiqa", {}),
     "ap_cnn_untrained": ("full", "wikiqa", "apnet_ap_cnn_wikiqa", {"train": {"epochs": 0}}),
     "mv_lstm_paper": ("paper", "wikiqa_mz", "amv_mv_lstm_wikiqa", {"train": {"epochs": 60}}),
+    "mv_lstm_paper_400": ("paper", "wikiqa_mz", "amv_mv_lstm_wikiqa", {}),  # the paper's 400 iterations
     "mv_lstm_paper_no_dropout": ("paper", "wikiqa_mz", "amv_mv_lstm_wikiqa",
                                  {"train": {"epochs": 60}, "hparams": {"dropout": 0.0, "lstm_dropout": 0.0}}),
     "mv_lstm_cpu": ("cpu", "wikiqa_mz", "amv_mv_lstm_wikiqa", {}),
