@@ -32,9 +32,14 @@ def untrained_table() -> str:
             row[f"untrained {split} MAP"] = cell([metrics(model_dir / s)[split]["MAP"] for s in seeds])
         for record in TRAINED[dataset]:
             runs = [REPORTS / record / "runs" / dataset / model / s for s in seeds]
-            if all((r / "metrics.json").exists() for r in runs):
-                for split in ("dev", "test"):
-                    row[f"{record} {split} MAP (same seeds)"] = cell([metrics(r)[split]["MAP"] for r in runs])
+            if not all((r / "metrics.json").exists() for r in runs):
+                continue
+            # the untrained model is this record's epoch 0 only where the record's model is the same one
+            same = all(json.loads((r / "config.json").read_text())["hparams"]
+                       == json.loads((model_dir / s / "config.json").read_text())["hparams"] for r, s in zip(runs, seeds))
+            for split in ("dev", "test"):
+                row[f"{record} {split} MAP (same seeds)"] = (cell([metrics(r)[split]["MAP"] for r in runs]) if same
+                                                             else "other hparams")
         rows.append(row)
     return pd.DataFrame(rows).fillna("—").to_markdown(index=False)
 
