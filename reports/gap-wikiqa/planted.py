@@ -28,6 +28,13 @@ RUNS = {
     "ap_cnn_paper": ("full", "wikiqa", "apnet_ap_cnn_wikiqa", {"train": {"epochs": 8}}),
     "ap_cnn_paper_own_negatives": ("full", "wikiqa", "apnet_ap_cnn_wikiqa",
                                    {"train": {"epochs": 8, "negatives": {"source": "candidates"}}}),
+    # controls: one random negative of the question's own candidates instead of the best of 50 answers,
+    # at the paper's SGD recipe, and with Adam (the fast test's optimiser)
+    "ap_cnn_paper_pool": ("full", "wikiqa", "apnet_ap_cnn_wikiqa",
+                          {"train": {"epochs": 8, "negatives": {"strategy": "pool", "n": 1}}}),
+    "ap_cnn_adam_pool": ("full", "wikiqa", "apnet_ap_cnn_wikiqa",
+                         {"train": {"epochs": 8, "optimizer": "adam", "lr": 0.001, "lr_schedule": "constant",
+                                    "negatives": {"strategy": "pool", "n": 1}}}),
     "ap_cnn_cpu": ("cpu", "wikiqa", "apnet_ap_cnn_wikiqa", {}),
     "ap_cnn_untrained": ("full", "wikiqa", "apnet_ap_cnn_wikiqa", {"train": {"epochs": 0}}),
     "mv_lstm_paper": ("paper", "wikiqa_mz", "amv_mv_lstm_wikiqa", {"train": {"epochs": 60}}),

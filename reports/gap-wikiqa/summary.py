@@ -44,24 +44,33 @@ def untrained_table() -> str:
     return pd.DataFrame(rows).fillna("—").to_markdown(index=False)
 
 
+def curve(log: pd.DataFrame, column: str) -> str:
+    """The column's values by epoch, every epoch of a short run, every tenth (and the last) of a long one."""
+    if column not in log:
+        return "—"
+    every = 1 if len(log) <= 12 else 10
+    rows = log[(log.epoch % every == 0) | (log.epoch == log.epoch.iloc[-1])]
+    return " ".join(f"{v:.3f}" if every == 1 else f"{e}: {v:.3f}" for e, v in zip(rows.epoch, rows[column]))
+
+
 def planted_table() -> str:
     rows = []
     for run in sorted(r.parent for r in (HERE / "runs" / "planted").glob("*/seed*/metrics.json")):
         log = pd.read_csv(run / "log.csv")
         cfg, m = json.loads((run / "config.json").read_text()), metrics(run)
-        t = cfg["train"]
+        t, h = cfg["train"], cfg["hparams"]
         neg = t.get("negatives", {})
+        recipe = "none (BM25 over the tokens)" if cfg["arch"] == "bm25" else (
+            f"{t['optimizer']} lr {t['lr']} {t.get('lr_schedule', 'constant')}, batch {t['batch_size']}"
+            + (f" x {t['max_batches']}" if t.get("max_batches") else "") + f", margin {t.get('margin')}"
+            + (", a random negative of the question's own candidates" if neg.get("strategy", "pool") == "pool"
+               else f", the best of {neg.get('n', 1)} {neg['strategy']} negatives from the {neg.get('source', 'answers')}")
+            + "".join(f", {k} {h[k]}" for k in ("dropout", "lstm_dropout", "freeze_embeddings") if k in h))
         rows.append({
-            "run": run.parent.name, "epochs": t["epochs"],
-            "recipe": f"{t['optimizer']} lr {t['lr']} {t.get('lr_schedule', 'constant')}, batch {t['batch_size']}"
-                      + (f" x {t['max_batches']}" if t.get("max_batches") else "")
-                      + (f", margin {t['margin']}" if t.get("margin") else "")
-                      + (f", {neg.get('strategy', 'pool')} n={neg.get('n', 1)} from {neg.get('source', 'answers')}"
-                         if neg else ""),
-            "dev MAP per epoch": " ".join(f"{v:.3f}" for v in log.dev_MAP) if "dev_MAP" in log else "—",
-            "loss per epoch": " ".join(f"{v:.3f}" for v in log.loss) if "loss" in log else "—",
-            "last s+ / s-": (f"{log.pos_score.iloc[-1]:.3f} / {log.neg_score.iloc[-1]:.3f}"
-                             if "pos_score" in log else "—"),
+            "run": run.parent.name, "epochs": "—" if cfg["arch"] == "bm25" else t["epochs"], "recipe": recipe,
+            "dev MAP by epoch": curve(log, "dev_MAP"), "loss by epoch": curve(log, "loss"),
+            "last epoch's s+ / s-": (f"{log.pos_score.iloc[-1]:.3f} / {log.neg_score.iloc[-1]:.3f}"
+                                     if "pos_score" in log else "—"),
             "dev MAP (selected)": f"{m['dev']['MAP']:.4f}", "test MAP (selected)": f"{m['test']['MAP']:.4f}",
         })
     return pd.DataFrame(rows).to_markdown(index=False)
