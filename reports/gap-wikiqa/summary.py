@@ -45,10 +45,10 @@ def untrained_table() -> str:
 
 
 def curve(log: pd.DataFrame, column: str) -> str:
-    """The column's values by epoch, every epoch of a short run, every tenth (and the last) of a long one."""
+    """The column's values by epoch: every epoch of a short run, every 10th or 50th (and the last) of a long one."""
     if column not in log:
         return "—"
-    every = 1 if len(log) <= 12 else 10
+    every = 1 if len(log) <= 12 else 10 if len(log) <= 100 else 50
     rows = log[(log.epoch % every == 0) | (log.epoch == log.epoch.iloc[-1])]
     return " ".join(f"{v:.3f}" if every == 1 else f"{e}: {v:.3f}" for e, v in zip(rows.epoch, rows[column]))
 
