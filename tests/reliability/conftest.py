@@ -1,7 +1,7 @@
 """A small processed synthetic corpus and a tiny run trained and evaluated through the CLI, as
 the train and evaluate rules run them.
 
-Issue 33's failures are each tested here but one: `epochs: 0` / `margin: -1` refused by a dry run
+Issue 33's failures are each tested here but one: `epochs: -1` / `margin: -1` refused by a dry run
 (item 4) are cases of tests/workflow/test_stages.py's settings refused at -n."""
 import json
 from pathlib import Path

@@ -431,3 +431,24 @@ def test_a_sample_of_no_questions_is_refused_naming_the_key():
     from ansel.settings import parse
     with pytest.raises(Exception, match="sample_questions"):
         parse(EvalConfig, {"splits": ["dev"], "sample_questions": 0}, "datasets.x.eval")
+
+
+def test_epochs_0_keeps_and_scores_the_initial_weights_as_epoch_0(processed, tmp_path):
+    """``epochs: 0`` (the untrained model of issue 51, E6): no step is taken, model.pt holds the
+    seeded initial weights, log.csv has one row, epoch 0, with its dev metrics, and evaluation
+    scores those weights (the dev scores it keeps are theirs)."""
+    c = cfg(epochs=0)
+    trained = _train(c, processed, tmp_path)
+    save_dev_scores(trained.dev_scores, "dev", tmp_path / DEV_SCORES)
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert list(log.epoch) == [0] and "loss" not in log
+    torch.manual_seed(c["seed"])
+    initial = train_mod.build_model(c["arch"], c["hparams"], len(Vocab.load(processed / "vocab.json")), None,
+                                    "qa_cnn").state_dict()
+    saved = _weights(tmp_path)
+    assert saved.keys() == initial.keys() and all(torch.equal(saved[k], initial[k]) for k in saved)
+    metrics = evaluate_run(tmp_path, processed)
+    assert metrics["dev"]["MAP"] == pytest.approx(log.dev_MAP[0], abs=1e-9)
+    # one epoch moves the weights: epoch 0 is not an epoch 1 under another name
+    _train(cfg(epochs=1), processed, tmp_path / "one")
+    assert not all(torch.equal(saved[k], _weights(tmp_path / "one")[k]) for k in saved)

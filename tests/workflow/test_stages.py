@@ -37,7 +37,7 @@ def test_lint_reports_nothing_but_missing_environments(repo_root):
     ({"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": 7}}}},
      "models.ggsa_ggsa_max_insuranceqa.hparams.heads: 7 does not divide"),
     ({"models": {"qa_cnn": {"train": {"dev_split": "valid"}}}}, "models.qa_cnn.train.dev_split: 'valid'"),
-    ({"models": {"qa_cnn": {"train": {"epochs": 0}}}}, "models.qa_cnn.train.epochs: 0 is less than the minimum of 1"),
+    ({"models": {"qa_cnn": {"train": {"epochs": -1}}}}, "models.qa_cnn.train.epochs: -1 is less than the minimum of 0"),
     ({"models": {"qa_cnn": {"train": {"monitor_every": 0}}}}, "models.qa_cnn.train.monitor_every: 0 is less than the minimum of 1"),
     ({"preset": "cpu", "models": {"qa_cnn": {"train": {"monitor_every": 5}}}},  # smoke's scale sets every cadence
      "models.qa_cnn.train.monitor_every: scores the monitor splits, and monitor_splits names none"),

@@ -28,7 +28,7 @@ class NegativesConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    epochs: int
+    epochs: int                 # 0: no step; the initial weights are scored (log.csv's epoch 0) and kept
     batch_size: int
     optimizer: Literal["sgd", "adam", "rmsprop", "adagrad", "adadelta"]
     lr: float
@@ -70,7 +70,7 @@ class TrainConfig:
     optimizer_kernel: Literal["loop", "fused"] = "loop"
 
     def __post_init__(self):
-        check(self.epochs >= 1, "epochs", f"{self.epochs} is not >= 1")
+        check(self.epochs >= 0, "epochs", f"{self.epochs} is not >= 0")
         check(self.batch_size >= 1, "batch_size", f"{self.batch_size} is not >= 1")
         check(self.lr > 0, "lr", f"{self.lr} is not > 0")
         check(all(lr > 0 for lr in self.lr_grid or []), "lr_grid", f"{self.lr_grid}: every lr must be > 0")

@@ -122,16 +122,18 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     if cadence:
         step.on_step = (t.monitor_every, cadence.evaluate)
     with _live(run_dir, state.log, dvclive) as live:
+        if t.epochs == 0:  # the initial weights, scored as epoch 0: what training adds is measured against them
+            row = {"epoch": 0}
+            dev_scores, dev = _score_epoch(row, model, evaluate_dev, monitors, cadence)
+            _select(state, 0, row, dev[t.select_metric], model, dev_scores)
+            if live is not None:
+                _live_log(live, row)
+            print(f"epoch 0 (untrained): dev {t.select_metric} {dev[t.select_metric]:.4f}", flush=True)
         for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
             row, timing = step.run(epoch)
             dev_started = time.perf_counter()
-            dev_scores, dev = evaluate_dev(model)
+            dev_scores, dev = _score_epoch(row, model, evaluate_dev, monitors, cadence)
             timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
-            row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
-            if cadence:
-                row.update(cadence.best_of_epoch())
-            for split, evaluate in ({} if cadence else monitors or {}).items():
-                row.update({f"{split}_{m}": v for m, v in evaluate(model)[1].items() if not m.startswith("n_")})
             _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
             state.timings.append(timing)
             save_torch({"fingerprint": key, "model": model.state_dict(),
@@ -331,6 +333,19 @@ class _EpochTrainer:
         return (row,
                 {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
                  "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
+
+
+def _score_epoch(row: dict, model, evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None,
+                 cadence: "_Cadence | None") -> tuple[pd.DataFrame, dict[str, float]]:
+    """Score dev (and the monitor splits, unless the cadence scored them) into the epoch's log ``row``;
+    (dev scores, dev metrics)."""
+    dev_scores, dev = evaluate_dev(model)
+    row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
+    if cadence:
+        row.update(cadence.best_of_epoch())
+    for split, evaluate in ({} if cadence else monitors or {}).items():
+        row.update({f"{split}_{m}": v for m, v in evaluate(model)[1].items() if not m.startswith("n_")})
+    return dev_scores, dev
 
 
 def fingerprint(cfg: dict) -> str:

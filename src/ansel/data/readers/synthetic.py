@@ -48,7 +48,7 @@ def _zh_nouns() -> tuple[str, ...]:
     return tuple(w for w, _ in sorted(nouns, key=lambda e: (-e[1], e[0])))
 
 
-def _words(rng: np.random.Generator, n: int, language: str, taken: set[str]) -> list[str]:
+def new_words(rng: np.random.Generator, n: int, language: str, taken: set[str]) -> list[str]:
     out: list[str] = []
     while len(out) < n:
         if language == "zh":
@@ -73,9 +73,9 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
     # The language salts the seed so the two corpora are independent draws.
     rng = np.random.default_rng([opt["seed"], LANGUAGES.index(lang)])
     taken: set[str] = set()
-    entities = _words(rng, opt["entities"], lang, taken)
-    topics = [_words(rng, opt["topic_words"], lang, taken) for _ in range(opt["categories"])]
-    fillers = _words(rng, 20, lang, taken)
+    entities = new_words(rng, opt["entities"], lang, taken)
+    topics = [new_words(rng, opt["topic_words"], lang, taken) for _ in range(opt["categories"])]
+    fillers = new_words(rng, 20, lang, taken)
     cat_names = (_ZH_CATEGORIES if lang == "zh" else [f"topic{c}" for c in range(opt["categories"])])
     sep = "" if lang == "zh" else " "
 
