@@ -190,7 +190,7 @@ def cmd_step_times(a) -> None:
 
 
 def cmd_records(a) -> None:
-    from ansel.records import results_table, splice
+    from ansel.records import check_readme, results_table, splice
 
     table = results_table()
     if not a.write and not a.check:
@@ -200,6 +200,9 @@ def cmd_records(a) -> None:
     text = path.read_text()
     if a.write:
         path.write_text(splice(text, table, str(path)))
+    elif broken := check_readme(text, str(path)):
+        sys.exit("ansel records: what may be printed as a result (ansel.report.printable) is broken:\n"
+                 + "\n".join(broken))
     elif splice(text, table, str(path)) != text:
         sys.exit(f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}")
 
@@ -336,7 +339,8 @@ def main(argv: list[str] | None = None) -> None:
     st.add_argument("--threads", type=int, default=1)
     r = verb("records", cmd_records, config=None)  # the front page's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
-    r.add_argument("--check", metavar="FILE", help="fail where FILE's results table differs from the records")
+    r.add_argument("--check", metavar="FILE", help="fail where a row of FILE's results table breaks the rule of "
+                   "ansel.report.printable or the table differs from the records")
     rc = verb("record", cmd_record, "preset", "out", config=None)  # runs trained here, as a committed record
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")

@@ -24,6 +24,7 @@ from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.report.context import context_lookup, context_rows
 from ansel.report.expected import expected_value
+from ansel.report.printable import PROTOCOL_SUFFIX
 from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file, not_applicable, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
@@ -199,7 +200,6 @@ def grid_notes(config: dict, table: dict) -> list[str]:
     return notes
 
 
-PROTOCOL_SUFFIX = {"dev": "", "last": " (last epoch)", "best_split": " (best epoch on it)", "benchmark": " (benchmark)"}
 
 
 def column_label(col: dict) -> str:
