@@ -431,3 +431,23 @@ def test_a_sample_of_no_questions_is_refused_naming_the_key():
     from ansel.settings import parse
     with pytest.raises(Exception, match="sample_questions"):
         parse(EvalConfig, {"splits": ["dev"], "sample_questions": 0}, "datasets.x.eval")
+
+
+def test_keep_last_writes_the_last_epochs_run_file_beside_the_dev_selected_one(processed, tmp_path):
+    """train.keep_last (a paper reporting its last iteration): model_last.pt holds the last epoch's
+    weights and evaluation writes their run file and metrics (dev: the log's last row, not its best);
+    the dev-selected run.trec and metrics.json are unchanged beside them."""
+    _train(cfg(epochs=2, keep_last=True), processed, tmp_path)
+    assert (tmp_path / "model_last.pt").exists()
+    metrics = evaluate_run(tmp_path, processed)
+    last = json.loads((tmp_path / "metrics_last.json").read_text())
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert log.dev_MAP.iloc[-1] < log.dev_MAP.max()  # this run's last epoch is not the dev-selected one
+    assert last["dev"]["MAP"] == pytest.approx(log.dev_MAP.iloc[-1], abs=1e-9)
+    assert metrics["dev"]["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
+    assert json.loads((tmp_path / "metrics.json").read_text()) == metrics
+    rows = (tmp_path / "run_last.trec").read_text().splitlines()
+    assert rows and {r.split()[0].split(":")[0] for r in rows} == {"dev", "test"}
+    # a retrain without keep_last leaves no last-epoch files of the earlier run behind
+    _train(cfg(epochs=1), processed, tmp_path)
+    assert not any((tmp_path / name).exists() for name in ("model_last.pt", "run_last.trec", "metrics_last.json"))

@@ -25,7 +25,7 @@ from ansel.models.io import load_checkpoint, load_model, save_atomic, save_text,
 from ansel.models.lexical_ranker import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
-from ansel.training.config import TrainConfig
+from ansel.training.config import LAST_RESULTS, TrainConfig
 
 DEV_SCORES = "dev_scores.pt"
 
@@ -127,6 +127,21 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
         model = load_model(cfg, len(vocab), run_dir / "model.pt", device,
                            data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
         scored |= {split: score_split(model, data, split) for split in missing}
+    metrics = _write_scored(cfg, ev, data, scored, model, run_dir / "run.trec", run_dir / "metrics.json")
+    last_weights, last_trec, last_metrics = (run_dir / name for name in LAST_RESULTS)
+    if last_weights.exists():  # train.keep_last: the last epoch scored too, the protocol of a paper reporting it
+        device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
+        last = load_model(cfg, len(vocab), last_weights, device,
+                          data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
+        _write_scored(cfg, ev, data, {split: score_split(last, data, split) for split in ev.splits}, last,
+                      last_trec, last_metrics)
+    return metrics
+
+
+def _write_scored(cfg: dict, ev: EvalConfig, data: RunData, scored: dict[str, pd.DataFrame], model,
+                  trec: Path, metrics_path: Path) -> dict:
+    """Metrics of every eval split (category metrics where ``model`` is given) into ``metrics_path``,
+    every scored candidate into the run file ``trec`` (qids ``<split>:<qid>``)."""
     metrics, scored_all = {}, []
     for split in ev.splits:
         metrics[split] = split_metrics(scored[split], ev.task, ev.no_positive)
@@ -134,6 +149,6 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
             metrics[split] |= categorise_split(model, data, split)
         scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
     ranked = pd.concat(scored_all)
-    save_atomic(run_dir / "run.trec", lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))
-    save_text(run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    save_atomic(trec, lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))
+    save_text(metrics_path, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics
