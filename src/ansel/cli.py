@@ -176,7 +176,7 @@ def cmd_evaluate(a) -> None:
     from ansel.evaluation.evaluate import evaluate_run
 
     start_torch(a.threads)
-    evaluate_run(Path(a.run_dir), Path(a.processed))
+    evaluate_run(Path(a.run_dir), Path(a.processed), last=a.last)
 
 
 def cmd_step_times(a) -> None:
@@ -332,6 +332,8 @@ def main(argv: list[str] | None = None) -> None:
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)
+    e.add_argument("--last", action="store_true", help="score the last epoch's weights (model_last.pt, "
+                   "train.keep_last) into run_last.trec and metrics_last.json")
     st = verb("step-times", cmd_step_times, "processed", "out",
               config="{model: resolved run config} (JSON): the rows of a table's benchmark column")
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")

@@ -435,11 +435,14 @@ def test_a_sample_of_no_questions_is_refused_naming_the_key():
 
 def test_keep_last_writes_the_last_epochs_run_file_beside_the_dev_selected_one(processed, tmp_path):
     """train.keep_last (a paper reporting its last iteration): model_last.pt holds the last epoch's
-    weights and evaluation writes their run file and metrics (dev: the log's last row, not its best);
+    weights and ``evaluate_run(last=True)`` writes their run file and metrics (dev: the log's last row,
+    not its best);
     the dev-selected run.trec and metrics.json are unchanged beside them."""
     _train(cfg(epochs=2, keep_last=True), processed, tmp_path)
     assert (tmp_path / "model_last.pt").exists()
     metrics = evaluate_run(tmp_path, processed)
+    assert not (tmp_path / "run_last.trec").exists()  # the last epoch is its own evaluation (ansel evaluate --last)
+    assert evaluate_run(tmp_path, processed, last=True) == json.loads((tmp_path / "metrics_last.json").read_text())
     last = json.loads((tmp_path / "metrics_last.json").read_text())
     log = pd.read_csv(tmp_path / "log.csv")
     assert log.dev_MAP.iloc[-1] < log.dev_MAP.max()  # this run's last epoch is not the dev-selected one
@@ -448,6 +451,8 @@ def test_keep_last_writes_the_last_epochs_run_file_beside_the_dev_selected_one(p
     assert json.loads((tmp_path / "metrics.json").read_text()) == metrics
     rows = (tmp_path / "run_last.trec").read_text().splitlines()
     assert rows and {r.split()[0].split(":")[0] for r in rows} == {"dev", "test"}
-    # a retrain without keep_last leaves no last-epoch files of the earlier run behind
+    # a retrain without keep_last leaves no last-epoch files of the earlier run behind, and --last is refused
     _train(cfg(epochs=1), processed, tmp_path)
     assert not any((tmp_path / name).exists() for name in ("model_last.pt", "run_last.trec", "metrics_last.json"))
+    with pytest.raises(FileNotFoundError, match="model_last.pt: missing; .* only with train.keep_last: true"):
+        evaluate_run(tmp_path, processed, last=True)

@@ -104,8 +104,14 @@ def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
     return {saved["split"]: cands[["qid", "aid", "label"]].assign(score=saved["scores"].numpy())}
 
 
-def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
-    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run."""
+# (weights, run file, metrics) of the dev-selected checkpoint
+SELECTED_RESULTS = ("model.pt", "run.trec", "metrics.json")
+
+
+def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict:
+    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run;
+    with ``last``, the same of the last epoch's weights (``train.keep_last``): metrics_last.json and
+    run_last.trec, the per-question file of a paper that reports its last iteration."""
     from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import resolve_device
 
@@ -115,27 +121,23 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
         # on them (a ranker without weights) or fail to fit its weights
         raise ValueError(f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
                          f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}")
+    weights, trec, metrics_path = (run_dir / name for name in (LAST_RESULTS if last else SELECTED_RESULTS))
+    if last and not weights.exists():
+        raise FileNotFoundError(f"{weights}: missing; a run keeps its last epoch's weights only with "
+                                f"train.keep_last: true (retrain {run_dir} with it)")
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
-    scored = _reusable_scores(run_dir / DEV_SCORES, data)
+    scored = {} if last else _reusable_scores(run_dir / DEV_SCORES, data)  # dev scores are the selected epoch's
     missing = [split for split in ev.splits if split not in scored]
     model = None
     if missing or classifies_categories(cfg["arch"]):
         # on the training's device, where the reused dev scores were computed
         device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
-        model = load_model(cfg, len(vocab), run_dir / "model.pt", device,
+        model = load_model(cfg, len(vocab), weights, device,
                            data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
         scored |= {split: score_split(model, data, split) for split in missing}
-    metrics = _write_scored(cfg, ev, data, scored, model, run_dir / "run.trec", run_dir / "metrics.json")
-    last_weights, last_trec, last_metrics = (run_dir / name for name in LAST_RESULTS)
-    if last_weights.exists():  # train.keep_last: the last epoch scored too, the protocol of a paper reporting it
-        device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
-        last = load_model(cfg, len(vocab), last_weights, device,
-                          data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
-        _write_scored(cfg, ev, data, {split: score_split(last, data, split) for split in ev.splits}, last,
-                      last_trec, last_metrics)
-    return metrics
+    return _write_scored(cfg, ev, data, scored, model, trec, metrics_path)
 
 
 def _write_scored(cfg: dict, ev: EvalConfig, data: RunData, scored: dict[str, pd.DataFrame], model,

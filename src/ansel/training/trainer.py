@@ -141,7 +141,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
             print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
                   f"({timing['seconds']:.1f}s)", flush=True)
     save_torch(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
-    if t.keep_last and state.log:
+    if t.keep_last:  # a model that trained no epoch has one state: that one
         save_torch(model.state_dict(), run_dir / LAST_RESULTS[0])
     _write_log(state.log, run_dir / "log.csv")
     save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
