@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -143,3 +144,15 @@ def test_the_front_page_before_issue_52_breaks_the_rule_in_every_row():
     assert any(r.startswith("a gap between cmeddialog test P@1 (stand-in for lawqa test P@1)") for r in row(5))
     assert any(r.startswith("a verdict from `cpu-mtas` (budget scale") for r in row(5))
     assert check_readme((ROOT / "README.md").read_text(), "README.md") == []
+
+
+def test_every_committed_record_of_runs_declares_its_scale():
+    """A record holding runs or a rendered table says whether it ran at the papers' settings or at a
+    cut budget (reports/headlines.yaml `records`), so the rule can tell its verdicts apart."""
+    declared = yaml.safe_load((ROOT / "reports/headlines.yaml").read_text())["records"]
+    kit_files = {"record.json", "device.json", "leases.json"}
+    holding = sorted(d.relative_to(ROOT / "reports").as_posix()
+                     for d in [*(ROOT / "reports").glob("*/"), *(ROOT / "reports/device").glob("*/")]
+                     if d.is_dir() and d.name != "device"
+                     and ((d / "runs").is_dir() or any(f.name not in kit_files for f in d.glob("*.json"))))
+    assert holding and [r for r in holding if r not in declared] == []
