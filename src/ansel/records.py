@@ -199,7 +199,7 @@ def sources(ctx: Context, entry: dict, where: str) -> list[Source]:
                                         SCALES.index(s.scale)))
 
 
-def headline_row(ctx: Context, entry: dict, where: str) -> tuple[str, Printed]:
+def headline_row(ctx: Context, entry: dict, where: str) -> str:
     best = sources(ctx, entry, where)[0]
     pub_cell = published_cell(entry)
     if best.ours.protocol != pub_cell.protocol:
@@ -226,10 +226,9 @@ def headline_row(ctx: Context, entry: dict, where: str) -> tuple[str, Printed]:
     printed = Printed(best.record, best.scale, best.ours, VERDICT.search(verdict) is not None, can_gap, vectors)
     if broken := refusals(printed, pub_cell, ctx.datasets):  # the rule's own check of what it prints
         raise AssertionError(f"{where}: {'; '.join(broken)}")
-    line = (f"| {entry['paper']} | {best.row}, {best.column} | {_number(published, percent)} "
+    return (f"| {entry['paper']} | {best.row}, {best.column} | {_number(published, percent)} "
             f"| {ours} | {gap} | {vectors} | {entry['claim']}: {verdict} | "
             f"[{kind}, {best.scale} scale `{best.record}`]({best.link}) |")
-    return line, printed
 
 
 def _verdict(best: Source, entry: dict, pub_cell: Cell, ctx: Context, where: str) -> str:
@@ -255,7 +254,7 @@ def results_table(base: Path | None = None) -> str:
     for i, entry in enumerate(entries):
         where = f"{ctx.base / HEADLINES}: headlines[{i}]"
         _check_entry(entry, where)
-        lines.append(headline_row(ctx, entry, where)[0])
+        lines.append(headline_row(ctx, entry, where))
     return "\n".join(lines) + "\n"
 
 
