@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -59,39 +60,99 @@ def test_a_documented_command_works(page, command, comment):
     assert done.returncode == 0, f"{page}: `{command}` failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
 
 
-def test_a_headline_naming_no_cell_or_no_claim_is_refused_naming_the_entry(tmp_path):
+def _record(tmp_path, record: str, dataset: str = "d", embeddings: str = "word2vec") -> None:
+    """A record with table t: cell (A, "d test MAP") of one run on ``dataset``, and the claim A > B."""
+    folder = tmp_path / "reports" / record
+    (folder / "runs" / dataset / "a" / "seed1").mkdir(parents=True)
+    (folder / "runs" / dataset / "a" / "seed1" / "config.json").write_text(
+        f'{{"dataset": "{dataset}", "embeddings": "{embeddings}"}}')
+    (folder / "t.json").write_text(
+        '{"A": {"d test MAP": {"mean": 0.5, "std": 0.01, "n": 5, "published": 0.6, "provenance": {"runs": '
+        f'[{{"run": "results/runs/{dataset}/a/seed1"}}]}}}}}}, "significance": {{"claims": {{"A > B": {{"d test MAP": '
+        '{"verdict": "holds", "difference": 0.1, "p_holm": 0.01}}}}}')
+
+
+def _checkout(tmp_path, records: dict[str, str], sources: str, protocol: str = "") -> None:
+    (tmp_path / "workflow/papers").mkdir(parents=True)
+    (tmp_path / "workflow/papers/published_results.csv").write_text(
+        "paper,table,dataset,split,model,metric,value\np,t,d,test,A,MAP,0.6\n")
+    (tmp_path / "params.yaml").write_text("datasets: {d: {source: d}, e: {source: e}}\nembeddings: {}\n")
+    (tmp_path / "reports/headlines.yaml").write_text(
+        "records: {" + ", ".join(f"{r}: {s}" for r, s in records.items()) + "}\n"
+        "headlines:\n- {paper: P, published: {spec: p, table: t, row: A, dataset: d, split: test, metric: MAP}, "
+        f"claim: A > B{protocol}, sources: [{sources}]}}\n")
+
+
+def test_a_row_takes_the_highest_scale_record_on_the_papers_data(tmp_path):
+    from ansel.records import results_table
+
+    for record in ("cpu-x", "device/x"):
+        _record(tmp_path, record)
+    _record(tmp_path, "device/y", dataset="e")
+    sources = ", ".join(f"{{record: {r}, table: t, row: A, column: d test MAP}}" for r in ("device/y", "cpu-x", "device/x"))
+    _checkout(tmp_path, {"cpu-x": "budget", "device/x": "paper", "device/y": "paper"}, sources)
+    assert ("| P | A, d test MAP | 0.6000 | 0.5000 ± 0.0100 (n=5) | -0.1000 | word2vec trained here on the dataset "
+            "| A > B: **holds** (Δ +0.1000, p = 0.01) | [GPU, paper scale `device/x`](reports/device/x/t.md) |"
+            in results_table(tmp_path))
+
+
+def test_a_budget_record_prints_no_verdict_and_a_stand_in_no_gap(tmp_path):
+    from ansel.records import results_table
+
+    _record(tmp_path, "cpu-x", dataset="e")
+    _checkout(tmp_path, {"cpu-x": "budget"}, "{record: cpu-x, table: t, row: A, column: d test MAP}")
+    row = results_table(tmp_path).splitlines()[2]
+    assert "0.5000 ± 0.0100 (n=5) on e test MAP (stand-in for d test MAP) | — |" in row
+    assert "A > B: not tested at the paper's settings |" in row and "**" not in row
+
+
+def test_a_headline_not_at_the_papers_protocol_or_naming_no_cell_is_refused(tmp_path):
     from ansel.config import ConfigError
     from ansel.records import results_table
 
-    record = tmp_path / "reports/cpu-x"
-    record.mkdir(parents=True)
-    (record / "t.json").write_text('{"A": {"d test MAP": {"mean": 0.5, "std": 0.01, "n": 5, "published": 0.6}}, '
-                                   '"significance": {"claims": {"A > B": {"d test MAP": {"verdict": "holds", '
-                                   '"difference": 0.1, "p_holm": 0.01}}}}}')
-    entry = "- {paper: P, record: cpu-x, table: t, row: A, column: d test MAP, claim: A > B}\n"
-    (tmp_path / "reports/headlines.yaml").write_text(entry)
-    assert "| P | A, d test MAP | 0.6000 | 0.5000 ± 0.0100 (n=5) | -0.1000 | A > B: **holds**" in results_table(tmp_path)
-    for bad, message in [(entry.replace("row: A", "row: Z"), r"\[0\]: .*t.json has no cell \('Z', 'd test MAP'\)"),
-                         (entry.replace("A > B}", "A > C}"), r"\[0\]: .*t.json tests no claim 'A > C'"),
-                         (entry.replace("table: t,", "table: u,"), r"\[0\]: .*u.json: no such record table"),
-                         (entry.replace("claim: A > B", "clam: A > B"), r"\[0\]: missing claim")]:
-        (tmp_path / "reports/headlines.yaml").write_text(bad)
+    _record(tmp_path, "device/x")
+    source = "{record: device/x, table: t, row: A, column: d test MAP}"
+    _checkout(tmp_path, {"device/x": "paper"}, source, protocol=", protocol: last")
+    with pytest.raises(ConfigError, match=r"headlines\[0\]: its source `device/x` column 'd test MAP' is not at the "
+                                          r"paper's protocol \(last\)"):
+        results_table(tmp_path)
+    headlines = tmp_path / "reports/headlines.yaml"
+    good = headlines.read_text().replace(", protocol: last", "")
+    for bad, message in [(good.replace("row: A, column", "row: Z, column"), r"sources\[0\]: .*t.json has no cell \('Z'"),
+                         (good.replace("table: t, row: A, column", "table: u, row: A, column"), r"u.json: no such record"),
+                         (good.replace("device/x: paper", "device/x: cut"), r"records.device/x: scale 'cut'"),
+                         (good.replace("{device/x: paper}", "{}"), r"record 'device/x' declares no scale")]:
+        headlines.write_text(bad)
         with pytest.raises(ConfigError, match=message):
             results_table(tmp_path)
 
 
-def test_a_headlines_record_is_labelled_by_where_it_ran(tmp_path):
-    from ansel.records import results_table
+def test_the_front_page_before_issue_52_breaks_the_rule_in_every_row():
+    """Rows 2-5 of the README as it was (issue 52's items 2, 1, 4, 3): verdicts from budget records, a
+    gap across datasets, a dev-selected headline where the paper reports the last iteration; and no row
+    named its vectors."""
+    from ansel.records import check_readme
 
-    twin = ('{"A": {"d test MAP": {"mean": 0.5, "std": 0.01, "n": 5, "published": 0.6}}, "significance": {"claims": '
-            '{"A > B": {"d test MAP": {"verdict": "holds", "difference": 0.1, "p_holm": 0.01}}}}}')
-    entries = ""
-    for record in ("cpu-x", "paper-x", "device/x"):
-        (tmp_path / "reports" / record).mkdir(parents=True)
-        (tmp_path / "reports" / record / "t.json").write_text(twin)
-        entries += f"- {{paper: P, record: {record}, table: t, row: A, column: d test MAP, claim: A > B}}\n"
-    (tmp_path / "reports/headlines.yaml").write_text(entries)
-    table = results_table(tmp_path)
-    for label in ("[CPU `cpu-x`](reports/cpu-x/t.md)", "[CPU, paper scale `paper-x`](reports/paper-x/t.md)",
-                  "[GPU `device/x`](reports/device/x/t.md)"):
-        assert label in table
+    before = (ROOT / "tests/fixtures/records/readme_before_issue52.md").read_text()
+    found = check_readme(before, "README.md")
+    def row(n):
+        return [f.split("): ", 1)[1] for f in found if f.startswith(f"README.md: results row {n} ")]
+    assert all("no word vectors named" in row(n) for n in range(1, 6))
+    assert any(r.startswith("a verdict from `cpu-apnet` (budget scale") for r in row(2))
+    assert any(r.startswith("a verdict from `cpu-ggsa` (budget scale") for r in row(3))
+    assert "a headline at the checkpoint selected on dev where the paper reports the last iteration" in row(4)
+    assert any(r.startswith("a gap between cmeddialog test P@1 (stand-in for lawqa test P@1)") for r in row(5))
+    assert any(r.startswith("a verdict from `cpu-mtas` (budget scale") for r in row(5))
+    assert check_readme((ROOT / "README.md").read_text(), "README.md") == []
+
+
+def test_every_committed_record_of_runs_declares_its_scale():
+    """A record holding runs or a rendered table says whether it ran at the papers' settings or at a
+    cut budget (reports/headlines.yaml `records`), so the rule can tell its verdicts apart."""
+    declared = yaml.safe_load((ROOT / "reports/headlines.yaml").read_text())["records"]
+    kit_files = {"record.json", "device.json", "leases.json"}
+    holding = sorted(d.relative_to(ROOT / "reports").as_posix()
+                     for d in [*(ROOT / "reports").glob("*/"), *(ROOT / "reports/device").glob("*/")]
+                     if d.is_dir() and d.name != "device"
+                     and ((d / "runs").is_dir() or any(f.name not in kit_files for f in d.glob("*.json"))))
+    assert holding and [r for r in holding if r not in declared] == []

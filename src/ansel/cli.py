@@ -176,7 +176,7 @@ def cmd_evaluate(a) -> None:
     from ansel.evaluation.evaluate import evaluate_run
 
     start_torch(a.threads)
-    evaluate_run(Path(a.run_dir), Path(a.processed))
+    evaluate_run(Path(a.run_dir), Path(a.processed), last=a.last)
 
 
 def cmd_step_times(a) -> None:
@@ -190,7 +190,7 @@ def cmd_step_times(a) -> None:
 
 
 def cmd_records(a) -> None:
-    from ansel.records import results_table, splice
+    from ansel.records import check_readme, results_table, splice
 
     table = results_table()
     if not a.write and not a.check:
@@ -200,6 +200,9 @@ def cmd_records(a) -> None:
     text = path.read_text()
     if a.write:
         path.write_text(splice(text, table, str(path)))
+    elif broken := check_readme(text, str(path)):
+        sys.exit("ansel records: what may be printed as a result (ansel.report.printable) is broken:\n"
+                 + "\n".join(broken))
     elif splice(text, table, str(path)) != text:
         sys.exit(f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}")
 
@@ -329,6 +332,8 @@ def main(argv: list[str] | None = None) -> None:
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)
+    e.add_argument("--last", action="store_true", help="score the last epoch's weights (model_last.pt, "
+                   "train.keep_last) into run_last.trec and metrics_last.json")
     st = verb("step-times", cmd_step_times, "processed", "out",
               config="{model: resolved run config} (JSON): the rows of a table's benchmark column")
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
@@ -336,7 +341,8 @@ def main(argv: list[str] | None = None) -> None:
     st.add_argument("--threads", type=int, default=1)
     r = verb("records", cmd_records, config=None)  # the front page's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
-    r.add_argument("--check", metavar="FILE", help="fail where FILE's results table differs from the records")
+    r.add_argument("--check", metavar="FILE", help="fail where a row of FILE's results table breaks the rule of "
+                   "ansel.report.printable or the table differs from the records")
     rc = verb("record", cmd_record, "preset", "out", config=None)  # runs trained here, as a committed record
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")

@@ -57,6 +57,9 @@ def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -
         if timings.exists():
             _copy(timings, dst / "timings.json")
         _gzip(src / "run.trec", dst / "run.trec.gz")
+        if (src / "run_last.trec").exists():  # train.keep_last: the last epoch's evaluation too
+            _copy(src / "metrics_last.json", dst / "metrics_last.json")
+            _gzip(src / "run_last.trec", dst / "run_last.trec.gz")
         copied += 1
     report(f"{out}: {copied} runs copied from results/runs, {missing} not trained yet")
     if other:

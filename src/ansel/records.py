@@ -1,29 +1,79 @@
-"""The front page's "Results at a glance": one row per paper's headline table, read from the
-committed records' JSON twins (``reports/headlines.yaml`` names each cell and claim), so the README
-shows what the records hold and nothing else. ``ansel records`` prints the table; ``--write
-README.md`` puts it between the README's markers; ``--check README.md`` fails where they differ."""
+"""The front page's "Results at a glance": one row per paper's headline cell, printed through the rule
+of ``ansel.report.printable`` from the committed records (``reports/headlines.yaml`` declares each
+record's scale and, per headline, the paper's published cell, its claim and the records holding it).
+A row takes its cell from the highest-scale record on the paper's own data; a verdict only from runs
+at the paper's settings, data and protocol; a gap only where ours is the published cell; it names the
+word vectors its runs started from. ``ansel records`` prints the table; ``--write README.md`` puts it
+between the README's markers; ``--check README.md`` fails where a row breaks the rule or the two differ."""
 from __future__ import annotations
 
+import csv
 import json
 import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ansel.config import ConfigError, root
+from ansel.report.printable import (PROTOCOL_NAMES, PROTOCOL_SUFFIX, SCALES, Cell, Printed, comparable, refusals, same_data,
+                                    stand_in, verdict_allowed)
 from ansel.yamlfile import read_yaml
 
 HEADLINES = "reports/headlines.yaml"
+PUBLISHED = "workflow/papers/published_results.csv"
 START, END = "<!-- results: ansel records -->", "<!-- /results -->"
-KEYS = ("paper", "record", "table", "row", "column", "claim")
-# Where a record ran, by its folder's prefix (else the `cpu` preset on 2 cores).
-RECORD_KINDS = (("device/", "GPU"), ("paper-", "CPU, paper scale"))
+KEYS = ("paper", "published", "claim", "sources")
+PUBLISHED_KEYS = ("spec", "table", "row", "dataset", "split", "metric")
+SOURCE_KEYS = ("record", "row", "column")
+HEADER = ("| paper | cell | published | ours (mean ± std over seeds) | gap | word vectors "
+          "| the paper's main claim, our paired test | record |")
+# Where a record ran, by its folder's prefix (else on 2 CPU cores).
+RECORD_KINDS = (("device/", "GPU"),)
+VERDICT = re.compile(r"\*\*(holds|does not hold|not significant)\*\*")
 
 
-def _number(value: float, published: float) -> str:
-    """As the table prints it: percentages where the paper's values are, else 4 decimals."""
-    return f"{value:.2f}" if published > 1.0 else f"{value:.4f}"
+def parse_column(label: str) -> Cell:
+    """A table's column label ("<dataset> <split> <metric>[ (protocol)]") as a cell."""
+    protocol = next((p for p, suffix in PROTOCOL_SUFFIX.items() if suffix and label.endswith(suffix)), "dev")
+    words = label[:len(label) - len(PROTOCOL_SUFFIX[protocol])].split(" ")
+    if len(words) != 3:
+        raise ConfigError(f"column {label!r}: not '<dataset> <split> <metric>[ (protocol)]'")
+    return Cell(*words, protocol)
 
 
-def headline_row(entry: dict, where: str, base: Path) -> str:
+def _number(value: float, percent: bool) -> str:
+    return f"{value:.2f}" if percent else f"{value:.4f}"
+
+
+@dataclass
+class Source:
+    """One record's cell: its values and where they come from."""
+    record: str
+    scale: str
+    link: str
+    row: str
+    ours: Cell  # the data the runs read (not the column's label where a preset replaced it)
+    mean: float
+    std: float
+    n: int
+    vectors: set[str]
+    claims: dict | None  # the record's paired tests of the claim by column label; None: no table tested it
+    column: str
+    context: str = ""
+
+
+def _run_configs(base: Path, record: str, runs: list[str], where: str) -> list[dict]:
+    """The config.json of each run (``results/runs/<dataset>/<model>/seed<k>`` as the record keeps it)."""
+    configs = []
+    for run in runs:
+        path = base / "reports" / record / "runs" / Path(run).relative_to("results/runs") / "config.json"
+        if not path.exists():
+            raise ConfigError(f"{where}: {path}: missing (the record's run {run})")
+        configs.append(json.loads(path.read_text()))
+    return configs
+
+
+def _twin_source(base: Path, entry: dict, scale: str, where: str) -> Source:
     twin = base / "reports" / entry["record"] / f"{entry['table']}.json"
     if not twin.exists():
         raise ConfigError(f"{where}: {twin}: no such record table")
@@ -33,37 +83,217 @@ def headline_row(entry: dict, where: str, base: Path) -> str:
     except KeyError:
         raise ConfigError(f"{where}: {twin} has no cell ({entry['row']!r}, {entry['column']!r}); rows: "
                           f"{', '.join(k for k in cells if k != 'significance')}") from None
+    runs = [r["run"] for r in cell.get("provenance", {}).get("runs", [])]
+    if not runs:
+        raise ConfigError(f"{where}: {twin}: cell ({entry['row']!r}, {entry['column']!r}) names no runs (provenance)")
+    configs = _run_configs(base, entry["record"], runs, where)
+    column = parse_column(entry["column"])
+    context = ""
+    if "context" in entry:
+        row = cells.get(entry["context"], {}).get(entry["column"])
+        if row is None:
+            raise ConfigError(f"{where}: {twin} has no context cell ({entry['context']!r}, {entry['column']!r})")
+        context = f"{entry['context']}: {row['mean']:.4f}"
     claims = cells.get("significance", {}).get("claims", {})
-    if entry["claim"] not in claims or entry["column"] not in claims[entry["claim"]]:
-        raise ConfigError(f"{where}: {twin} tests no claim {entry['claim']!r} on {entry['column']!r} "
-                          f"(claims: {', '.join(claims) or 'none'})")
-    verdict = claims[entry["claim"]][entry["column"]]
-    published = cell.get("published")
-    has_published = published is not None and not math.isnan(published)
-    ours = f"{_number(cell['mean'], published or 0)} ± {_number(cell['std'], published or 0)} (n={cell['n']})"
-    gap = f"{cell['mean'] - published:+.{2 if published > 1 else 4}f}" if has_published else "—"
-    kind = next((k for prefix, k in RECORD_KINDS if entry["record"].startswith(prefix)), "CPU")
-    data = f" on {entry['data']}" if entry.get("data") else ""
-    return (f"| {entry['paper']} | {entry['row']}, {entry['column']} | "
-            f"{_number(published, published) if has_published else '—'} | {ours}{data} | {gap} | "
-            f"{entry['claim']}: **{verdict['verdict']}** (Δ {verdict['difference']:+.4f}, p = {verdict['p_holm']:.2g}) | "
-            f"[{kind} `{entry['record']}`](reports/{entry['record']}/{entry['table']}.md) |")
+    return Source(entry["record"], scale, f"reports/{entry['record']}/{entry['table']}.md", entry["row"],
+                  Cell(configs[0]["dataset"], column.split, column.metric, column.protocol),
+                  cell["mean"], cell["std"], cell["n"], {c["embeddings"] for c in configs}, claims,
+                  entry["column"], context)
+
+
+def _runs_source(base: Path, entry: dict, scale: str, where: str) -> Source:
+    """A record without a rendered table (a device record whose table waits for other rows): the cell
+    from its runs' metrics.json (selected on dev)."""
+    column = parse_column(entry["column"])
+    if column.protocol != "dev":
+        raise ConfigError(f"{where}: a source without a table reads metrics.json: the dev-selected checkpoint only")
+    folder = base / "reports" / entry["record"] / "runs" / column.dataset
+
+    def seeds(model: str) -> list[Path]:
+        found = sorted((folder / model).glob("seed*/metrics.json"))
+        if not found:
+            raise ConfigError(f"{where}: {folder / model}: no seed*/metrics.json")
+        return found
+
+    def values(model: str) -> list[float]:
+        return [json.loads(p.read_text())[column.split][column.metric] for p in seeds(model)]
+
+    ours = values(entry["model"])
+    mean = sum(ours) / len(ours)
+    std = math.sqrt(sum((v - mean) ** 2 for v in ours) / (len(ours) - 1)) if len(ours) > 1 else 0.0
+    configs = [json.loads((p.parent / "config.json").read_text()) for p in seeds(entry["model"])]
+    context = ""
+    if "context" in entry:
+        context = f"{entry['context']['label']}: {sum(c := values(entry['context']['model'])) / len(c):.4f}"
+    return Source(entry["record"], scale, f"reports/{entry['record']}/README.md", entry["row"],
+                  Cell(configs[0]["dataset"], column.split, column.metric), mean, std, len(ours),
+                  {c["embeddings"] for c in configs}, None, entry["column"], context)
+
+
+def vectors_label(methods: set[str], embeddings: dict) -> str:
+    """The runs' word vectors in words: trained here (word2vec on the dataset, or on a corpus recipe) or
+    published (a key of embeddings.pretrained)."""
+    def one(method: str) -> str:
+        if method == "word2vec":
+            return "word2vec trained here on the dataset"
+        if method in embeddings.get("word2vec", {}):
+            return f"word2vec trained here on {' + '.join(embeddings['word2vec'][method]['corpus'])} (`{method}`)"
+        if method in embeddings.get("pretrained", {}):
+            return f"the published `{method}`"
+        return f"`{method}`"
+    return "; ".join(one(m) for m in sorted(methods))
+
+
+@dataclass
+class Context:
+    """What every row reads: the records' scales, the datasets and vectors configs, the published values."""
+    base: Path
+    scales: dict[str, str]
+    datasets: dict
+    embeddings: dict
+    published: dict[tuple, float]
+
+
+def load_context(base: Path) -> tuple[Context, list[dict]]:
+    path = base / HEADLINES
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("records"), dict) or not isinstance(doc.get("headlines"), list):
+        raise ConfigError(f"{path}: expected `records` (each record's scale) and `headlines` (a list)")
+    for record, scale in doc["records"].items():
+        if scale not in SCALES:
+            raise ConfigError(f"{path}: records.{record}: scale {scale!r}, not one of {', '.join(SCALES)}")
+    params = read_yaml(base / "params.yaml")
+    with open(base / PUBLISHED, newline="") as f:
+        published = {(r["paper"], r["table"], r["dataset"], r["split"], r["model"], r["metric"]): float(r["value"])
+                     for r in csv.DictReader(f)}
+    return Context(base, doc["records"], params.get("datasets", {}), params.get("embeddings", {}), published), \
+        doc["headlines"]
+
+
+def _check_entry(entry: dict, where: str) -> None:
+    if missing := [k for k in KEYS if k not in entry]:
+        raise ConfigError(f"{where}: missing {', '.join(missing)}")
+    if missing := [k for k in PUBLISHED_KEYS if k not in entry["published"]]:
+        raise ConfigError(f"{where}.published: missing {', '.join(missing)}")
+    for i, s in enumerate(entry["sources"]):
+        if missing := [k for k in SOURCE_KEYS if k not in s] + ([] if "table" in s or "model" in s else ["table or model"]):
+            raise ConfigError(f"{where}.sources[{i}]: missing {', '.join(missing)}")
+
+
+def published_cell(entry: dict) -> Cell:
+    p = entry["published"]
+    return Cell(p["dataset"], p["split"], p["metric"], entry.get("protocol", "dev"))
+
+
+def sources(ctx: Context, entry: dict, where: str) -> list[Source]:
+    """The headline's records, best first: on the paper's own data before stand-ins, then by scale."""
+    found = []
+    for i, s in enumerate(entry["sources"]):
+        w = f"{where}.sources[{i}]"
+        if s["record"] not in ctx.scales:
+            raise ConfigError(f"{w}: record {s['record']!r} declares no scale (records: in {ctx.base / HEADLINES})")
+        read = _twin_source if "table" in s else _runs_source
+        found.append(read(ctx.base, s, ctx.scales[s["record"]], w))
+    pub = published_cell(entry)
+    return sorted(found, key=lambda s: (not same_data(s.ours.dataset, pub.dataset, ctx.datasets),
+                                        SCALES.index(s.scale)))
+
+
+def headline_row(ctx: Context, entry: dict, where: str) -> str:
+    best = sources(ctx, entry, where)[0]
+    pub_cell = published_cell(entry)
+    if best.ours.protocol != pub_cell.protocol:
+        raise ConfigError(f"{where}: its source `{best.record}` column {best.column!r} is not at the paper's "
+                          f"protocol ({pub_cell.protocol}); name the column of that protocol")
+    p = entry["published"]
+    key = (p["spec"], p["table"], p["dataset"], p["split"], p["row"], p.get("published_metric", p["metric"]))
+    published = ctx.published.get(key, math.nan)
+    if math.isnan(published):
+        raise ConfigError(f"{where}.published: {ctx.base / PUBLISHED} has no row {', '.join(key)}")
+    percent = published > 1.0
+    ours = f"{_number(best.mean, best.mean > 1.0)} ± {_number(best.std, best.mean > 1.0)} (n={best.n})"
+    can_gap = comparable(best.ours, pub_cell, ctx.datasets)
+    if can_gap:  # the paper prints percentages where its values exceed 1
+        gap = f"{best.mean * (100.0 if percent and best.mean <= 1.0 else 1.0) - published:+.{2 if percent else 4}f}"
+    else:
+        gap = "—"
+        ours += f" on {stand_in(best.ours, pub_cell, ctx.datasets)}"
+    if best.context:
+        ours += f"; {best.context}"
+    verdict = _verdict(best, entry, pub_cell, ctx, where)
+    kind = next((k for prefix, k in RECORD_KINDS if best.record.startswith(prefix)), "CPU")
+    vectors = vectors_label(best.vectors, ctx.embeddings)
+    printed = Printed(best.record, best.scale, best.ours, VERDICT.search(verdict) is not None, can_gap, vectors)
+    if broken := refusals(printed, pub_cell, ctx.datasets):  # the rule's own check of what it prints
+        raise AssertionError(f"{where}: {'; '.join(broken)}")
+    return (f"| {entry['paper']} | {best.row}, {best.column} | {_number(published, percent)} "
+            f"| {ours} | {gap} | {vectors} | {entry['claim']}: {verdict} | "
+            f"[{kind}, {best.scale} scale `{best.record}`]({best.link}) |")
+
+
+def _verdict(best: Source, entry: dict, pub_cell: Cell, ctx: Context, where: str) -> str:
+    if why := verdict_allowed(best.scale, best.ours, pub_cell, ctx.datasets):
+        return why
+    if best.claims is None:
+        return "not tested yet: no paired test of these runs (their table waits for its other rows)"
+    tested = best.claims.get(entry["claim"], {})
+    if best.column not in tested:
+        if best.claims and entry["claim"] not in best.claims:
+            raise ConfigError(f"{where}: `{best.record}` tests no claim {entry['claim']!r} "
+                              f"(claims: {', '.join(best.claims) or 'none'})")
+        return (f"not tested at {PROTOCOL_NAMES[best.ours.protocol]}: the record keeps per-question run files "
+                "of the dev-selected checkpoint only (a retrain keeps both)" if best.ours.protocol != "dev"
+                else f"not tested at {best.column}")
+    v = tested[best.column]
+    return f"**{v['verdict']}** (Δ {v['difference']:+.4f}, p = {v['p_holm']:.2g})"
 
 
 def results_table(base: Path | None = None) -> str:
-    base = base or root()
-    path = base / HEADLINES
-    entries = read_yaml(path)
-    if not isinstance(entries, list):
-        raise ConfigError(f"{path}: expected a list of headline cells")
-    lines = ["| paper | cell | published | ours (mean ± std over seeds) | gap | the paper's main claim, our paired test | record |",
-             "|---|---|---|---|---|---|---|"]
+    ctx, entries = load_context(base or root())
+    lines = [HEADER, "|---|---|---|---|---|---|---|---|"]
     for i, entry in enumerate(entries):
-        where = f"{path}: [{i}]"
-        if missing := [k for k in KEYS if k not in entry]:
-            raise ConfigError(f"{where}: missing {', '.join(missing)}")
-        lines.append(headline_row(entry, where, base))
+        where = f"{ctx.base / HEADLINES}: headlines[{i}]"
+        _check_entry(entry, where)
+        lines.append(headline_row(ctx, entry, where))
     return "\n".join(lines) + "\n"
+
+
+def check_readme(text: str, where: str, base: Path | None = None) -> list[str]:
+    """What the README's results rows print that the rule refuses, one message per breach, naming the
+    row: each row is matched to its headline (paper, record) and read back as a ``Printed``."""
+    ctx, entries = load_context(base or root())
+    if START not in text or END not in text:
+        raise ConfigError(f"{where}: no results markers ({START} ... {END})")
+    block = text.split(START, 1)[1].split(END, 1)[0].strip().splitlines()
+    header = [h.strip() for h in block[0].strip("|").split("|")]
+    found = []
+    for n, line in enumerate(block[2:], start=1):
+        cells = dict(zip(header, (c.strip() for c in line.strip().strip("|").split(" | "))))
+        paper = cells.get("paper", "")
+        link = re.search(r"\]\(reports/(.+)/[^/]+\.md\)", cells.get("record", ""))
+        row, _, column = cells.get("cell", "").rpartition(", ")
+        record = link.group(1) if link else ""
+        matches = [(e, s) for e in entries if e["paper"] == paper for s in e["sources"]
+                   if s["record"] == record and parse_column(s["column"]).dataset == parse_column(column).dataset]
+        if not matches:
+            found.append(f"{where}: results row {n} ({paper}): record `{record}` is no source of its headline")
+            continue
+        entry, source = matches[0]
+        read = _twin_source if "table" in source else _runs_source
+        got = read(ctx.base, {**source, "column": column, "row": row}, ctx.scales[record], f"{where}: row {n}")
+        printed = Printed(record, ctx.scales[record], got.ours, VERDICT.search(line) is not None,
+                          _is_number(cells.get("gap", "—")), cells.get("word vectors", ""))
+        found += [f"{where}: results row {n} ({paper}, {row}, {column}): {r}"
+                  for r in refusals(printed, published_cell(entry), ctx.datasets)]
+    return found
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def splice(text: str, table: str, where: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from ansel.config import (ConfigError, dataset_name, embeddings_path, load_paper, model_config, papers_dir,
                           run_config, variant_name)
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
+from ansel.models.registry import is_trained
 
 PUBLISHED = {  # where each table kind's published values live
     "metrics": "workflow/papers/published_results.csv",
@@ -217,11 +218,33 @@ def compared_pairs(table: dict) -> list[tuple[str, str]]:
     return list(pairs.values())
 
 
-def significance_columns(table: dict) -> list[dict]:
+def significance_columns(config: dict, table: dict) -> list[dict]:
     """The columns a paired test over questions can use: ranking metrics (one value per question,
-    from a run.trec) of the checkpoint selected on dev. A ``protocol: last`` column has no run.trec
-    of its epoch; accuracy/F1 (pairs, not questions) and timings have no per-question value."""
-    return [c for c in table["columns"] if c["metric"] in METRICS and c.get("protocol", "dev") == "dev"]
+    from a run file) of the checkpoint selected on dev (run.trec), or of the last epoch (run_last.trec)
+    where every compared row's model keeps it (``train.keep_last``); accuracy/F1 (pairs, not
+    questions), timings and a best-epoch column have no per-question file."""
+    models = {row["label"]: row.get("model") for row in table["rows"]}
+    compared = {models[label] for pair in compared_pairs(table) for label in pair}
+    keeps_last = (bool(compared) and any(c.get("protocol") == "last" for c in table["columns"])
+                  and all(_keeps_last(config, m) is not False for m in compared))
+    return [c for c in table["columns"] if c["metric"] in METRICS
+            and (c.get("protocol", "dev") == "dev" or (c.get("protocol") == "last" and keeps_last))]
+
+
+def _keeps_last(config: dict, model: str) -> bool | None:
+    """Whether a model's runs keep their last epoch's weights (``train.keep_last``); None where that is
+    moot: a model that trains nothing (a lexical row) has one state, its run.trec's."""
+    entry = config.get("models", {}).get(model, {})
+    if "arch" in entry and not is_trained(entry["arch"]):
+        return None
+    return entry.get("train", {}).get("keep_last", False)
+
+
+def run_file(config: dict, run: Run, protocol: str) -> str:
+    """The per-question run file of a run at a column's protocol (``significance_columns``): the
+    last epoch's (run_last.trec) where the model keeps it, else the dev-selected one (run.trec)."""
+    last = protocol == "last" and _keeps_last(config, run.variant.model)
+    return f"{run.dir}/{'run_last.trec' if last else 'run.trec'}"
 
 
 def check_significance_rows(paper: str, table: dict) -> None:
@@ -405,14 +428,16 @@ def significance_inputs(config: dict, table: dict) -> list[str]:
     """What a table's paired tests read (only a table with a ``baseline`` or ``claims``): the
     run.trec of every run of the compared rows, at every point of an lr grid (dev chooses among
     them), and the processed datasets of the tested columns (the labels)."""
-    pairs, columns = compared_pairs(table), significance_columns(table)
+    pairs, columns = compared_pairs(table), significance_columns(config, table)
     if not pairs or not columns:
         return []
     models = {row["label"]: row.get("model") for row in table["rows"]}
     compared = dict.fromkeys(models[label] for pair in pairs for label in pair)
     datasets = list(dict.fromkeys(dataset_name(config, c["dataset"]) for c in columns))
     trec = sorted({r for m in compared for ds in datasets for _, v in grid_points(config, m) for r in runs(config, ds, v)})
-    return [f"{r.dir}/run.trec" for r in trec] + [processed_dir(ds) for ds in datasets]
+    protocols = dict.fromkeys(c.get("protocol", "dev") for c in columns)
+    files = dict.fromkeys(run_file(config, r, p) for r in trec for p in protocols)
+    return list(files) + [processed_dir(ds) for ds in datasets]
 
 
 def published_file(table: dict) -> str:

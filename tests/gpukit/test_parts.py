@@ -205,3 +205,13 @@ def test_a_figure_of_a_models_weights_takes_the_checkouts_weights_of_that_same_r
     (other / run.dir / "config.json").write_text(json.dumps({"seed": 1, "lr": 0.2}))  # trained otherwise
     assert _link_weights(run, other).startswith(named) and not (other / run.dir / "model.pt").exists()
     assert _link_weights(run, tmp_path / "empty") is None  # the run itself missing: named as a run already
+
+
+def test_a_run_keeping_its_last_epoch_is_evaluated_at_it_too_and_carries_its_files(tmp_path):
+    """train.keep_last (aMV-LSTM's WikiQA runs): the kit evaluates the last epoch after the selected one
+    (ansel evaluate --last); a run without it is not."""
+    run = {"processed": "data/processed/d", "embeddings": None, "config": {"train": {"keep_last": True}}}
+    commands = device.run_commands(run, tmp_path / "r", tmp_path, threads=1)
+    assert [c[c.index("ansel.cli") + 1:c.index("ansel.cli") + 2] for c in commands] == [["train"], ["evaluate"], ["evaluate"]]
+    assert commands[2][-1] == "--last" and "--last" not in commands[1]
+    assert len(device.run_commands({**run, "config": {"train": {}}}, tmp_path / "r", tmp_path, threads=1)) == 2

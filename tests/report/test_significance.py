@@ -130,8 +130,8 @@ def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
     notes = significance_notes(results, table)
     assert "per-seed counts use the paired randomisation test" in notes[2]
     assert ("Significance: not tested on wiki test MAP (last epoch), wiki test accuracy (a (last epoch) column has no "
-            "run.trec of its epoch: only the checkpoint selected on dev is scored per question; accuracy: no "
-            "per-question value).") in notes
+            "run file of its epoch: its rows' runs keep the last epoch's only with train.keep_last, the best epoch's "
+            "never; accuracy: no per-question value).") in notes
 
 
 def test_a_table_without_baseline_or_claims_is_unchanged(runs):
@@ -190,8 +190,11 @@ def test_the_real_specs_declare_baselines_and_claims_that_name_their_rows():
         spec = spec_table(config, paper, table)  # checks the labels
         assert spec["baseline"] == baseline and spec["claims"]
         assert any(p.endswith("run.trec") for p in table_inputs(config, spec))
-    # aMV-LSTM's Table 3: the three dev-selected columns, not the (last epoch) ones
-    assert len(significance_columns(spec_table(config, "amvlstm", "table3"))) == 3
+    # aMV-LSTM's Table 3: the three dev-selected columns and, its runs keeping their last epoch
+    # (train.keep_last: the paper's protocol), the three (last epoch) ones, read from run_last.trec
+    amv = spec_table(config, "amvlstm", "table3")
+    assert [c.get("protocol", "dev") for c in significance_columns(config, amv)] == ["dev"] * 3 + ["last"] * 3
+    assert any(p.endswith("/run_last.trec") for p in table_inputs(config, amv))
 
 
 def test_a_claims_verdict_does_not_depend_on_unrelated_rows(runs):
@@ -208,3 +211,31 @@ def test_a_claim_as_the_paper_states_it_with_less_than(runs):
     verdict = claim_verdicts(compare(CONFIG, table), table)["Base < Good"][COLUMN]
     assert verdict["verdict"] == "holds" and verdict["difference"] > 0
     assert "- Base < Good on wiki test MAP: holds" in "\n".join(f"- {n}" for n in significance_notes(compare(CONFIG, table), table))
+
+
+def test_a_last_epoch_column_is_tested_from_run_last_trec_where_every_compared_row_keeps_it(runs):
+    """A (last epoch) column: tested only where every compared model sets train.keep_last, on each
+    run's run_last.trec (checked against its metrics_last.json); else left out, the notes saying why."""
+    last = {**TABLE, "columns": [*TABLE["columns"], {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}]}
+    models = {m: {"arch": "qa_cnn", "train": {"keep_last": True}} for m in FIRST}
+    assert [c.get("protocol", "dev") for c in significance_columns({**CONFIG, "models": models}, last)] == ["dev"] * 2 + ["last"]
+    assert len(significance_columns({**CONFIG, "models": {**models, "twin": {"arch": "qa_cnn", "train": {}}}}, last)) == 2
+    for model in FIRST:  # the last epoch ranks as the other model's selected one did: Good and Twin swap
+        for seed in (1, 2):
+            d = runs / f"results/runs/syn/{model}/seed{seed}"
+            s = scored({"good": "twin", "twin": "good"}.get(model, model), seed)
+            write_trec_run(s.assign(qid="test:" + s.qid), d / "run_last.trec", model)
+            (d / "metrics_last.json").write_text(json.dumps({"test": ranking_metrics(s)}))
+    results = compare({**CONFIG, "models": models}, last).set_index(["row", "versus", "column", "scope"])
+    dev, at_last = (results.loc[("Good", "Base", c, "pooled")] for c in (COLUMN, f"{COLUMN} (last epoch)"))
+    assert dev["difference"] == pytest.approx(pooled("good").mean() - pooled("base").mean())
+    assert at_last["difference"] == pytest.approx(pooled("twin").mean() - pooled("base").mean())
+    (runs / "results/runs/syn/good/seed1/metrics_last.json").write_text(json.dumps({"test": {"MAP": 0.1}}))
+    with pytest.raises(ValueError, match=r"good/seed1/run_last.trec: its test scores give MAP .* where .*metrics_last.json "
+                                         r"reports 0.100000"):
+        compare({**CONFIG, "models": models}, last)
+    # a row that trains nothing (a lexical context row) has one state: its run.trec stands for its last epoch
+    lexical = {**models, "twin": {"arch": "bm25"}}
+    assert len(significance_columns({**CONFIG, "models": lexical}, last)) == 3
+    assert "results/runs/syn/twin/seed1/run.trec" in table_inputs({**CONFIG, "models": lexical}, last)
+    assert "results/runs/syn/good/seed1/run_last.trec" in table_inputs({**CONFIG, "models": lexical}, last)

@@ -70,12 +70,25 @@ def test_a_row_without_a_published_value_shares_its_columns_percent_scale(runs, 
     assert cells.loc[("BM25", "MRR"), "mean"] == pytest.approx(0.2)  # MRR's column is published nowhere: 0-1
 
 
-def test_a_value_beyond_the_spread_is_flagged(runs):
+def test_a_value_beyond_the_spread_is_flagged_only_within_one_cell(runs, tmp_path):
+    """† where the runs read the published data (syn prepares wiki's release as released); a stand-in
+    (syn its own source) or another split is never flagged, and its published value is headed by its
+    own cell, not ours (ansel.report.printable)."""
     config, published = runs
     lookup = published_lookup(published, "p", "t1")
     lookup[("wiki", "test", "M", "MAP")] = 80.0
+    same = {**config, "datasets": {"syn": {"source": "wiki"}}}
+    cells = aggregate(same, "p", TABLE, lookup).set_index(["row", "metric"])
+    assert cells.loc[("M", "MAP"), "differs"] and cells.loc[("M", "MAP"), "published_cell"] == ""
     cells = aggregate(config, "p", TABLE, lookup).set_index(["row", "metric"])
-    assert cells.loc[("M", "MAP"), "differs"]
+    assert not cells.loc[("M", "MAP"), "differs"] and cells.loc[("M", "MAP"), "published_cell"] == "wiki test MAP"
+    v1 = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP", "published_split": "test1"}]}
+    lookup[("wiki", "test1", "M", "MAP")] = 80.0
+    cells = aggregate(same, "p", v1, lookup)
+    assert not cells.differs.any() and set(cells.published_cell) == {"wiki test1 MAP", ""}
+    render(cells, v1, [], tmp_path / "out" / "v1")
+    md = (tmp_path / "out/v1.md").read_text()
+    assert "wiki test1 MAP published (another cell: no †)" in md and "wiki test MAP published" not in md
 
 
 def test_missing_metrics_file_names_the_run(runs, tmp_path):

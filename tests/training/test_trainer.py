@@ -452,3 +452,28 @@ def test_epochs_0_keeps_and_scores_the_initial_weights_as_epoch_0(processed, tmp
     # one epoch moves the weights: epoch 0 is not an epoch 1 under another name
     _train(cfg(epochs=1), processed, tmp_path / "one")
     assert not all(torch.equal(saved[k], _weights(tmp_path / "one")[k]) for k in saved)
+
+
+def test_keep_last_writes_the_last_epochs_run_file_beside_the_dev_selected_one(processed, tmp_path):
+    """train.keep_last (a paper reporting its last iteration): model_last.pt holds the last epoch's
+    weights and ``evaluate_run(last=True)`` writes their run file and metrics (dev: the log's last row,
+    not its best);
+    the dev-selected run.trec and metrics.json are unchanged beside them."""
+    _train(cfg(epochs=2, keep_last=True), processed, tmp_path)
+    assert (tmp_path / "model_last.pt").exists()
+    metrics = evaluate_run(tmp_path, processed)
+    assert not (tmp_path / "run_last.trec").exists()  # the last epoch is its own evaluation (ansel evaluate --last)
+    assert evaluate_run(tmp_path, processed, last=True) == json.loads((tmp_path / "metrics_last.json").read_text())
+    last = json.loads((tmp_path / "metrics_last.json").read_text())
+    log = pd.read_csv(tmp_path / "log.csv")
+    assert log.dev_MAP.iloc[-1] < log.dev_MAP.max()  # this run's last epoch is not the dev-selected one
+    assert last["dev"]["MAP"] == pytest.approx(log.dev_MAP.iloc[-1], abs=1e-9)
+    assert metrics["dev"]["MAP"] == pytest.approx(log.dev_MAP.max(), abs=1e-9)
+    assert json.loads((tmp_path / "metrics.json").read_text()) == metrics
+    rows = (tmp_path / "run_last.trec").read_text().splitlines()
+    assert rows and {r.split()[0].split(":")[0] for r in rows} == {"dev", "test"}
+    # a retrain without keep_last leaves no last-epoch files of the earlier run behind, and --last is refused
+    _train(cfg(epochs=1), processed, tmp_path)
+    assert not any((tmp_path / name).exists() for name in ("model_last.pt", "run_last.trec", "metrics_last.json"))
+    with pytest.raises(FileNotFoundError, match="model_last.pt: missing; .* only with train.keep_last: true"):
+        evaluate_run(tmp_path, processed, last=True)

@@ -26,3 +26,29 @@ rule evaluate:
         gpu_mem_mb=device_mem_mb,
     shell:
         "ansel evaluate --processed {input.processed} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+
+
+rule evaluate_last:
+    """Every eval split scored with the last epoch's weights (model_last.pt, which training keeps under
+    train.keep_last): the per-question run file of a paper that reports its last iteration, read by
+    the paired tests of its tables' (last epoch) columns."""
+    input:
+        model="results/runs/{dataset}/{model}/seed{seed}/model.pt",  # training kept model_last.pt beside it
+        config="results/runs/{dataset}/{model}/seed{seed}/config.json",
+        processed="data/processed/{dataset}",
+        code=package_code("evaluation"),
+    output:
+        metrics="results/runs/{dataset}/{model}/seed{seed}/metrics_last.json",
+        run="results/runs/{dataset}/{model}/seed{seed}/run_last.trec",
+    params:
+        run_dir=lambda w: run_of(w).dir,
+    log:
+        "logs/evaluate/{dataset}/{model}/seed{seed}.last.log",
+    threads: res("evaluate", "threads")
+    resources:
+        mem_mb=res("evaluate", "mem_mb"),
+        runtime=res("evaluate", "runtime"),
+        gpu=res("evaluate", "gpu"),
+        gpu_mem_mb=device_mem_mb,
+    shell:
+        "ansel evaluate --last --processed {input.processed} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"

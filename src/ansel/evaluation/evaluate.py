@@ -25,7 +25,7 @@ from ansel.models.io import load_checkpoint, load_model, save_atomic, save_text,
 from ansel.models.lexical_ranker import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
-from ansel.training.config import TrainConfig
+from ansel.training.config import LAST_RESULTS, TrainConfig
 
 DEV_SCORES = "dev_scores.pt"
 
@@ -104,8 +104,14 @@ def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
     return {saved["split"]: cands[["qid", "aid", "label"]].assign(score=saved["scores"].numpy())}
 
 
-def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
-    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run."""
+# (weights, run file, metrics) of the dev-selected checkpoint
+SELECTED_RESULTS = ("model.pt", "run.trec", "metrics.json")
+
+
+def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict:
+    """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run;
+    with ``last``, the same of the last epoch's weights (``train.keep_last``): metrics_last.json and
+    run_last.trec, the per-question file of a paper that reports its last iteration."""
     from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import resolve_device
 
@@ -115,18 +121,29 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
         # on them (a ranker without weights) or fail to fit its weights
         raise ValueError(f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
                          f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}")
+    weights, trec, metrics_path = (run_dir / name for name in (LAST_RESULTS if last else SELECTED_RESULTS))
+    if last and not weights.exists():
+        raise FileNotFoundError(f"{weights}: missing; a run keeps its last epoch's weights only with "
+                                f"train.keep_last: true (retrain {run_dir} with it)")
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
-    scored = _reusable_scores(run_dir / DEV_SCORES, data)
+    scored = {} if last else _reusable_scores(run_dir / DEV_SCORES, data)  # dev scores are the selected epoch's
     missing = [split for split in ev.splits if split not in scored]
     model = None
     if missing or classifies_categories(cfg["arch"]):
         # on the training's device, where the reused dev scores were computed
         device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
-        model = load_model(cfg, len(vocab), run_dir / "model.pt", device,
+        model = load_model(cfg, len(vocab), weights, device,
                            data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
         scored |= {split: score_split(model, data, split) for split in missing}
+    return _write_scored(cfg, ev, data, scored, model, trec, metrics_path)
+
+
+def _write_scored(cfg: dict, ev: EvalConfig, data: RunData, scored: dict[str, pd.DataFrame], model,
+                  trec: Path, metrics_path: Path) -> dict:
+    """Metrics of every eval split (category metrics where ``model`` is given) into ``metrics_path``,
+    every scored candidate into the run file ``trec`` (qids ``<split>:<qid>``)."""
     metrics, scored_all = {}, []
     for split in ev.splits:
         metrics[split] = split_metrics(scored[split], ev.task, ev.no_positive)
@@ -134,6 +151,6 @@ def evaluate_run(run_dir: Path, processed_dir: Path) -> dict:
             metrics[split] |= categorise_split(model, data, split)
         scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
     ranked = pd.concat(scored_all)
-    save_atomic(run_dir / "run.trec", lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))
-    save_text(run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    save_atomic(trec, lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))
+    save_text(metrics_path, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics

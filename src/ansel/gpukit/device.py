@@ -38,6 +38,8 @@ STATE_BYTES = 40 * 2**20  # unfinished runs' state.pt travel back up to this muc
 GPU_PARALLEL = 2.4
 DEFAULT_PEAK_MB = 4096  # a training's device memory where no peak was measured
 RUN_FILES = ("metrics.json", "config.json", "log.csv", "timings.json", "run.trec.gz")
+# a run with train.keep_last adds its last epoch's evaluation (the protocol of a paper reporting it)
+LAST_RUN_FILES = ("metrics_last.json", "run_last.trec.gz")
 
 
 LOG = Path("work/log.txt")
@@ -328,7 +330,8 @@ def run_commands(run: dict, run_dir: Path, data_root: Path, threads: int) -> lis
              "--no-dvclive", "--threads", str(threads)]
     if run["embeddings"]:
         train += ["--embeddings", str(data_root / run["embeddings"])]
-    return [train, [*ansel, "evaluate", "--processed", processed, "--run-dir", str(run_dir), "--threads", str(threads)]]
+    evaluate = [*ansel, "evaluate", "--processed", processed, "--run-dir", str(run_dir), "--threads", str(threads)]
+    return [train, evaluate] + ([[*evaluate, "--last"]] if run["config"].get("train", {}).get("keep_last") else [])
 
 
 def _start_run(run: dict, device: str, threads: int, work: Path) -> subprocess.Popen:
@@ -364,9 +367,10 @@ def archive(kit: dict, work: Path, out: Path, started: float) -> list[Path]:
                 run_dir = base / run["dir"]
                 if not run_dir.exists():
                     continue
-                if (run_dir / "run.trec").exists():
-                    _gzip(run_dir / "run.trec", run_dir / "run.trec.gz")
-                names = list(RUN_FILES) if finished(run_dir) else ["config.json", "job.log"]
+                for trec in ("run.trec", "run_last.trec"):
+                    if (run_dir / trec).exists():
+                        _gzip(run_dir / trec, run_dir / f"{trec}.gz")
+                names = [*RUN_FILES, *LAST_RUN_FILES] if finished(run_dir) else ["config.json", "job.log"]
                 state = run_dir / "state.pt"
                 if not finished(run_dir) and state.exists() and state_bytes + state.stat().st_size <= STATE_BYTES:
                     names.append("state.pt")

@@ -67,8 +67,12 @@ def _stage_run(src: Path, stage: Path) -> None:
     into.mkdir(parents=True, exist_ok=True)
     for name in ("metrics.json", "config.json", "log.csv"):
         shutil.copy2(src / name, into / name)
-    with gzip.open(src / "run.trec.gz", "rb") as f, open(into / "run.trec", "wb") as out:
-        shutil.copyfileobj(f, out)
+    if (src / "metrics_last.json").exists():  # train.keep_last: the last epoch's evaluation too
+        shutil.copy2(src / "metrics_last.json", into / "metrics_last.json")
+    for trec in ("run.trec", "run_last.trec"):
+        if trec == "run.trec" or (src / f"{trec}.gz").exists():
+            with gzip.open(src / f"{trec}.gz", "rb") as f, open(into / trec, "wb") as out:
+                shutil.copyfileobj(f, out)
     if (src / "timings.json").exists():
         timings = stage / f"results/timings/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}.json"
         timings.parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +82,7 @@ def _stage_run(src: Path, stage: Path) -> None:
 def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
     """The record's untrained runs, scored on this CPU (as the kit's runs are on the device) and kept
     in the record."""
-    from ansel.gpukit.device import RUN_FILES, _gzip, run_commands
+    from ansel.gpukit.device import LAST_RUN_FILES, RUN_FILES, _gzip, run_commands
 
     for run in rec.get("cpu_runs", []):
         out = dst / run["dir"]
@@ -88,10 +92,15 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
             (work / "config.json").write_text(json.dumps(run["config"], indent=2, sort_keys=True) + "\n")
             for cmd in run_commands(run, work, root(), threads=1):
                 subprocess.run(cmd, check=True, cwd=stage)
-            _gzip(work / "run.trec", work / "run.trec.gz")
+            for trec in ("run.trec", "run_last.trec"):
+                if (work / trec).exists():
+                    _gzip(work / trec, work / f"{trec}.gz")
             out.mkdir(parents=True, exist_ok=True)
             for name in RUN_FILES:
                 shutil.copy2(work / name, out / name)
+            for name in LAST_RUN_FILES:
+                if (work / name).exists():
+                    shutil.copy2(work / name, out / name)
             _stage_run(out, stage)  # an earlier unpack's are staged with the record's other runs
 
 

@@ -27,8 +27,8 @@ import pandas as pd
 from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values, seed_bootstrap
-from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, run_metric, split_labels, split_run
-from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, runs, significance_columns
+from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, split_labels, split_run
+from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, run_file, runs, significance_columns
 
 MARKS = {1: "▲", -1: "▼"}
 TEST_NAMES = {"t": "paired t-test", "randomisation": "paired randomisation test"}
@@ -44,43 +44,48 @@ def settings(table: dict) -> tuple[float, str]:
     return block.get("alpha", 0.05), block.get("test", "t")
 
 
-def _question_reader():
-    """(run, split) -> per-question metrics of the run's run.trec, each run and dataset read once."""
+def _question_reader(config: dict):
+    """(run, split, protocol) -> per-question metrics of the run's file at that protocol (``run_file``:
+    run.trec, or run_last.trec of the last epoch), each run and dataset read once."""
     @functools.cache
     def dataset(name: str) -> Dataset:
         return Dataset.load(processed_dir(name))
 
     @functools.cache
-    def values(run: Run, split: str) -> pd.DataFrame:
-        path = Path(run.dir) / "run.trec"
+    def values(run: Run, split: str, protocol: str) -> pd.DataFrame:
+        path = Path(run_file(config, run, protocol))
         no_positive = json.loads((Path(run.dir) / "config.json").read_text()).get("eval", {}).get("no_positive", "drop")
         labels = split_labels(dataset(run.dataset), split, str(path))
         values = question_values(split_run(path, split), labels, no_positive, str(path))
-        check_against_metrics(run, split, values, path)
+        check_against_metrics(path.parent / ("metrics_last.json" if path.name == "run_last.trec" else "metrics.json"),
+                              split, values, path)
         return values
 
     return values
 
 
-def check_against_metrics(run: Run, split: str, values: pd.DataFrame, path: Path) -> None:
-    """Refuse a run file whose scores do not give the MAP its metrics.json reports for ``split``:
-    the cells come from metrics.json and the tests from the run file, so the two must be one ranking."""
-    reported, recomputed = run_metric(run, split, "MAP"), float(values["MAP"].mean())
-    if not math.isclose(reported, recomputed, rel_tol=1e-9, abs_tol=1e-9):
-        raise ValueError(f"{path}: its {split} scores give MAP {recomputed:.6f} where {Path(run.dir) / 'metrics.json'} "
-                         f"reports {reported:.6f}: the two files are not of one evaluation; rerun it "
-                         f"(snakemake --forcerun {Path(run.dir) / 'metrics.json'})")
+def check_against_metrics(metrics: Path, split: str, values: pd.DataFrame, path: Path) -> None:
+    """Refuse a run file whose scores do not give the MAP its metrics file reports for ``split``:
+    the cells come from the metrics and the tests from the run file, so the two must be one ranking."""
+    if not metrics.exists():
+        raise FileNotFoundError(f"{metrics}: missing; the run must be evaluated first (snakemake {metrics})")
+    reported = json.loads(metrics.read_text()).get(split, {}).get("MAP")
+    recomputed = float(values["MAP"].mean())
+    if reported is None or not math.isclose(reported, recomputed, rel_tol=1e-9, abs_tol=1e-9):
+        raise ValueError(f"{path}: its {split} scores give MAP {recomputed:.6f} where {metrics} "
+                         f"reports {reported if reported is None else f'{reported:.6f}'}: the two files are not of "
+                         f"one evaluation; rerun it (snakemake --forcerun {metrics})")
 
 
 def compare(config: dict, table: dict) -> pd.DataFrame:
     """One row per (row, versus, column, scope): scope "pooled" or "seed<k>"; n questions, the mean
     difference row − versus, each test's p value and its Holm-adjusted value (``RESULT_COLUMNS``)."""
-    read = _question_reader()
+    read = _question_reader(config)
     models = {row["label"]: row.get("model") for row in table["rows"]}
     claims = {frozenset(claim_pair(c)) for c in table.get("claims", [])}
     claimed = {pair for pair in compared_pairs(table) if frozenset(pair) in claims}
     records = []
-    for col in significance_columns(table):
+    for col in significance_columns(config, table):
         ds = dataset_name(config, col["dataset"])
         for row, versus in compared_pairs(table):
             a, b = (_seed_values(config, read, models[label], ds, col) for label in (row, versus))
@@ -117,7 +122,7 @@ def _holm_within(results: pd.DataFrame, family: pd.Series, p: pd.Series) -> pd.S
 def _seed_values(config: dict, read, model: str, dataset: str, col: dict) -> dict[int, pd.Series]:
     """{seed: per-question values} of a row's column, at the lr point its cells show (chosen on dev)."""
     variant = grid_choice(config, model, dataset)[1]
-    return {r.seed: read(r, col["split"])[col["metric"]] for r in runs(config, dataset, variant)}
+    return {r.seed: read(r, col["split"], col.get("protocol", "dev"))[col["metric"]] for r in runs(config, dataset, variant)}
 
 
 def _pooled(seeds: dict[int, pd.Series]) -> pd.Series:
@@ -178,7 +183,8 @@ def claim_sentence(claim: str, column: str, v: dict, test: str) -> str:
 def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
     """The method, the marks' legend, the untested columns and why, and one sentence per claim and column."""
     alpha, test = settings(table)
-    tested = significance_columns(table)
+    tested_labels = set(results.column)
+    tested = [c for c in table["columns"] if column_label(c) in tested_labels]
     untested = [c for c in table["columns"] if c not in tested]
     notes = []
     if not tested:
@@ -211,8 +217,8 @@ def _why(columns: list[dict]) -> str:
     epochs = [suffix.strip() for protocol, suffix in PROTOCOL_SUFFIX.items()
               if protocol not in ("dev", "benchmark") and any(c.get("protocol") == protocol for c in columns)]
     if epochs:
-        reasons.append(f"a {' or '.join(epochs)} column has no run.trec of its epoch: only the checkpoint selected "
-                       "on dev is scored per question")
+        reasons.append(f"a {' or '.join(epochs)} column has no run file of its epoch: its rows' runs keep the last "
+                       "epoch's only with train.keep_last, the best epoch's never")
     other = sorted({c["metric"] for c in columns if c.get("protocol", "dev") in ("dev", "benchmark")})
     if other:
         reasons.append(f"{', '.join(other)}: no per-question value")

@@ -4,8 +4,10 @@ A cell is "ours" = mean ± sample std over seeds (n shown), from each run's metr
 (selected on dev; a timing from its timings file, ``ansel.targets.metric_file``), or for a column
 with ``protocol: last`` from the last epoch of each run's log.csv (MatchZoo's protocol: the final
 iteration, no selection); a model with an lr grid shows the grid point best on dev (``grid_choice``).
-It is flagged (†) when |ours − published| > max(tolerance, 2·std);
-tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
+It is flagged (†) when |ours − published| > max(tolerance, 2·std), and only where the two are one
+cell (``ansel.report.printable.comparable``: the same data, split and metric); a published value of
+other data or another split is printed under a header naming its own cell, never under ours.
+Tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper prints it).
 The metrics and dataset_stats kinds produce the same cell frame (``CELL_COLUMNS``), so rendering is
 shared; every kind writes its files through ``write_table``.
 """
@@ -24,12 +26,14 @@ from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.report.context import context_lookup, context_rows
 from ansel.report.expected import expected_value
+from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
 from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file, not_applicable, runs, table_cells
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
-# model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a.
+# model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a;
+# published_cell: the published value's cell where it is not ours (other data or split), else empty.
 CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
-                "mean", "std", "n", "published", "digits", "differs", "na"]
+                "mean", "std", "n", "published", "digits", "differs", "na", "published_cell"]
 
 
 # Our spelling of each metric, by its case-folded name: a paper may print ndcg@3 for our nDCG@3.
@@ -199,7 +203,6 @@ def grid_notes(config: dict, table: dict) -> list[str]:
     return notes
 
 
-PROTOCOL_SUFFIX = {"dev": "", "last": " (last epoch)", "best_split": " (best epoch on it)", "benchmark": " (benchmark)"}
 
 
 def column_label(col: dict) -> str:
@@ -282,13 +285,19 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
             tol = 1.0 if scale == 100.0 else 0.01
-            differs = bool(len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
+            protocol = col.get("protocol", "dev")
+            pub_cell = Cell(col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]),
+                            col.get("published_metric", col["metric"]), protocol)
+            one_cell = comparable(Cell(resolved, col["split"], col["metric"], protocol), pub_cell, config["datasets"])
+            differs = bool(one_cell and len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
             records.append({"row": row["label"], "column": key[1],
                             "model": model or "", "dataset": col["dataset"],
                             "run_dataset": resolved if key in run_cells or row.get("expected") else "",
                             "split": col["split"],
                             "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
-                            "published": pub, "differs": differs, "na": not_applicable(row, col)})
+                            "published": pub, "differs": differs, "na": not_applicable(row, col),
+                            "published_cell": "" if one_cell or math.isnan(pub)
+                            else f"{pub_cell}{PROTOCOL_SUFFIX[protocol]}"})
     cells = pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
     # one precision per column: 2 decimals where it is in percent or every value of it exceeds 1 (seconds
     # of the paper's hardware), else 4 (ours in seconds beside the paper's 1.28 s)
@@ -338,11 +347,17 @@ def pivot(cells: pd.DataFrame, show_n: bool = True) -> pd.DataFrame:
     with_published = set(cells.column[cells.published.notna()])
     suffix = " ours" if with_published else ""
     heads = ours_headers(cells)
+    # a published value of another cell (other data or split) is headed by its own cell, never by ours
+    other: dict[str, str] = {}
+    for r in cells.itertuples():
+        if isinstance(r.published_cell, str) and r.published_cell:
+            other.setdefault(r.column, r.published_cell)
     out: dict[str, dict[str, str]] = {}
     for r in cells.itertuples():
         out.setdefault(r.row, {})[f"{heads[r.column]}{suffix}"] = _ours(r, show_n)
         if r.column in with_published:
-            out[r.row][f"{r.column} published"] = _fmt(r.published, r.digits)
+            head = f"{other[r.column]} published (another cell: no †)" if r.column in other else f"{r.column} published"
+            out[r.row][head] = _fmt(r.published, r.digits)
     return pd.DataFrame.from_dict(out, orient="index")
 
 
@@ -367,7 +382,8 @@ def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path, leg
     ``extra_json``: keys the .json holds beside the rows (a table's "significance"); ``provenance``
     per cell into the .json; ``show_n``: the seed count in each cell (off: the notes say it once)."""
     legend = legend or "ours = mean ± sample std over seeds, model selected on dev" + (
-        "; † = differs from published by more than max(1 point, 2·std)." if cells.published.notna().any() else ".")
+        "; † = differs from published by more than max(1 point, 2·std), only where the two are one cell "
+        "(same data, split and metric)." if cells.published.notna().any() else ".")
     write_table(cells, pivot(cells, show_n), nested(cells, provenance) | (extra_json or {}), table, notes + [legend],
                 prefix)
 

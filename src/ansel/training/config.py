@@ -26,6 +26,10 @@ class NegativesConfig:
               f"{self.source!r} is where sampled_max draws; strategy {self.strategy!r} ignores it")
 
 
+# What a run with ``keep_last`` adds: the last epoch's weights, and evaluation's run file and metrics of them.
+LAST_RESULTS = ("model_last.pt", "run_last.trec", "metrics_last.json")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int                 # 0: no step; the initial weights are scored (log.csv's epoch 0) and kept
@@ -61,6 +65,10 @@ class TrainConfig:
     # (<split>_step), so the best over the rows is the best over the evaluations; a row without one
     # leaves them empty (a "last epoch" reading of them is not the last evaluation)
     monitor_every: int | None = None
+    # keep the last epoch's weights too (model_last.pt), so evaluation writes that epoch's per-question
+    # run file (run_last.trec, metrics_last.json): a paper that reports its last iteration (aMV-LSTM)
+    # has its claims tested at its own protocol, not only on the dev-selected checkpoint
+    keep_last: bool = False
     device: str = "auto"        # auto: CUDA when available, else the CPU
     # sparse: trainable embedding tables updated on the rows a batch reads (ansel.training.sparse_updates;
     # exact for adadelta, adagrad and plain sgd, "lazy" moments for adam)

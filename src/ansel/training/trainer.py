@@ -39,7 +39,7 @@ from ansel.models import build_model
 from ansel.models.registry import arch_module, needs_lexicon
 from ansel.models.io import load_checkpoint, save_atomic, save_text, save_torch
 from ansel.settings import parse
-from ansel.training.config import TrainConfig
+from ansel.training.config import LAST_RESULTS, TrainConfig
 from ansel.training.gradient_buffers import keep_gradient_buffers
 from ansel.training.losses import category_loss, pair_loss
 from ansel.training.row_blocks import RowBlocks
@@ -73,7 +73,7 @@ def learning_rate(t: TrainConfig, epoch: int) -> float:
 
 # What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
 # the same config and is refused for another): all of it belongs to the model that made it.
-EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec")
+EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", *LAST_RESULTS)
 
 
 @dataclass
@@ -143,6 +143,8 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
             print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
                   f"({timing['seconds']:.1f}s)", flush=True)
     save_torch(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
+    if t.keep_last:  # a model that trained no epoch has one state: that one
+        save_torch(model.state_dict(), run_dir / LAST_RESULTS[0])
     _write_log(state.log, run_dir / "log.csv")
     save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     if timings is not None:
