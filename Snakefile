@@ -5,9 +5,12 @@ from pathlib import Path
 
 from ansel import config as A
 from ansel import forkserver
+from ansel import snakemake_wakeups
 from ansel import targets as T
 
 min_version("9.0")
+# Snakemake's scheduler otherwise wakes hundreds of times a second by the DAG's end (see the module).
+snakemake_wakeups.install()
 
 
 A.read_yaml("params.yaml")  # a syntax error or a key given twice: named with its line before Snakemake reads it

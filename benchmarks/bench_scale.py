@@ -1,5 +1,6 @@
 """What one session's machine gets through: the smoke DAG's wall time and runs/hour on this
-machine's cores, one training job against a bare ``import torch`` (cold: a process of its own;
+machine's cores and where that time went (the DAG build, the Snakemake process's own CPU, each
+rule's jobs), one training job against a bare ``import torch`` (cold: a process of its own;
 warm: forked by ansel.forkserver, as local Snakemake runs do), and on a CUDA device its
 utilisation and runs/hour with 1, 4 and 8 training jobs sharing it.
 
@@ -12,8 +13,11 @@ process per job, as before warm jobs) for the ratio.
 from __future__ import annotations
 
 import argparse
+import collections
+import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -45,9 +49,65 @@ def timed(args, cwd: Path, env: dict) -> float:
     return time.perf_counter() - started
 
 
+# Snakemake in a process whose own CPU time (every thread of it; its jobs run in other processes)
+# is written to the file named first at exit: what scheduling and job bookkeeping cost.
+SNAKEMAKE_CPU = """
+import atexit, resource, sys
+from pathlib import Path
+out = Path(sys.argv.pop(1))
+def own_cpu():
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    out.write_text(str(used.ru_utime + used.ru_stime))
+atexit.register(own_cpu)
+from snakemake.cli import main
+sys.argv[0] = "snakemake"
+main()
+"""
+
+
+def snakemake(args: list, repo: Path, env: dict) -> tuple[float, float]:
+    """Snakemake ``args`` run in ``repo``: (wall seconds, the Snakemake process's CPU seconds)."""
+    cpu_file = repo / ".snakemake-cpu"
+    seconds = timed([sys.executable, "-c", SNAKEMAKE_CPU, cpu_file, *args], repo, env)
+    return seconds, float(cpu_file.read_text())
+
+
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", re.M)
+
+
+def job_seconds(log: str) -> dict[str, list[float]]:
+    """Each rule's jobs' wall times (whole seconds: Snakemake stamps its log so), from a Snakemake log."""
+    started, spans = {}, collections.defaultdict(list)
+    stamps = list(STAMP.finditer(log))
+    for stamp, following in zip(stamps, stamps[1:] + [None]):
+        at = datetime.datetime.strptime(stamp[1], "%a %b %d %H:%M:%S %Y")
+        body = log[stamp.end():following.start() if following else len(log)]
+        if job := re.match(r"\s*(?:local)?rule \w+:.*?jobid: (\d+)", body, re.S):
+            started[job[1]] = at
+        for done in re.finditer(r"Finished jobid: (\d+) \(Rule: (\w+)\)", body):
+            spans[done[2]].append((at - started.pop(done[1])).total_seconds())
+    return spans
+
+
 def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
-    seconds = timed(["snakemake", "--profile", "workflow/profiles/local", "all"], repo, env_for(repo, warm))
-    return seconds, len(list(repo.glob("results/runs/*/*/seed*/metrics.json")))
+    """The whole smoke DAG, its time printed by where it went: the DAG build (a dry run, timed
+    apart), the Snakemake process's own CPU over the run (scheduling, job bookkeeping), each rule's jobs."""
+    env = env_for(repo, warm)
+    profile = ["--profile", "workflow/profiles/local", "all"]
+    dag_wall, dag_cpu = snakemake([*profile, "--dry-run", "--quiet"], repo, env)
+    seconds, cpu = snakemake(profile, repo, env)
+    runs = len(list(repo.glob("results/runs/*/*/seed*/metrics.json")))
+    print(f"smoke DAG, {'warm jobs' if warm else 'a process per job'}, {os.cpu_count()} cores: {seconds:.0f} s "
+          f"for {runs} runs = {runs / seconds * 3600:.0f} runs/hour")
+    print(f"  DAG build (snakemake --dry-run all): {dag_wall:.1f} s, {dag_cpu:.1f} s CPU")
+    print(f"  the Snakemake process over the run: {cpu:.1f} s CPU ({cpu / seconds:.2f} of a core), "
+          f"{max(cpu - dag_cpu, 0):.1f} s of it beyond the DAG build (scheduling, job bookkeeping)")
+    log = max((repo / ".snakemake/log").glob("*.snakemake.log"), key=lambda f: f.stat().st_mtime).read_text()
+    spans = job_seconds(log)
+    for rule, times in sorted(spans.items(), key=lambda kv: -sum(kv[1])):
+        print(f"  {rule}: {len(times)} jobs, {sum(times):.0f} s of job wall time "
+              f"(median {statistics.median(times):.0f} s)")
+    return seconds, runs
 
 
 def one_job(repo: Path, run_dir: Path, env: dict) -> float:
@@ -127,14 +187,11 @@ def main() -> None:
         repo = tmp / "repo"
         copy_worktree(ROOT, repo)
         seconds, runs = smoke_dag(repo, warm=True)
-        print(f"smoke DAG, warm jobs, {os.cpu_count()} cores: {seconds:.0f} s for {runs} runs = "
-              f"{runs / seconds * 3600:.0f} runs/hour")
         if a.cold_dag:
             cold = tmp / "cold"
             copy_worktree(ROOT, cold)
             cold_seconds, _ = smoke_dag(cold, warm=False)
-            print(f"smoke DAG, a process per job: {cold_seconds:.0f} s = {runs / cold_seconds * 3600:.0f} runs/hour; "
-                  f"warm / cold wall time {seconds / cold_seconds:.2f}")
+            print(f"warm / cold wall time {seconds / cold_seconds:.2f}")
         job_against_import(repo, tmp)
         gpu_sharing(repo, tmp, a.gpu_model)
 
