@@ -1,6 +1,9 @@
 """The lexical context rows on a hand-made three-question corpus: every expected score below is
 worked out by hand (the formulas are written beside the numbers), never by the code under test."""
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -121,3 +124,13 @@ def test_train_then_evaluate_write_a_lexical_run_directory(corpus, tmp_path):
     # q2: a4 first (AP 1); q3: a5 0.0602 before a6 = a4 0.0506, ties by aid descending: a6 second (AP 1/2)
     assert metrics["test"]["MAP"] == pytest.approx(0.75) and metrics["test"]["MRR"] == pytest.approx(0.75)
     assert (run / "run.trec").read_text().splitlines()[2] == "test:q3 Q0 a5 1 0.06018316373229027 lexical_bm25-seed1"
+
+
+def test_weighted_word_count_is_the_same_float_in_every_process():
+    """A set's order follows string hashing, which changes per process: the sum must not."""
+    code = ("from ansel.evaluation.lexical import weighted_word_count as w; "
+            "words = [f'w{i}' for i in range(40)]; "
+            "print(repr(w(words, words, {x: 0.1 * (i + 1) ** 0.5 for i, x in enumerate(words)})))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert len(outs) == 1, outs

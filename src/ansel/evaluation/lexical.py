@@ -42,8 +42,9 @@ def word_count(question: Sequence[str], answer: Sequence[str]) -> float:
 
 
 def weighted_word_count(question: Sequence[str], answer: Sequence[str], idf: dict[str, float]) -> float:
-    """Word Count with each shared word weighted by its IDF."""
-    return float(sum(idf[w] for w in set(question) & set(answer)))
+    """Word Count with each shared word weighted by its IDF, summed in sorted order: a set's order
+    changes between processes (string hashing), and float addition is not associative."""
+    return float(sum(idf[w] for w in sorted(set(question) & set(answer))))
 
 
 def idf_table(documents: Iterable[Sequence[str]]) -> dict[str, float]:
