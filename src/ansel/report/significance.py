@@ -17,7 +17,6 @@ not hold (the reverse is significant) or not significant. The .json twin keeps e
 from __future__ import annotations
 
 import functools
-import math
 import json
 from pathlib import Path
 
@@ -26,8 +25,9 @@ import pandas as pd
 
 from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
+from ansel.evaluation.agreement import checked_metrics
 from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values, seed_bootstrap
-from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, run_metric, split_labels, split_run
+from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, split_labels, split_run
 from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, runs, significance_columns
 
 MARKS = {1: "▲", -1: "▼"}
@@ -55,21 +55,10 @@ def _question_reader():
         path = Path(run.dir) / "run.trec"
         no_positive = json.loads((Path(run.dir) / "config.json").read_text()).get("eval", {}).get("no_positive", "drop")
         labels = split_labels(dataset(run.dataset), split, str(path))
-        values = question_values(split_run(path, split), labels, no_positive, str(path))
-        check_against_metrics(run, split, values, path)
-        return values
+        checked_metrics(Path(run.dir), Path(processed_dir(run.dataset)))  # the cells' metrics.json: the same ranking
+        return question_values(split_run(path, split), labels, no_positive, str(path))
 
     return values
-
-
-def check_against_metrics(run: Run, split: str, values: pd.DataFrame, path: Path) -> None:
-    """Refuse a run file whose scores do not give the MAP its metrics.json reports for ``split``:
-    the cells come from metrics.json and the tests from the run file, so the two must be one ranking."""
-    reported, recomputed = run_metric(run, split, "MAP"), float(values["MAP"].mean())
-    if not math.isclose(reported, recomputed, rel_tol=1e-9, abs_tol=1e-9):
-        raise ValueError(f"{path}: its {split} scores give MAP {recomputed:.6f} where {Path(run.dir) / 'metrics.json'} "
-                         f"reports {reported:.6f}: the two files are not of one evaluation; rerun it "
-                         f"(snakemake --forcerun {Path(run.dir) / 'metrics.json'})")
 
 
 def compare(config: dict, table: dict) -> pd.DataFrame:
