@@ -85,13 +85,14 @@ def check_run(run_dir: Path, processed: Path, trec: Path | None = None) -> dict:
     if not isinstance(metrics, dict) or not all(isinstance(v, dict) for v in metrics.values()):
         raise ValueError(f"{metrics_path}: expected {{split: {{metric: value}}}}")
     for split, values in recomputed(trec, processed, list(metrics), cfg.get("eval", {})).items():
-        for key in sorted(values, key=lambda k: (k not in _FIRST, k)):
-            reported = metrics[split].get(key)
-            if not isinstance(reported, (int, float)) or not math.isclose(reported, values[key], rel_tol=1e-9,
-                                                                          abs_tol=1e-9):
-                shown = f"{reported:.6f}" if isinstance(reported, (int, float)) else "nothing"
+        reported = {k: metrics[split][k] for k in values if k in metrics[split]}  # an older run: fewer counts
+        if not reported:
+            raise ValueError(f"{metrics_path}: {split} reports none of {', '.join(values)}")
+        for key in sorted(reported, key=lambda k: (k not in _FIRST, k)):
+            if not isinstance(reported[key], (int, float)) or not math.isclose(reported[key], values[key],
+                                                                               rel_tol=1e-9, abs_tol=1e-9):
                 raise ValueError(f"{trec}: its {split} scores give {key} {values[key]:.6f} where {metrics_path} "
-                                 f"reports {shown}: the two files are not of one evaluation; rerun it "
+                                 f"reports {reported[key]!r}: the two files are not of one evaluation; rerun it "
                                  f"(snakemake --forcerun {metrics_path})")
     return metrics
 
