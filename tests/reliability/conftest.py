@@ -95,3 +95,16 @@ def kit_archive(tmp_path):
         return path
 
     return make
+
+
+@pytest.fixture
+def device_record(home, finished_run, kit_archive) -> dict:
+    """reports/device/rec as a first lease (record-rec-1) placed it: the finished run, preset smoke, no
+    overrides; returns the run's config."""
+    from ansel.gpukit.unpack import unpack
+    from tests.reliability.kit_archives import kit_record, run_members
+
+    config = json.loads(finished_run["config.json"])
+    unpack([kit_archive(run_members(finished_run), [kit_record(run_config=config)], name="record-rec-1.tar.gz")],
+           device_minutes=1.0, dest=home / "reports/device")
+    return config

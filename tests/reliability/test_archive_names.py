@@ -6,22 +6,14 @@ import json
 import pytest
 
 from ansel.gpukit.unpack import unpack
-from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot
-
-
-def _refused(archive, home, match: str) -> None:
-    """Unpacking ``archive`` (rendering its items) is refused with ``match``; nothing changed anywhere."""
-    before = snapshot(home.parent)
-    with pytest.raises(SystemExit, match=match):
-        unpack([archive], device_minutes=1.0, dest=home / "reports/device")
-    assert snapshot(home.parent) == before
+from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, unpack_refused
 
 
 def test_a_dataset_that_climbs_out_is_refused(home, finished_run, kit_archive):
     config = {**json.loads(finished_run["config.json"]), "dataset": "../../../../outside/pwned"}
     files = {**finished_run, "config.json": json.dumps(config).encode()}
     archive = kit_archive(run_members(files), [kit_record(run_config=config, items={"smoke": ["synthetic"]})])
-    _refused(archive, home, r"dataset: '\.\./\.\./\.\./\.\./outside/pwned' is not a plain name")
+    unpack_refused(archive, home, r"dataset: '\.\./\.\./\.\./\.\./outside/pwned' is not a plain name")
     assert not (home.parent / "outside/pwned").exists()
 
 
@@ -30,7 +22,7 @@ def test_only_the_runs_config_climbs_out(home, finished_run, kit_archive):
     kit_config = json.loads(finished_run["config.json"])
     files = {**finished_run, "config.json": json.dumps({**kit_config, "dataset": "../../../outside/x"}).encode()}
     archive = kit_archive(run_members(files), [kit_record(run_config=kit_config, items={"smoke": ["synthetic"]})])
-    _refused(archive, home, r"config.json: dataset: '\.\./\.\./\.\./outside/x' is not a plain name")
+    unpack_refused(archive, home, r"config.json: dataset: '\.\./\.\./\.\./outside/x' is not a plain name")
 
 
 @pytest.mark.parametrize("name", ["..", ".", "../outside", "a/b", ""])
@@ -39,7 +31,7 @@ def test_a_record_name_that_is_not_plain_is_refused(home, finished_run, kit_arch
     there), ``.`` the folder itself (the archive's tree dumped into reports/device/)."""
     config = json.loads(finished_run["config.json"])
     archive = kit_archive(run_members(finished_run, record="x"), [kit_record(name, run_config=config)])
-    _refused(archive, home, rf"kit.json: records\[0\]: name: '{name}' is not a plain name")
+    unpack_refused(archive, home, rf"kit.json: records\[0\]: name: '{name}' is not a plain name")
 
 
 def test_a_link_in_the_archive_is_refused(home, finished_run, kit_archive):
@@ -47,7 +39,7 @@ def test_a_link_in_the_archive_is_refused(home, finished_run, kit_archive):
     config = json.loads(finished_run["config.json"])
     archive = kit_archive(run_members(finished_run, skip=("log.csv",)), [kit_record(run_config=config)],
                           links={f"rec/{RUN}/log.csv": "../../../../kit.json"})
-    _refused(archive, home, rf"rec/{RUN}/log.csv: a link, a special file or a path out of the archive's folder")
+    unpack_refused(archive, home, rf"rec/{RUN}/log.csv: a link, a special file or a path out of the archive's folder")
 
 
 def test_a_plain_archive_is_placed_in_its_record_only(home, finished_run, kit_archive):

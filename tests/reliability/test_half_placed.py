@@ -20,24 +20,8 @@ from ansel.cli import main
 from ansel.config import ConfigError, load
 from ansel.gpukit import unpack as unpacking
 from ansel.gpukit.unpack import unpack
-from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot
+from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, trained, unpack_refused
 from tests.reliability.test_save_errors import _full_disk
-
-
-@pytest.fixture
-def record(home, finished_run, kit_archive):
-    """reports/device/rec as a first lease placed it; returns its run's config."""
-    config = json.loads(finished_run["config.json"])
-    unpack([kit_archive(run_members(finished_run), [kit_record(run_config=config)], name="record-rec-1.tar.gz")],
-           device_minutes=1.0, dest=home / "reports/device")
-    return config
-
-
-def _refused(archive, home, match: str) -> None:
-    before = snapshot(home.parent)
-    with pytest.raises(SystemExit, match=match):
-        unpack([archive], device_minutes=1.0, dest=home / "reports/device")
-    assert snapshot(home.parent) == before
 
 
 def _cut(data: bytes) -> bytes:
@@ -49,7 +33,7 @@ def _cut(data: bytes) -> bytes:
     ({"run.trec.gz": "cut"}, r"run.trec.gz: not a whole run file \((EOFError|BadGzipFile|error)"),
     ({"log.csv": None}, r": a finished run \(metrics.json\) without log.csv: half written"),
 ])
-def test_a_broken_run_places_nothing(record, home, finished_run, kit_archive, broken, named):
+def test_a_broken_run_places_nothing(device_record, home, finished_run, kit_archive, broken, named):
     files = dict(finished_run)
     for name, data in broken.items():
         if data is None:
@@ -57,14 +41,14 @@ def test_a_broken_run_places_nothing(record, home, finished_run, kit_archive, br
         else:
             files[name] = _cut(gzip.compress(finished_run["run.trec"] * 3)) if data == "cut" else data
     archive = kit_archive(run_members(files, skip=tuple(n for n, d in broken.items() if d is None)),
-                          [kit_record(run_config=record)])
-    _refused(archive, home, rf"rec/{RUN}/?{named}")
+                          [kit_record(run_config=device_record)])
+    unpack_refused(archive, home, rf"rec/{RUN}/?{named}")
 
 
-def test_a_kit_record_without_its_preset_places_nothing(record, home, finished_run, kit_archive):
-    rec = kit_record(run_config=record)
+def test_a_kit_record_without_its_preset_places_nothing(device_record, home, finished_run, kit_archive):
+    rec = kit_record(run_config=device_record)
     del rec["preset"]
-    _refused(kit_archive(run_members(finished_run), [rec]), home,
+    unpack_refused(kit_archive(run_members(finished_run), [rec]), home,
              r"kit.json: records\[0\] \(rec\): 'preset' missing or not a str")
 
 
@@ -85,9 +69,9 @@ def _disk_full_after(monkeypatch, under: Path, opens: int) -> None:
 
 
 @pytest.mark.parametrize("opens", [1, 3, 6, 12])
-def test_a_disk_filling_during_an_unpack_places_nothing(record, home, finished_run, kit_archive, monkeypatch, opens):
+def test_a_disk_filling_during_an_unpack_places_nothing(device_record, home, finished_run, kit_archive, monkeypatch, opens):
     """A second lease of the record (its run again): the disk fills at the ``opens``-th file written."""
-    archive = kit_archive(run_members(finished_run), [kit_record(run_config=record)], name="record-rec-2.tar.gz")
+    archive = kit_archive(run_members(finished_run), [kit_record(run_config=device_record)], name="record-rec-2.tar.gz")
     before = snapshot(home.parent)
     _disk_full_after(monkeypatch, home / "reports", opens)
     with pytest.raises(SystemExit, match=r"record-rec-2.tar.gz: .*(No space left on device|no space left on device)"
@@ -97,10 +81,10 @@ def test_a_disk_filling_during_an_unpack_places_nothing(record, home, finished_r
     assert snapshot(home.parent) == before
 
 
-def test_two_unpacks_of_one_record_at_once_keep_both_leases(record, home, finished_run, kit_archive, monkeypatch):
+def test_two_unpacks_of_one_record_at_once_keep_both_leases(device_record, home, finished_run, kit_archive, monkeypatch):
     """Each unpack, once it has read leases.json, waits (up to 2 s) for the other to have read it too
     before it writes: without a lock the second write loses the first's lease."""
-    archives = [kit_archive(run_members(finished_run), [kit_record(run_config=record)], name=f"record-rec-{i}.tar.gz")
+    archives = [kit_archive(run_members(finished_run), [kit_record(run_config=device_record)], name=f"record-rec-{i}.tar.gz")
                 for i in (2, 3)]
     arrived = threading.Barrier(2)
 
@@ -132,16 +116,6 @@ def _unpack_or_keep(archive, home, errors) -> None:
         errors.append(e)
 
 
-def _trained(home, finished_run, run: T.Run, config: dict, skip: tuple = (), config_text: str | None = None) -> None:
-    folder = home / run.dir
-    folder.mkdir(parents=True)
-    for name in ("metrics.json", "log.csv", "run.trec"):
-        if name not in skip:
-            (folder / name).write_bytes(finished_run[name])
-    (folder / "config.json").write_text(config_text if config_text is not None else
-                                        json.dumps(run.config(config), indent=2, sort_keys=True) + "\n")
-
-
 @pytest.mark.parametrize("half, named", [
     ({"skip": ("log.csv",)}, r"seed2: a finished run \(metrics.json\) without log.csv: half written"),
     ({"config_text": '{"dataset": "synthetic_en", '}, r"seed2/config.json: not valid JSON .* half written"),
@@ -149,9 +123,9 @@ def _trained(home, finished_run, run: T.Run, config: dict, skip: tuple = (), con
 ])
 def test_ansel_record_of_a_half_written_run_places_nothing(home, finished_run, half, named):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), smoke, **half)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), smoke, **half)
     before = snapshot(home.parent)
     with pytest.raises(ConfigError, match=named):
         local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
@@ -160,9 +134,9 @@ def test_ansel_record_of_a_half_written_run_places_nothing(home, finished_run, h
 
 def test_ansel_record_on_a_full_disk_places_nothing(home, finished_run, monkeypatch):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), smoke)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), smoke)
     before = snapshot(home.parent)
     _disk_full_after(monkeypatch, out.parent, 4)
     with pytest.raises(ConfigError, match=r"reports/cpu-x: .*o space left on device.*nothing was placed"):

@@ -9,36 +9,19 @@ import pytest
 from ansel import local_record
 from ansel import targets as T
 from ansel.config import ConfigError, load
-from ansel.gpukit.unpack import unpack
-from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot
+from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, trained, unpack_refused
 
 SEED2 = RUN.replace("seed1", "seed2")
-
-
-@pytest.fixture
-def record(home, finished_run, kit_archive):
-    """reports/device/rec, unpacked from a smoke kit of the finished run."""
-    config = json.loads(finished_run["config.json"])
-    unpack([kit_archive(run_members(finished_run), [kit_record(run_config=config)], name="record-rec-1.tar.gz")],
-           device_minutes=1.0, dest=home / "reports/device")
-    return home / "reports/device/rec"
-
-
-def _refused(archive, home, match: str) -> None:
-    before = snapshot(home.parent)
-    with pytest.raises(SystemExit, match=match):
-        unpack([archive], device_minutes=1.0, dest=home / "reports/device")
-    assert snapshot(home.parent) == before
 
 
 @pytest.mark.parametrize("setting, named", [
     ({"preset": "full"}, r"preset 'full' with overrides \{\} cannot go into the record of preset 'smoke'"),
     ({"config": {"seeds": 1}}, r"overrides \{'seeds': 1\} cannot go into the record of preset 'smoke' with overrides \{\}"),
 ])
-def test_an_archive_of_another_setting_is_refused_naming_both(record, home, finished_run, kit_archive, setting, named):
+def test_an_archive_of_another_setting_is_refused_naming_both(device_record, home, finished_run, kit_archive, setting, named):
     config = json.loads(finished_run["config.json"])
     archive = kit_archive(run_members(finished_run), [kit_record(run_config=config, **setting)])
-    _refused(archive, home, named)
+    unpack_refused(archive, home, named)
 
 
 def test_a_run_trained_otherwise_than_its_kit_says_is_refused(home, finished_run, kit_archive):
@@ -46,11 +29,11 @@ def test_a_run_trained_otherwise_than_its_kit_says_is_refused(home, finished_run
     kit_config = copy.deepcopy(config)
     kit_config["train"]["lr"] = config["train"]["lr"] * 2
     archive = kit_archive(run_members(finished_run), [kit_record(run_config=kit_config)])
-    _refused(archive, home, rf"rec/{RUN}/config.json: trained with other settings than the kit's config of it "
+    unpack_refused(archive, home, rf"rec/{RUN}/config.json: trained with other settings than the kit's config of it "
                             r"\(kit.json\) \(train.lr: ")
 
 
-def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(record, home, finished_run, kit_archive):
+def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(device_record, home, finished_run, kit_archive):
     """The record holds seed 1 at the old lr; a kit built after params.yaml changed brings seed 2 at the new."""
     config = json.loads(finished_run["config.json"])
     changed = {**config, "seed": 2, "train": {**config["train"], "lr": config["train"]["lr"] * 2}}
@@ -58,17 +41,8 @@ def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(rec
     archive = kit_archive(run_members(files, run=SEED2),
                           [kit_record(run_config=None, runs=[{"dir": RUN, "config": {**changed, "seed": 1}},
                                                          {"dir": SEED2, "config": changed}])])
-    _refused(archive, home, rf"reports/device/rec/{RUN}/config.json: trained with other settings than the kit's "
+    unpack_refused(archive, home, rf"reports/device/rec/{RUN}/config.json: trained with other settings than the kit's "
                             r"config of it .* \(train.lr: ")
-
-
-def _trained(home, finished_run, run: T.Run, config: dict) -> None:
-    """The finished run's files as ``run`` trained in the checkout under ``config``."""
-    folder = home / run.dir
-    folder.mkdir(parents=True)
-    for name in ("metrics.json", "log.csv", "run.trec"):
-        (folder / name).write_bytes(finished_run[name])
-    (folder / "config.json").write_text(json.dumps(run.config(config), indent=2, sort_keys=True) + "\n")
 
 
 def _collect_refused(home, out, match: str) -> None:
@@ -80,7 +54,7 @@ def _collect_refused(home, out, match: str) -> None:
 
 def test_ansel_record_of_another_preset_into_a_record_is_refused(home, finished_run):
     smoke = load(preset="smoke")
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     cpu = home / "reports/cpu-x/runs/wikiqa/apnet_qa_cnn_wikiqa/seed1"  # a record of the cpu preset
     cpu.mkdir(parents=True)
     (cpu / "config.json").write_text(json.dumps({"dataset": "wikiqa", "model": "apnet_qa_cnn_wikiqa", "seed": 1}))
@@ -94,12 +68,12 @@ def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, fin
     now = load(preset="smoke")
     before = copy.deepcopy(now)
     before["models"]["qa_cnn"].setdefault("train", {})["lr"] = 0.02
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), before)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), before)
     out = home / "reports/cpu-x"
     with monkeypatch.context() as m:
         m.setattr(local_record, "load", lambda preset: before)
         local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert json.loads((out / RUN / "config.json").read_text())["train"]["lr"] == 0.02
-    _trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), now)
+    trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), now)
     _collect_refused(home, out, rf"reports/cpu-x/{RUN}/config.json: trained with other settings than preset 'smoke' "
                                 r"resolves now \(train.lr: 0.02 vs 0.01\)")
