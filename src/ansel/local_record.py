@@ -61,12 +61,14 @@ def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -
     except RecordRefused as e:
         raise ConfigError(f"{out}: {e}") from None
     except OSError as e:  # a full disk, say: the staging is removed, the record is as it was
-        raise ConfigError(f"{out}: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}; nothing was placed") from None
+        where = f"{e.filename}: " if e.filename else ""
+        raise ConfigError(f"{out}: {where}{e.strerror or e}; nothing was placed") from None
     return waiting
 
 
 def _collect(config: dict, preset: str, items: dict[str, list[str]], runs: list[T.Run], stage: Path, out: Path,
              report) -> dict[str, list[str]]:
+    """``collect`` into the staging copy ``stage`` of the record ``out``."""
     copied, other, missing = 0, [], 0
     for run in runs:
         src, dst = root() / run.dir, stage / run.dir.removeprefix("results/")
