@@ -190,6 +190,7 @@ def cmd_step_times(a) -> None:
 
 
 def cmd_records(a) -> None:
+    from ansel.files import write_text_atomic
     from ansel.records import check_readme, results_table, splice
 
     table = results_table()
@@ -199,7 +200,7 @@ def cmd_records(a) -> None:
     path = Path(a.write or a.check)
     text = path.read_text()
     if a.write:
-        path.write_text(splice(text, table, str(path)))
+        write_text_atomic(path, splice(text, table, str(path)))
     elif broken := check_readme(text, str(path)):
         sys.exit("ansel records: what may be printed as a result (ansel.report.printable) is broken:\n"
                  + "\n".join(broken))
@@ -214,8 +215,11 @@ def cmd_record(a) -> None:
 
 
 def cmd_table(a) -> None:
+    from ansel.evaluation.agreement import check_runs
     from ansel.report.build import build_table
+    from ansel.targets import metrics_runs, spec_table
 
+    check_runs(metrics_runs(a.config, spec_table(a.config, a.paper, a.table)))  # only what the run files give
     build_table(a.config, a.paper, a.table, Path(a.published), Path(a.out_prefix))
 
 
@@ -229,10 +233,13 @@ def cmd_stats(a) -> None:
 
 
 def cmd_figure(a) -> None:
+    from ansel.evaluation.agreement import check_runs
     from ansel.report.figures import render_figure
-    from ansel.targets import spec_figure
+    from ansel.targets import figure_metrics_runs, spec_figure
 
-    render_figure(a.config, {**spec_figure(a.paper, a.figure), "paper": a.paper}, Path(a.out_prefix))
+    figure = {**spec_figure(a.paper, a.figure), "paper": a.paper}
+    check_runs(figure_metrics_runs(a.config, figure))  # only what the run files give
+    render_figure(a.config, figure, Path(a.out_prefix))
 
 
 def cmd_plan(a) -> None:

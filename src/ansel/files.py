@@ -1,11 +1,19 @@
-"""Writing a file atomically: a killed or failed writer never leaves half a file under its name."""
+"""Writing a file or a directory atomically: a killed or failed writer never leaves half a file (or
+half a record) under its name."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import secrets
+import shutil
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+SAVE_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+               errno.EACCES: "permission denied", errno.EPERM: "permission denied (operation not permitted)",
+               errno.EROFS: "read-only file system"}
 
 
 @contextlib.contextmanager
@@ -26,7 +34,52 @@ def atomic_path(dest: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
+def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
+    """``write(tmp)`` into a temporary that replaces ``path`` once complete (``atomic_path``). On
+    failure ``path`` is left as it was, no partial file stays, and an OSError names ``path`` and
+    the cause."""
+    path = Path(path)
+    try:
+        with atomic_path(path) as tmp:
+            write(tmp)
+    except BaseException as e:
+        cause = e  # torch's zip writer, failing again as it closes, hides the OSError in the context
+        while cause is not None and not isinstance(cause, OSError):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        reason = SAVE_CAUSES.get(cause.errno, cause.strerror or str(cause))
+        raise OSError(cause.errno, f"cannot save {path}: {reason}") from cause
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    """``path.write_text(text)`` through ``atomic_path`` (``ansel.models.io.save_text`` imports torch)."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
+    """``path.write_text(text)`` (UTF-8) through ``save_atomic`` (``ansel.models.io.save_text`` imports torch)."""
+    save_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock (``flock``) on ``directory`` (created if missing): a second holder, another
+    process included, waits. Released when the block ends or the process dies."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def replace_tree(staged: Path, dest: Path) -> None:
+    """The directory ``staged`` (on ``dest``'s filesystem) in place of ``dest``, by renames: ``dest`` is
+    whole before and whole after, never half of each (a failed rename puts the old one back)."""
+    old = dest.with_name(f".{dest.name}.{secrets.token_hex(6)}.old")
+    if dest.exists():
+        os.replace(dest, old)
+    try:
+        os.replace(staged, dest)
+    except BaseException:
+        if old.exists():
+            os.replace(old, dest)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

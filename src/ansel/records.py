@@ -3,16 +3,22 @@ of ``ansel.report.printable`` from the committed records (``reports/headlines.ya
 record's scale and, per headline, the paper's published cell, its claim and the records holding it).
 A row takes its cell from the highest-scale record on the paper's own data; a verdict only from runs
 at the paper's settings, data and protocol; a gap only where ours is the published cell; it names the
-word vectors its runs started from. ``ansel records`` prints the table; ``--write README.md`` puts it
-between the README's markers; ``--check README.md`` fails where a row breaks the rule or the two differ."""
+word vectors its runs started from. Each cell read from a record's JSON twin is checked against its
+runs' files (``check_cell``): a twin edited by hand never reaches the page. ``ansel records`` prints
+the table; ``--write README.md`` puts it between the README's markers (one block); ``--check
+README.md`` fails where a row breaks the rule or the two differ."""
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from ansel.config import ConfigError, root
 from ansel.report.printable import (PROTOCOL_NAMES, PROTOCOL_SUFFIX, SCALES, Cell, Printed, comparable, refusals, same_data,
@@ -83,6 +89,7 @@ def _twin_source(base: Path, entry: dict, scale: str, where: str) -> Source:
     except KeyError:
         raise ConfigError(f"{where}: {twin} has no cell ({entry['row']!r}, {entry['column']!r}); rows: "
                           f"{', '.join(k for k in cells if k != 'significance')}") from None
+    check_cell(cell, twin, entry, where)
     runs = [r["run"] for r in cell.get("provenance", {}).get("runs", [])]
     if not runs:
         raise ConfigError(f"{where}: {twin}: cell ({entry['row']!r}, {entry['column']!r}) names no runs (provenance)")
@@ -248,6 +255,56 @@ def _verdict(best: Source, entry: dict, pub_cell: Cell, ctx: Context, where: str
     return f"**{v['verdict']}** (Δ {v['difference']:+.4f}, p = {v['p_holm']:.2g})"
 
 
+def check_cell(cell: dict, twin: Path, entry: dict, where: str) -> None:
+    """The twin's cell is the mean, std and n of its runs in the record (``provenance``), on the split
+    and metric its long form (.csv) names, read as the table reads them at the column's protocol
+    (``_run_value``): a twin edited by hand never reaches the page."""
+    runs = [_record_run(twin.parent, r["run"].removeprefix("results/"))
+            for r in cell.get("provenance", {}).get("runs", [])]
+    protocol = parse_column(entry["column"]).protocol
+    long = twin.with_suffix(".csv")
+    rows = pd.read_csv(long, dtype={"row": str, "column": str}) if long.exists() else pd.DataFrame()
+    rows = rows[(rows.row == entry["row"]) & (rows.column == entry["column"])] if len(rows) else rows
+    if not runs or len(rows) != 1 or rows.column.iloc[0] != (f"{rows.dataset.iloc[0]} {rows.split.iloc[0]} "
+                                                           f"{rows.metric.iloc[0]}{PROTOCOL_SUFFIX[protocol]}"):
+        raise ConfigError(f"{where}: {twin}: the cell ({entry['row']!r}, {entry['column']!r}) names no runs of "
+                          f"the record, or no one split and metric in {long}: it cannot be checked")
+    split, metric = rows.split.iloc[0], rows.metric.iloc[0]
+    v = np.asarray([_run_value(run, split, metric, protocol, f"{where}: {twin}'s cell ({entry['row']!r}, "
+                                                                  f"{entry['column']!r})") for run in runs])
+    for scale in (1.0, 100.0):  # a column printed in percent where the paper's values are
+        ours = (float((v * scale).mean()), float((v * scale).std(ddof=1)) if len(v) > 1 else 0.0, len(v))
+        if all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(ours, (cell["mean"], cell["std"], cell["n"]))):
+            return
+    raise ConfigError(f"{where}: {twin}: cell ({entry['row']!r}, {entry['column']!r}) says {cell['mean']:.6f} ± "
+                      f"{cell['std']:.6f} (n={cell['n']}) where its {len(v)} runs give {v.mean():.6f} ± "
+                      f"{v.std(ddof=1) if len(v) > 1 else 0.0:.6f}: the twin was not rendered from them; render it "
+                      "again (ansel record / make gpu-unpack)")
+
+
+def _run_value(run: Path, split: str, metric: str, protocol: str, what: str) -> float:
+    """A record run's value as its table read it: metrics.json (the dev-selected checkpoint), or the
+    last row of log.csv (the last epoch; a run that trained no epoch has only its metrics.json)."""
+    if protocol not in ("dev", "last"):
+        raise ConfigError(f"{what}: a headline cell at {PROTOCOL_NAMES[protocol]} cannot be checked against its runs")
+    log = run / "log.csv"
+    path = log if protocol == "last" and log.exists() and log.stat().st_size and len(pd.read_csv(log)) else \
+        run / "metrics.json"
+    try:
+        if path.name == "log.csv":
+            return float(pd.read_csv(path)[f"{split}_{metric}"].iloc[-1])
+        return float(json.loads(path.read_text())[split][metric])
+    except (OSError, ValueError, KeyError) as e:
+        raise ConfigError(f"{what}: {path}: no {split} {metric} ({type(e).__name__}: {e})") from None
+
+
+def _record_run(record: Path, run: str) -> Path:
+    """A run of a record's table: in the record, else in a sibling record (a device table split over
+    two leases renders from both)."""
+    return next((p for p in [record / run, *sorted(record.parent.glob(f"*/{glob.escape(run)}"))] if (p / "metrics.json").exists()),
+                record / run)
+
+
 def results_table(base: Path | None = None) -> str:
     ctx, entries = load_context(base or root())
     lines = [HEADER, "|---|---|---|---|---|---|---|---|"]
@@ -300,5 +357,8 @@ def splice(text: str, table: str, where: str) -> str:
     """``text`` with ``table`` between the results markers."""
     if START not in text or END not in text:
         raise ConfigError(f"{where}: no results markers ({START} ... {END})")
+    if text.count(START) > 1 or text.count(END) > 1:
+        raise ConfigError(f"{where}: {text.count(START)} results blocks ({START} ... {END}): keep one, the "
+                          "others would stay as they are, unchecked")
     head, rest = text.split(START, 1)
     return f"{head}{START}\n{table}{END}{rest.split(END, 1)[1]}"

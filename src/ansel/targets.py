@@ -385,6 +385,38 @@ def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
 
 
 def table_inputs(config: dict, table: dict) -> list[str]:
+    """``_table_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
+    return with_run_files(_table_inputs(config, table), metrics_runs(config, table))
+
+
+def metrics_runs(config: dict, table: dict) -> list[Run]:
+    """The runs whose metrics.json a table reads: the ``table`` verb checks each against its run file
+    before it renders (``ansel.evaluation.agreement.check_runs``)."""
+    if table_kind(table) == "dataset_stats":
+        return []
+    found = top_answer_runs(config, table) if table_kind(table) == "top_answers" else table_runs(config, table)
+    return _reading_metrics(_table_inputs(config, table), found)
+
+
+def figure_metrics_runs(config: dict, figure: dict) -> list[Run]:
+    """``metrics_runs`` of a figure (a heatmap's: its table's)."""
+    if figure["kind"] == "heatmap":
+        return metrics_runs(config, figure_table(figure))
+    return _reading_metrics(_figure_inputs(config, figure), figure_runs(config, figure))
+
+
+def _reading_metrics(files: list[str], found: list[Run]) -> list[Run]:
+    read = set(files)
+    return [r for r in found if f"{r.dir}/metrics.json" in read]
+
+
+def with_run_files(files: list[str], found: list[Run]) -> list[str]:
+    """``files`` and the run.trec and processed dataset of each run of ``found`` (``metrics_runs``): a table
+    or figure shows a run's metrics only as its run file gives them."""
+    return list(dict.fromkeys(files + [f for r in found for f in (f"{r.dir}/run.trec", processed_dir(r.dataset))]))
+
+
+def _table_inputs(config: dict, table: dict) -> list[str]:
     """The files a table reads: its runs' metrics (dev ones choose the lr), each column's file
     (``value_file``: a timing, or log.csv under ``protocol: last``) and configs (the notes list how
     they deviate from the paper's settings); (dataset_stats) its datasets' statistics; (top_answers)
@@ -521,8 +553,13 @@ def figure_table(figure: dict) -> dict:
 
 
 def figure_inputs(config: dict, figure: dict) -> list[str]:
+    """``_figure_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
     if figure["kind"] == "heatmap":
         return table_inputs(config, figure_table(figure))
+    return with_run_files(_figure_inputs(config, figure), figure_metrics_runs(config, figure))
+
+
+def _figure_inputs(config: dict, figure: dict) -> list[str]:
     files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
     if figure["kind"] in ("sweep", "accuracy_bars"):
         splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ansel.evaluation import agreement
 from ansel.report.tables import aggregate, protocol_notes, published_lookup, render
 from ansel.targets import Variant, table_inputs, timings_file
 
@@ -128,6 +129,8 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
         timings = tmp_path / timings_file(run)
         timings.parent.mkdir(parents=True, exist_ok=True)
         timings.write_text(json.dumps({"train": {"commit": "c0ffee" * 6 + "abcd"}}))
+    monkeypatch.setattr(agreement, "check_runs", lambda runs: None)  # fakes: metrics.json alone (their check:
+    # tests/reliability/test_tampered_metrics.py)
     main(["table", "--config", json.dumps(config), "--paper", "smoke", "--table", "synthetic",
           "--published", _empty_published(tmp_path),
           "--out-prefix", "results/tables/smoke/synthetic"])
@@ -184,6 +187,10 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     assert grid_choice(plain, "m", "syn")[:2] == (1e-4, Variant("m")) and grid_notes(plain, TABLE) == []
 
 
+# a metrics.json is read only beside its run file and labels (ansel.evaluation.agreement)
+CHECKED = ["results/runs/syn/m/seed1/run.trec", "data/processed/syn", "results/runs/syn/m/seed2/run.trec"]
+
+
 def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_percentage(tmp_path, monkeypatch):
     """Wall time lives outside the run directory (results/timings), whose files are the same bytes
     for the same seed; a table asking for it declares the timings files as inputs."""
@@ -206,11 +213,11 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     assert cells.loc[("M", "seconds_per_batch"), "digits"] == 4
     assert table_inputs(config, table) == [f"results/{kind}" for seed in (1, 2) for kind in (
         f"runs/syn/m/seed{seed}/config.json", f"runs/syn/m/seed{seed}/metrics.json", f"timings/syn/m/seed{seed}.json")
-    ] + ["data/raw/syn/manifest.json"]
+    ] + ["data/raw/syn/manifest.json"] + CHECKED
     # the timings files name the commit that trained each run (provenance), and the manifest the raw files
     assert table_inputs(config, TABLE) == [f"results/runs/syn/m/seed{seed}/{name}"
                                            for seed in (1, 2) for name in ("config.json", "metrics.json")] + [
-        f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)] + ["data/raw/syn/manifest.json"]
+        f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)] + ["data/raw/syn/manifest.json"] + CHECKED
     (tmp_path / "results/timings/syn/m/seed2.json").unlink()
     with pytest.raises(FileNotFoundError, match="results/timings/syn/m/seed2.json: missing"):
         aggregate(config, "p", table, published)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.config import ConfigError, load, root
+from ansel.files import write_text_atomic
 from ansel.gpukit import KIT_FILE
 from ansel.yamlfile import read_yaml
 
@@ -184,7 +185,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     (out / "run.sh").chmod(0o755)
     kit = {"records": kit_records, "commit": _commit(), "built": datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds")}
-    (out / KIT_FILE).write_text(json.dumps(kit, indent=1) + "\n")
+    write_text_atomic(out / KIT_FILE, json.dumps(kit, indent=1) + "\n")
     return kit
 
 

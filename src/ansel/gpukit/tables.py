@@ -23,6 +23,7 @@ from pathlib import Path
 from ansel import targets as T
 from ansel.config import root
 from ansel.gpukit.build import _copy, config_args, item_runs
+from ansel.placing import run_name
 
 LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
 
@@ -63,7 +64,7 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
 def _stage_run(src: Path, stage: Path) -> None:
     """A record run's files where the rules read them (run.trec unpacked; timings beside)."""
     cfg = json.loads((src / "config.json").read_text())
-    into = stage / T.run_dir(cfg["dataset"], cfg["model"], cfg["seed"])
+    into = stage / "results" / run_name(cfg, f"{src / 'config.json'}")
     into.mkdir(parents=True, exist_ok=True)
     for name in ("metrics.json", "config.json", "log.csv"):
         shutil.copy2(src / name, into / name)
@@ -74,7 +75,7 @@ def _stage_run(src: Path, stage: Path) -> None:
             with gzip.open(src / f"{trec}.gz", "rb") as f, open(into / trec, "wb") as out:
                 shutil.copyfileobj(f, out)
     if (src / "timings.json").exists():
-        timings = stage / f"results/timings/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}.json"
+        timings = stage / "results/timings" / f"{run_name(cfg, str(src))[len('runs/'):]}.json"
         timings.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / "timings.json", timings)
 

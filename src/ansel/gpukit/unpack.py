@@ -4,24 +4,42 @@ Each record goes to ``reports/device/<record>/`` in the layout of every record (
 <model>/seed<k>/``, ``costs/``, ``bench/``, ``device.json``), an earlier unpack of the same record
 kept where this one has nothing newer; then its README is written from what the archive holds.
 A record with finished runs has its tables rendered from them (``render_record_tables``).
+
+An archive is data (DESIGN.md principle 16): a member that is not a plain file or folder is refused,
+every name read from it (a record, a run's dataset, model and seed) is checked as a plain name, and
+each record is staged and checked whole (``ansel.placing``: its setting against the record's, each
+run's config against the kit's, each finished run's metrics.json against its run file) before it
+replaces the record, under a lock on ``reports/device/``. A refusal names the archive's file and
+places nothing.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import io
 import json
 import re
 import shutil
+import subprocess
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
+from ansel import targets as T
 from ansel.config import root
+from ansel.evaluation.agreement import read_json
+from ansel.files import locked, replace_tree, write_text_atomic
 from ansel.gpukit import KIT_FILE
 from ansel.gpukit.build import records
+from ansel.names import plain_name
+from ansel.placing import (RecordRefused, check_finished, check_same_setting, check_setting, run_name, staged_record,
+                           write_setting)
 
 DEVICE_DIR = "reports/device"
 LEASES = "leases.json"
+RECORD_PARTS = {"device.json", "costs", "bench", "results", "runs"}  # what archive.py puts in a record
+UNFINISHED_FILES = {"config.json", "job.log", "state.pt"}
 
 
 def read_archive(files: list[Path]) -> tarfile.TarFile:
@@ -37,36 +55,115 @@ def unpack(files: list[Path], device_minutes: float | None = None, render: bool 
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise SystemExit(f"ansel gpu-unpack: no such file: {', '.join(missing)}")
-    placed = []
-    with tempfile.TemporaryDirectory() as tmp:
+    shown = ", ".join(map(str, files))
+    dest.mkdir(parents=True, exist_ok=True)
+    with locked(dest), tempfile.TemporaryDirectory(dir=dest, prefix=".unpack-") as tmp:
+        tmp = Path(tmp) / "archive"
         try:
-            with read_archive(files) as tar:
-                tar.extractall(tmp, filter="data")
-        except (tarfile.TarError, EOFError, OSError) as e:  # a part missing, out of order, or cut short
-            raise SystemExit(f"ansel gpu-unpack: {', '.join(map(str, files))}: not a whole kit archive "
-                             f"(give every .partNN, in order): {e}") from None
-        tmp = Path(tmp)
-        if not (tmp / KIT_FILE).exists():
-            raise SystemExit(f"ansel gpu-unpack: {', '.join(map(str, files))}: no {KIT_FILE}: not made by gpu-kit/run.sh")
-        kit = json.loads((tmp / KIT_FILE).read_text())
-        for rec in kit["records"]:
-            src, dst = tmp / rec["name"], dest / rec["name"]
-            if not src.exists():
-                continue
-            _merge(src, dst)
-            add_lease(dst, lease_entry(files[0], kit, src, device_minutes),
-                      (tmp / "log.txt").read_text() if (tmp / "log.txt").exists() else "")
-            about = {k: rec.get(k) for k in ("name", "preset", "config", "about", "items")}
-            (dst / "record.json").write_text(json.dumps(about, indent=1) + "\n")
-            waiting = {}
-            if render and rec.get("items"):
-                from ansel.gpukit.tables import render_record_tables
+            kit = _extract(files, tmp, shown)
+            with contextlib.ExitStack() as stages:
+                staged = [(rec, stages.enter_context(staged_record(dest / rec["name"])))
+                          for rec in kit["records"] if (tmp / rec["name"]).is_dir()]
+                for rec, stage in staged:
+                    _stage(rec, tmp / rec["name"], stage, kit, files[0], device_minutes, render, dest)
+                for rec, stage in staged:  # every record checked and built: now each replaces its old self
+                    replace_tree(stage, dest / rec["name"])
+                    print(f"{dest / rec['name']}: placed")
+        except ValueError as e:  # RecordRefused, or a file of the archive that is not JSON
+            raise SystemExit(f"ansel gpu-unpack: {str(e).replace(f'{tmp}/', f'{shown}: ')}") from None
+        except subprocess.CalledProcessError as e:
+            raise SystemExit(f"ansel gpu-unpack: {shown}: rendering the tables failed ({e}; Snakemake's message "
+                             "above); nothing was placed (--no-render places the runs alone)") from None
+        except OSError as e:  # a full disk, say: the staging is removed, the records are as they were
+            raise SystemExit(f"ansel gpu-unpack: {shown}: {f'{e.filename}: ' if e.filename else ''}"
+                             f"{e.strerror or e}; nothing was placed") from None
+    return [dest / rec["name"] for rec, _ in staged]
 
-                _, waiting = render_record_tables(rec, dst, siblings(dest, rec))
-            write_readme(rec, dst, waiting)
-            placed.append(dst)
-            print(f"{dst}: placed")
-    return placed
+
+def _extract(files: list[Path], into: Path, shown: str) -> dict:
+    """The archive's plain files and folders into ``into``; kit.json read and its records' keys checked."""
+    try:
+        with read_archive(files) as tar:
+            if odd := [m.name for m in tar.getmembers() if not (m.isfile() or m.isdir()) or m.name.startswith("/")
+                       or ".." in Path(m.name).parts]:
+                raise RecordRefused(f"{shown}: {odd[0]}: a link, a special file or a path out of the archive's "
+                                    f"folder ({len(odd)} in all): a kit's archive holds plain files and folders only")
+            tar.extractall(into, filter="data")
+    except (tarfile.TarError, EOFError, zlib.error) as e:  # a part missing, out of order, or cut short
+        raise SystemExit(f"ansel gpu-unpack: {shown}: not a whole kit archive "
+                         f"(give every .partNN, in order): {e}") from None
+    if not (into / KIT_FILE).exists():
+        raise SystemExit(f"ansel gpu-unpack: {shown}: no {KIT_FILE}: not made by gpu-kit/run.sh")
+    try:
+        kit = read_json(into / KIT_FILE)
+    except ValueError as e:
+        raise RecordRefused(str(e)) from None
+    where = f"{shown}: {KIT_FILE}"
+    if not isinstance(kit, dict) or not isinstance(kit.get("records"), list):
+        raise RecordRefused(f"{where}: no list of records")
+    for i, rec in enumerate(kit["records"]):
+        at = f"{where}: records[{i}]"
+        if not isinstance(rec, dict):
+            raise RecordRefused(f"{at}: not a record")
+        try:
+            plain_name(rec.get("name"), f"{at}: name")
+        except ValueError as e:
+            raise RecordRefused(str(e)) from None
+        for key, kind in (("preset", str), ("config", dict), ("items", dict), ("runs", list)):
+            if not isinstance(rec.get(key), kind):
+                raise RecordRefused(f"{at} ({rec['name']}): {key!r} missing or not a {kind.__name__}: not made by "
+                                    "this project's gpu-kit; nothing was placed")
+    return kit
+
+
+def _stage(rec: dict, src: Path, stage: Path, kit: dict, archive: Path, device_minutes: float | None,
+           render: bool, dest: Path) -> None:
+    """The record ``stage`` (a copy of the old one) with the archive's ``src`` checked and added."""
+    check_setting(stage, rec["preset"], rec["config"], f"{src}")
+    kit_runs = {}
+    for run in [*rec["runs"], *rec.get("cpu_runs", [])]:
+        name = run_name(run.get("config") or {}, f"{src.parent / KIT_FILE}: {rec['name']}: {run.get('dir')}")
+        if run.get("dir") != name:
+            raise RecordRefused(f"{src.parent / KIT_FILE}: {rec['name']}: run {run.get('dir')!r} holds the config of {name}")
+        kit_runs[name] = run["config"]
+    for held in sorted(stage.glob("runs/*/*/*/config.json")):  # the record's runs: still its setting
+        name = str(held.parent.relative_to(stage))
+        if name in kit_runs:
+            check_same_setting(read_json(held), kit_runs[name], f"{dest / rec['name'] / name}/config.json",
+                               f"the kit's config of it ({KIT_FILE})")
+    if odd := sorted(p.name for p in src.iterdir() if p.name not in RECORD_PARTS):
+        raise RecordRefused(f"{src / odd[0]}: not a part of a record ({', '.join(sorted(RECORD_PARTS))})")
+    for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
+        _check_run(run, src, kit_runs)
+    _merge(src, stage)
+    add_lease(stage, lease_entry(archive, kit, src, device_minutes),
+              (src.parent / "log.txt").read_text() if (src.parent / "log.txt").exists() else "")
+    write_setting(stage, {k: rec.get(k) for k in ("name", "preset", "config", "about", "items")})
+    waiting = {}
+    if render and rec.get("items"):
+        from ansel.gpukit.tables import render_record_tables
+
+        _, waiting = render_record_tables(rec, stage, siblings(dest, rec))
+    write_readme(rec, stage, waiting)
+
+
+def _check_run(run: Path, src: Path, kit_runs: dict[str, dict]) -> None:
+    """One run of the archive: a run of the kit, at its own directory, of the kit's config, and, finished,
+    every file of a finished run with its metrics.json what its run file gives."""
+    name = str(run.relative_to(src))
+    if name not in kit_runs:
+        raise RecordRefused(f"{run}: not a run of the kit ({KIT_FILE} lists {len(kit_runs)})")
+    try:
+        cfg = read_json(run / "config.json")
+    except (ValueError, FileNotFoundError) as e:
+        raise RecordRefused(f"{e}; nothing was placed") from None
+    if (at := run_name(cfg, f"{run}/config.json")) != name:
+        raise RecordRefused(f"{run}/config.json: a run of {at}, found at {name}")
+    check_same_setting(cfg, kit_runs[name], f"{run}/config.json", f"the kit's config of it ({KIT_FILE})")
+    if (run / "metrics.json").exists():
+        check_finished(run, "run.trec.gz", root() / T.processed_dir(cfg["dataset"]))
+    elif odd := sorted({p.name for p in run.iterdir()} - UNFINISHED_FILES):
+        raise RecordRefused(f"{run}: an unfinished run (no metrics.json) with {', '.join(odd)}: half written")
 
 
 def siblings(dest: Path, rec: dict) -> list[Path]:
@@ -93,23 +190,24 @@ def add_lease(dst: Path, entry: dict, log: str) -> None:
     path = dst / LEASES
     leases = [e for e in (json.loads(path.read_text()) if path.exists() else []) if e["archive"] != entry["archive"]]
     leases = sorted([*leases, entry], key=lambda e: e.get("started") or 0)
-    path.write_text(json.dumps(leases, indent=1) + "\n")
+    write_text_atomic(path, json.dumps(leases, indent=1) + "\n")
     if log:
-        (dst / "logs").mkdir(exist_ok=True)
-        (dst / "logs" / entry["archive"].replace(".tar.gz", ".txt")).write_text(log)
+        write_text_atomic(dst / "logs" / entry["archive"].replace(".tar.gz", ".txt"), log)
 
 
 def _merge(src: Path, dst: Path) -> None:
-    """Copy ``src`` over ``dst``: a finished run replaces the state of its unfinished self."""
-    for f in sorted(src.rglob("*")):
-        if f.is_dir():
+    """Copy ``src`` over ``dst``: a finished run replaces its old self wholly (an unfinished one's state
+    included); an unfinished one never replaces a finished one."""
+    for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
+        target = dst / run.relative_to(src)
+        if (run / "metrics.json").exists():
+            shutil.rmtree(target, ignore_errors=True)
+        elif (target / "metrics.json").exists():
             continue
-        target = dst / f.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(f, target)
-        if f.name == "metrics.json":
-            (target.parent / "state.pt").unlink(missing_ok=True)
-            (target.parent / "job.log").unlink(missing_ok=True)
+        shutil.copytree(run, target, dirs_exist_ok=True)
+    for part in sorted(p for p in src.iterdir() if p.name != "runs"):
+        (shutil.copytree(part, dst / part.name, dirs_exist_ok=True) if part.is_dir()
+         else shutil.copy2(part, dst / part.name))
 
 
 def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = None) -> None:
@@ -166,7 +264,7 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
         lines.append("- what the numbers say: NOTES.md")
     for bench in sorted(dst.glob("bench/*.txt")):
         lines += ["", f"## `{bench.name}`", "", "```", bench.read_text().rstrip(), "```"]
-    (dst / "README.md").write_text("\n".join(lines) + "\n")
+    write_text_atomic(dst / "README.md", "\n".join(lines) + "\n")
 
 
 def _phase_line(phase: dict) -> str:

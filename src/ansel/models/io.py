@@ -1,23 +1,16 @@
-"""A run's model from its config and saved weights; saving a run's files atomically."""
+"""A run's model from its config and saved weights; saving a run's files atomically (``ansel.files``)."""
 from __future__ import annotations
 
-import errno
 from pathlib import Path
-from typing import Callable
 
 import torch
 
-from ansel.files import atomic_path
+from ansel.files import save_atomic
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
 __all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic", "save_text",
            "save_torch"]
-
-SAVE_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
-               errno.EACCES: "permission denied", errno.EPERM: "permission denied (operation not permitted)",
-               errno.EROFS: "read-only file system"}
-
 
 class CorruptCheckpointError(RuntimeError):
     """A saved checkpoint cannot be read as weights; the message names it and how to start again."""
@@ -51,24 +44,6 @@ def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=
         raise RuntimeError(f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
                            f"models are built now; retrain the run (delete its directory). {e}") from None
     return model.to(device).eval()
-
-
-def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
-    """``write(tmp)`` into a temporary that replaces ``path`` once complete (``atomic_path``). On
-    failure ``path`` is left as it was, no partial file stays, and an OSError names ``path`` and
-    the cause."""
-    path = Path(path)
-    try:
-        with atomic_path(path) as tmp:
-            write(tmp)
-    except BaseException as e:
-        cause = e  # torch's zip writer, failing again as it closes, hides the OSError in the context
-        while cause is not None and not isinstance(cause, OSError):
-            cause = cause.__context__
-        if cause is None:
-            raise
-        reason = SAVE_CAUSES.get(cause.errno, cause.strerror or str(cause))
-        raise OSError(cause.errno, f"cannot save {path}: {reason}") from cause
 
 
 def save_text(path: Path | str, text: str) -> None:

@@ -17,7 +17,6 @@ not hold (the reverse is significant) or not significant. The .json twin keeps e
 from __future__ import annotations
 
 import functools
-import math
 import json
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pandas as pd
 
 from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
+from ansel.evaluation.agreement import check_run, checked_metrics
 from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values, seed_bootstrap
 from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, split_labels, split_run
 from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, run_file, runs, significance_columns
@@ -56,25 +56,14 @@ def _question_reader(config: dict):
         path = Path(run_file(config, run, protocol))
         no_positive = json.loads((Path(run.dir) / "config.json").read_text()).get("eval", {}).get("no_positive", "drop")
         labels = split_labels(dataset(run.dataset), split, str(path))
-        values = question_values(split_run(path, split), labels, no_positive, str(path))
-        check_against_metrics(path.parent / ("metrics_last.json" if path.name == "run_last.trec" else "metrics.json"),
-                              split, values, path)
-        return values
+        processed = Path(processed_dir(run.dataset))
+        if path.name == "run_last.trec":  # the last epoch's run file, scored into metrics_last.json
+            check_run(Path(run.dir), processed, path, path.parent / "metrics_last.json")
+        else:  # the cells' metrics.json: the same ranking
+            checked_metrics(Path(run.dir), processed)
+        return question_values(split_run(path, split), labels, no_positive, str(path))
 
     return values
-
-
-def check_against_metrics(metrics: Path, split: str, values: pd.DataFrame, path: Path) -> None:
-    """Refuse a run file whose scores do not give the MAP its metrics file reports for ``split``:
-    the cells come from the metrics and the tests from the run file, so the two must be one ranking."""
-    if not metrics.exists():
-        raise FileNotFoundError(f"{metrics}: missing; the run must be evaluated first (snakemake {metrics})")
-    reported = json.loads(metrics.read_text()).get(split, {}).get("MAP")
-    recomputed = float(values["MAP"].mean())
-    if reported is None or not math.isclose(reported, recomputed, rel_tol=1e-9, abs_tol=1e-9):
-        raise ValueError(f"{path}: its {split} scores give MAP {recomputed:.6f} where {metrics} "
-                         f"reports {reported if reported is None else f'{reported:.6f}'}: the two files are not of "
-                         f"one evaluation; rerun it (snakemake --forcerun {metrics})")
 
 
 def compare(config: dict, table: dict) -> pd.DataFrame:

@@ -24,6 +24,7 @@ import pandas as pd
 from ansel.config import dataset_name, model_config
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
+from ansel.files import write_text_atomic
 from ansel.report.context import context_lookup, context_rows
 from ansel.report.expected import expected_value
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
@@ -74,7 +75,8 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
 
 def run_metric(run: Run, split: str, metric: str) -> float:
     """One metric of a run (from its metrics.json or timings file), with an error naming the file
-    when it is missing."""
+    when it is missing (the ``table`` and ``figure`` verbs check every metrics.json they read against
+    its run file first: ``ansel.evaluation.agreement.check_runs``)."""
     path = Path(metric_file(run, split, metric))
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
@@ -392,19 +394,18 @@ def write_table(long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: di
                 prefix: Path) -> None:
     """prefix.csv (``long``), .md, .tex and .html (``wide``, the caption, the spec's notes and
     ``notes``) and .json (``as_json``, DVC's metrics)."""
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    long.to_csv(prefix.with_suffix(".csv"), index=False)
+    long_csv = long.to_csv(index=False)
     caption = table.get("caption", table["id"])
     all_notes = list(table.get("notes", [])) + notes
     md = [f"**{caption}**", "", wide.to_markdown(disable_numparse=True), ""]
     md += [f"- {n}" for n in all_notes]
-    prefix.with_suffix(".md").write_text("\n".join(md) + "\n")
     tex = wide.to_latex(escape=True, caption=caption, label=f"tab:{table['id']}")
     tex += "".join(f"% {n}\n" for n in all_notes)
-    prefix.with_suffix(".tex").write_text(tex)
     # The HTML report shows this fragment (workflow/report/workflow.rst inlines it); the charset
     # keeps ± and † readable where it is opened on its own.
     items = "".join(f"<li>{escape(n)}</li>" for n in all_notes)
-    prefix.with_suffix(".html").write_text(f'<meta charset="utf-8">\n<p><strong>{escape(caption)}</strong></p>\n'
-                                           f'{wide.to_html(escape=True)}\n<ul>{items}</ul>\n', encoding="utf-8")
-    prefix.with_suffix(".json").write_text(json.dumps(as_json, indent=1, ensure_ascii=False) + "\n")
+    html = (f'<meta charset="utf-8">\n<p><strong>{escape(caption)}</strong></p>\n'
+            f'{wide.to_html(escape=True)}\n<ul>{items}</ul>\n')
+    for suffix, text in ((".csv", long_csv), (".md", "\n".join(md) + "\n"), (".tex", tex), (".html", html),
+                         (".json", json.dumps(as_json, indent=1, ensure_ascii=False) + "\n")):
+        write_text_atomic(prefix.with_suffix(suffix), text)

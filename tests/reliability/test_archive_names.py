@@ -1,0 +1,56 @@
+"""Issue 54 item 1: an archive writes nowhere but its record. A dataset of ``../``, a record named
+``..`` or ``.``, a member that is a link: each is refused naming it, and nothing under the checkout or
+beside it changes (no staging left either)."""
+import json
+
+import pytest
+
+from ansel.gpukit.unpack import unpack
+from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, unpack_refused
+
+
+def test_a_dataset_that_climbs_out_is_refused(home, finished_run, kit_archive):
+    config = {**json.loads(finished_run["config.json"]), "dataset": "../../../../outside/pwned"}
+    files = {**finished_run, "config.json": json.dumps(config).encode()}
+    archive = kit_archive(run_members(files), [kit_record(run_config=config, items={"smoke": ["synthetic"]})])
+    unpack_refused(archive, home, r"dataset: '\.\./\.\./\.\./\.\./outside/pwned' is not a plain name")
+    assert not (home.parent / "outside/pwned").exists()
+
+
+def test_only_the_runs_config_climbs_out(home, finished_run, kit_archive):
+    """The kit says the run is synthetic_en's; the run's own config.json says otherwise."""
+    kit_config = json.loads(finished_run["config.json"])
+    files = {**finished_run, "config.json": json.dumps({**kit_config, "dataset": "../../../outside/x"}).encode()}
+    archive = kit_archive(run_members(files), [kit_record(run_config=kit_config, items={"smoke": ["synthetic"]})])
+    unpack_refused(archive, home, r"config.json: dataset: '\.\./\.\./\.\./outside/x' is not a plain name")
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../outside", "a/b", ""])
+def test_a_record_name_that_is_not_plain_is_refused(home, finished_run, kit_archive, name):
+    """``..`` joined to the unpacking's folder is its parent (the old code copied the whole temporary folder
+    there), ``.`` the folder itself (the archive's tree dumped into reports/device/)."""
+    config = json.loads(finished_run["config.json"])
+    archive = kit_archive(run_members(finished_run, record="x"), [kit_record(name, run_config=config)])
+    unpack_refused(archive, home, rf"kit.json: records\[0\]: name: '{name}' is not a plain name")
+
+
+def test_a_link_in_the_archive_is_refused(home, finished_run, kit_archive):
+    """A symlink member pointing inside the archive (log.csv -> kit.json) is not copied through."""
+    config = json.loads(finished_run["config.json"])
+    archive = kit_archive(run_members(finished_run, skip=("log.csv",)), [kit_record(run_config=config)],
+                          links={f"rec/{RUN}/log.csv": "../../../../kit.json"})
+    unpack_refused(archive, home, rf"rec/{RUN}/log.csv: a link, a special file or a path out of the archive's folder")
+
+
+def test_a_plain_archive_is_placed_in_its_record_only(home, finished_run, kit_archive):
+    """The same run with plain names: placed under reports/device/rec, nothing else changed, no staging left."""
+    config = json.loads(finished_run["config.json"])
+    archive = kit_archive(run_members(finished_run), [kit_record(run_config=config)])
+    before = snapshot(home.parent)
+    (placed,) = unpack([archive], device_minutes=1.0, dest=home / "reports/device")
+    assert placed == home / "reports/device/rec"
+    after = snapshot(home.parent)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    assert changed and all(k.startswith("home/reports/device/rec") or k == "home/reports/device" for k in changed)
+    assert (placed / RUN / "log.csv").read_bytes() == finished_run["log.csv"]
+    assert sorted(p.name for p in (home / "reports/device").iterdir()) == ["rec"]
