@@ -26,7 +26,7 @@ def _rewrite(path, rows: pd.DataFrame) -> None:
 
 
 def test_the_run_file_of_the_evaluation_is_read(evaluated):
-    values = _question_reader()(evaluated, "test")
+    values = _question_reader({})(evaluated, "test", "dev")
     assert len(values) > 0 and 0 <= values.MAP.mean() <= 1
 
 
@@ -39,13 +39,13 @@ def test_a_run_file_that_disagrees_with_metrics_json_is_refused_naming_it(evalua
         rows = rank(rows)
     _rewrite(path, rows)
     with pytest.raises(ValueError, match=rf"{path}: its (dev|test) scores give MAP .* where .*metrics.json reports"):
-        _question_reader()(evaluated, "test")
+        _question_reader({})(evaluated, "test", "dev")
 
 
 def test_ranks_that_disagree_with_the_scores_do_not_count(evaluated):
     """The scores are the evaluation's: a rank column shuffled alone changes no value."""
     path = f"{evaluated.dir}/run.trec"
-    before = _question_reader()(evaluated, "test")
+    before = _question_reader({})(evaluated, "test", "dev")
     rows = read_trec_run(path)
     _rewrite(path, rows.assign(rank=rows["rank"].sample(frac=1, random_state=0).to_numpy()))
-    pd.testing.assert_frame_equal(_question_reader()(evaluated, "test"), before)
+    pd.testing.assert_frame_equal(_question_reader({})(evaluated, "test", "dev"), before)

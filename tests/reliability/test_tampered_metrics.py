@@ -83,7 +83,8 @@ def front_page(home, finished_run):
     test_map = json.loads(finished_run["metrics.json"])["test"]["MAP"]
     run = home / "reports/rec" / RUN
     run.mkdir(parents=True)
-    (run / "metrics.json").write_bytes(finished_run["metrics.json"])
+    for name in ("metrics.json", "config.json"):
+        (run / name).write_bytes(finished_run[name])
     column = "synthetic_en test MAP"
     (home / TWIN).write_text(json.dumps({
         "QA-CNN": {column: {"mean": test_map, "std": 0.0, "n": 1, "published": 0.5,
@@ -92,8 +93,10 @@ def front_page(home, finished_run):
                                                                   "p_holm": 0.01}}}}}))
     (home / "reports/rec/t.csv").write_text("row,column,model,dataset,run_dataset,split,metric,mean,std,n\n"
                                             f"QA-CNN,{column},qa_cnn,synthetic_en,synthetic_en,test,MAP,{test_map},0.0,1\n")
-    (home / "reports/headlines.yaml").write_text(
-        f"- {{paper: P, record: rec, table: t, row: QA-CNN, column: {column}, claim: QA-CNN > Random}}\n")
+    (home / "reports/headlines.yaml").write_text(  # a published cell of another dataset: ours is its stand-in
+        "records: {rec: budget}\nheadlines:\n"
+        "  - paper: P\n    published: {spec: apnet, table: wikiqa, row: AP-CNN, dataset: wikiqa, split: test, metric: MAP}\n"
+        f"    claim: QA-CNN > Random\n    sources: [{{record: rec, table: t, row: QA-CNN, column: {column}}}]\n")
     (home / "README.md").write_text("# ansel\n\n<!-- results: ansel records -->\n<!-- /results -->\n\nmore\n")
     main(["records", "--write", "README.md"])
     main(["records", "--check", "README.md"])
@@ -108,7 +111,7 @@ def test_a_twin_edited_by_hand_never_reaches_the_front_page(front_page):
     page = (front_page / "README.md").read_bytes()
     for verb in ("--write", "--check"):
         with pytest.raises(SystemExit, match=rf"{TWIN}: cell \('QA-CNN', 'synthetic_en test MAP'\) says [0-9.]+ .* where "
-                                             r"its 1 runs' metrics.json give"):
+                                             r"its 1 runs give"):
             main(["records", verb, "README.md"])
     assert (front_page / "README.md").read_bytes() == page
 
