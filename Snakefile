@@ -11,6 +11,8 @@ min_version("9.0")
 
 
 A.read_yaml("params.yaml")  # a syntax error or a key given twice: named with its line before Snakemake reads it
+for path in workflow.config_settings.configfiles:  # --configfile: Snakemake kept the last of two equal keys
+    A.read_yaml(path)
 
 
 configfile: "params.yaml"

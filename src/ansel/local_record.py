@@ -17,6 +17,7 @@ from ansel.config import ConfigError, load, root
 from ansel.gpukit.build import _copy, item_runs
 from ansel.gpukit.device import _gzip
 from ansel.gpukit.tables import render_record_tables
+from ansel.jsonfile import read_json
 
 RUN_FILES = ("metrics.json", "config.json", "log.csv")
 # Of the formats the rules write, what a CPU record keeps: the table, its data, its cells' provenance, the figure.
@@ -48,7 +49,7 @@ def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -
         if not (src / "metrics.json").exists() or not (src / "run.trec").exists():
             missing += not (dst / "metrics.json").exists()
             continue
-        if json.loads((src / "config.json").read_text()) != json.loads(json.dumps(run.config(config))):
+        if read_json(src / "config.json") != json.loads(json.dumps(run.config(config))):
             other.append(run.dir)
             continue
         for name in RUN_FILES:

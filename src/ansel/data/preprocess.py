@@ -58,6 +58,10 @@ class IdCollisionError(ValueError):
     """A reader's question id names two questions, or one in two splits; the message names both."""
 
 
+class LabelConflictError(ValueError):
+    """A (question, answer) pair listed with two labels; the message names both places."""
+
+
 def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]],
                ids_global: bool = False) -> Dataset:
     """Canonical tables from one row per (question, candidate) pair.
@@ -68,7 +72,7 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     questions is one row. A given qid must name one question text, and stay in one split unless
     the reader declares its ids global (``ids_global``: one question asked in several splits);
     otherwise IdCollisionError names the id, both texts or splits and where they are. A (qid, aid)
-    pair listed twice keeps its highest label: pairs whose labels disagree are counted and printed.
+    pair listed twice is kept once; listed with two labels, LabelConflictError names both places.
     """
     tokenize = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     pairs = pairs.copy()
@@ -88,14 +92,15 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     questions["tokens"] = _tokenize_unique(questions.text, tokenize)
     answers["tokens"] = _tokenize_unique(answers.text, tokenize)
     pairs["label"] = pairs.label.astype(int)
-    labels = pairs.groupby(["split", "qid", "aid"], sort=False).label.nunique()
-    if (conflicts := int((labels > 1).sum())):
-        split, qid, aid = labels[labels > 1].index[0]
-        print(f"{name}: {conflicts} (question, answer) pairs listed with conflicting labels keep their highest "
-              f"(positive), e.g. {split} question {qid} answer {aid}", flush=True)
+    pairs["pair"] = pairs.split + "\x00" + pairs.qid.astype(str) + "\x00" + pairs.aid.astype(str)
+    if (clash := _first_clash(pairs, "pair", "label")) is not None:  # no rule could say which label is right
+        (first, where1), (second, where2) = clash
+        raise LabelConflictError(f"{name}: question {first.qid!r} and answer {first.aid!r} ({first.split}) are "
+                                 f"labelled {first.label} ({where1}) and {second.label} ({where2}): "
+                                 "fix the raw file or the reader")
     splits = {}
     for split, g in pairs.groupby("split", sort=False):
-        g = g.groupby(["qid", "aid"], sort=False, as_index=False).label.max()
+        g = g.drop_duplicates(["qid", "aid"])
         splits[split] = g[["qid", "aid", "label"]].reset_index(drop=True)
     return Dataset(name, questions[["qid", "text", "tokens", "category"]].reset_index(drop=True),
                    answers[["aid", "text", "tokens"]].reset_index(drop=True), splits)
