@@ -102,8 +102,8 @@ def cmd_embeddings(a) -> None:
     import numpy as np
 
     from ansel.data.canonical import Dataset
-    from ansel.data.vocab import Vocab, training_texts
     from ansel.data.manifest import check_processed
+    from ansel.data.vocab import Vocab, training_texts
     from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_matrix, neighbours,
                                   save_matrix, train_word2vec)
     from ansel.pretrained import load_pretrained
