@@ -42,22 +42,26 @@ def write_manifest(path: Path) -> None:
 
 def check_manifest(raw: Path) -> None:
     """Raise ManifestError unless every file ``raw/manifest.json`` lists is there, unchanged."""
-    path = raw / MANIFEST
     # Removing the manifest is what reruns Snakemake's download job; fetch_file then keeps each
     # file that matches sources.yaml and fetches again one that does not.
-    _check(raw, "the download verified it", "the raw files were not written by the download step; "
-                  "run it first (snakemake, or `ansel download`)",
-                  f"to restore the downloaded files, delete {path} and rerun snakemake (its download job "
-                  "checks every raw file against sources.yaml again and re-fetches any that differ)")
+    _check(raw, "the download verified it",
+           "the raw files were not written by the download step; run it first (snakemake, or `ansel download`)",
+           f"to restore the downloaded files, delete {raw / MANIFEST} and rerun snakemake (its download job "
+           "checks every raw file against sources.yaml again and re-fetches any that differ)")
 
 
 def check_processed(processed: Path) -> dict:
     """Raise ManifestError unless every file of the processed dataset is as its preprocessing wrote it;
     returns the manifest's entries (the files written)."""
-    return _check(processed, "its preprocessing wrote it", "the dataset was not written by `ansel preprocess` "
-                  "(or by one before processed data carried checksums)",
-                  f"to preprocess it again, delete {processed} and rerun snakemake (every job that read it "
-                  "runs again after it)")
+    rebuild = f"delete {processed} and rerun snakemake (every job that read it runs again after it)"
+    # a dataset preprocessed before manifests existed: rebuilding it retrains every run of it, so
+    # whoever knows its files untouched may list them as they are (which plans nothing new)
+    seal = f"python -m ansel.data.manifest {processed}"
+    return _check(processed, "its preprocessing wrote it",
+                  f"the dataset was not written by `ansel preprocess`, or by one before processed data carried "
+                  f"checksums: to preprocess it again, {rebuild}; or, if its files are surely as an earlier "
+                  f"preprocessing left them, list them as they are: {seal}",
+                  f"to preprocess it again, {rebuild}")
 
 
 def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
@@ -82,3 +86,9 @@ def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
             raise ManifestError(f"{file}: changed since {writer}: sha256 {digest}, "
                                 f"expected {expected['sha256']}; {fix}")
     return entries
+
+
+if __name__ == "__main__":  # python -m ansel.data.manifest DIR: list DIR's files as they are now
+    import sys
+
+    write_manifest(Path(sys.argv[1]) / MANIFEST)
