@@ -14,6 +14,8 @@ snakemake_wakeups.install()
 
 
 A.read_yaml("params.yaml")  # a syntax error or a key given twice: named with its line before Snakemake reads it
+for path in workflow.config_settings.configfiles:  # --configfile: Snakemake kept the last of two equal keys
+    A.read_yaml(path)
 
 
 configfile: "params.yaml"

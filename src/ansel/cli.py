@@ -53,7 +53,8 @@ def cmd_download(a) -> None:
 
 def cmd_preprocess(a) -> None:
     from ansel.data.manifest import ManifestError, check_manifest
-    from ansel.data.preprocess import DegenerateDataError, check_splits, recorded_steps
+    from ansel.data.preprocess import (DegenerateDataError, IdCollisionError, LabelConflictError, check_splits,
+                                       recorded_steps)
     from ansel.data.registry import get_source
     from ansel.data.vocab import Vocab, training_texts
 
@@ -66,17 +67,17 @@ def cmd_preprocess(a) -> None:
         if missing:
             raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
         check_splits(ds, ds_cfg["splits"], steps, f"datasets.{a.dataset}")  # before anything is written
-    except (ManifestError, DegenerateDataError) as e:
+    except (ManifestError, DegenerateDataError, IdCollisionError, LabelConflictError) as e:
         raise SystemExit(str(e)) from None
-    ds.save(out)
     v = ds_cfg.get("vocab", {})
+    out.mkdir(parents=True, exist_ok=True)
     Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size"), v.get("min_df", 1)
                 ).save(out / "vocab.json")
+    ds.save(out)  # last: its manifest lists the vocabulary too
 
 
 def cmd_corpus_vectors(a) -> None:
     """word2vec on the training splits of several datasets (never their dev or test text)."""
-    import numpy as np
 
     from ansel.data.canonical import Dataset
     from ansel.data.vocab import training_texts
@@ -97,9 +98,9 @@ def cmd_corpus_vectors(a) -> None:
 
 
 def cmd_embeddings(a) -> None:
-    import numpy as np
 
     from ansel.data.canonical import Dataset
+    from ansel.data.manifest import check_processed
     from ansel.data.vocab import Vocab, training_texts
     from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_matrix, neighbours,
                                   save_matrix, train_word2vec)
@@ -108,6 +109,7 @@ def cmd_embeddings(a) -> None:
 
     cfg, processed, out = a.config, Path(a.processed), Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    check_processed(processed)  # the vocabulary as preprocessing wrote it (pretrained vectors read no table)
     vocab = Vocab.load(processed / "vocab.json")
     info = {"method": a.method, "dim": a.dim}
     if a.method == "word2vec":
@@ -143,32 +145,10 @@ def cmd_embeddings(a) -> None:
 
 
 def cmd_train(a) -> None:
-    from ansel.config import ConfigError, resolve_run
-    from ansel.data.batches import RunData
-    from ansel.data.vocab import Vocab, run_vocab_file
-    from ansel.device import start_torch
-    from ansel.embeddings import load_matrix
-    from ansel.evaluation.config import EvalConfig
-    from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, eval_data, save_dev_scores
-    from ansel.settings import parse
-    from ansel.targets import embeddings_file
-    from ansel.training.config import TrainConfig
-    from ansel.training.trainer import train_run
+    from ansel.training.command import train_command  # the training code's digest starts there
 
-    cfg, processed, run = resolve_run(a.config, "--config"), Path(a.processed), Path(a.run_dir)
-    t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
-    if cfg["embeddings"] and not a.embeddings:  # never a silently random start
-        raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
-                          f"({embeddings_file(cfg)})")
-    start_torch(a.threads)
-    data = eval_data(RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"],
-                                  cfg["max_len_a"]), ev)
-    trained = train_run(cfg, data, load_matrix(a.embeddings) if a.embeddings else None, run,
-                        dev_evaluator(data, t.dev_split, ev), progress=not a.no_progress,
-                        timings=Path(a.timings) if a.timings else None,
-                        monitors={split: dev_evaluator(data, split, ev) for split in t.monitor_splits},
-                        dvclive=not a.no_dvclive)
-    save_dev_scores(trained.dev_scores, t.dev_split, run / DEV_SCORES)
+    train_command(a.config, Path(a.processed), Path(a.run_dir), a.embeddings, a.threads, progress=not a.no_progress,
+                  timings=Path(a.timings) if a.timings else None, dvclive=not a.no_dvclive)
 
 
 def cmd_evaluate(a) -> None:
@@ -372,14 +352,15 @@ def main(argv: list[str] | None = None) -> None:
     k.add_argument("--out", help="the kit's folder (default: gpu-kit/ in the checkout)")
     u = verb("gpu-unpack", cmd_gpu_unpack, config=None)  # CPU, after
     u.add_argument("file", nargs="+", help="the archive run.sh wrote (or its .partNN files, in order)")
-    u.add_argument("--device-minutes", type=float, help="the lease's device time, for the record's README")
+    u.add_argument("--device-minutes", type=_positive(float), help="the lease's device time, for the record's README")
     u.add_argument("--no-render", action="store_true", help="place the runs; render no table")
     a = p.parse_args(argv)
+    from ansel.data.manifest import ManifestError
     from ansel.settings import ConfigError
 
     try:
         a.fn(a)
-    except ConfigError as e:  # a setting's fault: its key and the fix, not a traceback
+    except (ConfigError, ManifestError) as e:  # a setting's or a file's fault: its key or file and the fix
         sys.exit(f"ansel {a.verb}: {e}")
 
 

@@ -1,16 +1,20 @@
 """The code a training run depends on, as one digest (the train rule's param, so an edit of it
 reruns exactly the runs it trains; each run's timings record it).
 
-The modules: the trainer's, the run's architecture module (where it is registered), and every
-``ansel`` module they import, transitively, at module level or inside a function (builders import
-their building blocks when called; the sampler's scoring of negatives is among them). The dev
-metrics are the evaluate stage's (``ansel.evaluation.evaluate``, ``metrics``: the train command
-hands the trainer its dev evaluator), so an edit of them re-scores and does not retrain (DESIGN:
-evaluation is a stage of its own). The registry finds the architectures by listing their package,
-not by importing them by name, so the other architectures are not among them: an edit of one
-architecture retrains only its runs (and those of the architectures that import it). The digest is
-over the modules' bytes: an edit that changes no behaviour (a comment) also retrains, as
-Snakemake's own ``code`` trigger does for a rule's command. Read from ``src/ansel`` of the checkout; no import runs.
+The modules: what ``ansel train`` runs (``ansel.training.command``: resolving and checking the
+config, loading the data and vectors, the trainer, the dev evaluation that selects the epoch),
+the run's architecture module (where it is registered), and every ``ansel`` module they import,
+transitively, at module level or inside a function (builders import their building blocks when
+called; the sampler's scoring of negatives is among them). Two are not followed: the evaluate
+stage's ``ansel.evaluation.evaluate`` (the dev evaluator the command hands the trainer; it and the
+metrics it imports are the evaluate rule's inputs, so an edit of them re-scores and does not
+retrain: DESIGN principle 8, evaluation is a stage of its own), and ``cli.py``, which parses every
+verb's command line and hands the train command its arguments.
+The registry finds the architectures by listing their package, not by importing them by name, so
+the other architectures are not among them: an edit of one architecture retrains only its runs
+(and those of the architectures that import it). The digest is over the modules' bytes: an edit
+that changes no behaviour (a comment) also retrains, as Snakemake's own ``code`` trigger does for
+a rule's command. Read from ``src/ansel`` of the checkout; no import runs.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ import hashlib
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent
-ENTRIES = ("ansel.training.trainer",)
+ENTRIES = ("ansel.training.command",)
+OWN_STAGE = frozenset({"ansel.evaluation.evaluate"})  # imported by the command, digested by the evaluate rule
 
 
 def module_file(name: str) -> Path | None:
@@ -49,12 +54,13 @@ def _imports(name: str) -> frozenset[str]:
 
 
 def closure(entries: tuple[str, ...]) -> list[str]:
-    """Every ansel module reachable from ``entries`` (with the packages' ``__init__`` that importing runs)."""
+    """Every ansel module reachable from ``entries`` (with the packages' ``__init__`` that importing runs),
+    not through another stage's module (``OWN_STAGE``)."""
     seen: set[str] = set()
     todo = list(entries)
     while todo:
         name = todo.pop()
-        if name in seen:
+        if name in seen or name in OWN_STAGE:
             continue
         seen.add(name)
         parents = [".".join(name.split(".")[:i]) for i in range(2, name.count(".") + 1)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -310,6 +311,13 @@ def embeddings_path(dataset: str, method: str, dim: int, suffix: str = ".npy") -
     return f"data/embeddings/{dataset}/{method}-{dim}{suffix}"
 
 
+def embeddings_file(cfg: dict) -> str | None:
+    """The word vectors a run config starts from (the embeddings rule's output), or None: random."""
+    if not cfg["embeddings"]:
+        return None
+    return embeddings_path(cfg["dataset"], cfg["embeddings"], cfg["hparams"]["embedding_dim"])
+
+
 RUN_KEYS = ("dataset", "model", "seed", "arch", "hparams", "embeddings", "max_len_q", "max_len_a", "eval", "train")
 RUN_NAMES = ("dataset", "model", "seed")
 
@@ -352,9 +360,24 @@ def _check_reader(name: str, ds: dict) -> None:
             raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
 
 
+def check_finite(value: Any, where: str) -> None:
+    """Refuse an infinite or NaN number anywhere in ``value`` (YAML's .inf / .nan), naming its key path:
+    a range check such as ``lr > 0`` holds for infinity, and the run would train on NaN losses."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_finite(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_finite(item, f"{where}[{i}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: {value} is not a finite number")
+
+
 def validate(config: dict) -> None:
-    """Every setting the resolved config alone decides, checked before anything runs: each dataset's
-    evaluation block and splits, each model's hyperparameters and training settings."""
+    """Every setting the resolved config alone decides, checked before anything runs: no number
+    infinite or NaN, each dataset's evaluation block and splits, each model's hyperparameters and
+    training settings."""
+    check_finite(config, "")
     for name, ds in config["datasets"].items():
         _check_reader(name, ds)
         where = f"datasets.{name}.eval"

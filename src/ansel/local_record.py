@@ -16,11 +16,11 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.config import ConfigError, load, root
-from ansel.evaluation.agreement import read_json
 from ansel.files import locked, replace_tree
 from ansel.gpukit.build import _copy, item_runs
 from ansel.gpukit.device import _gzip
 from ansel.gpukit.tables import render_record_tables
+from ansel.jsonfile import read_json
 from ansel.placing import (RecordRefused, check_finished, check_same_setting, check_setting, settings, staged_record,
                            write_setting)
 

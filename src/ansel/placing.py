@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from ansel.evaluation.agreement import check_run, read_json
+from ansel.evaluation.agreement import check_run
+from ansel.jsonfile import read_json
 from ansel.files import write_text_atomic
 from ansel.names import plain_name
 

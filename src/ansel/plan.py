@@ -30,7 +30,9 @@ import pandas as pd
 from ansel import targets as T
 from ansel.config import root
 from ansel.data.vocab import run_vocab_file
+from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
+from ansel.settings import ConfigError, SettingError, check, parse
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
@@ -51,6 +53,12 @@ class Cost:
     peak_mb: float | None = None  # the device's peak memory (CUDA), sizes concurrent jobs
     batches: int | None = None  # per epoch, as the measured run trained (same shape: same count)
 
+    def __post_init__(self):
+        for key in ("seconds_per_batch", "dev_seconds", "peak_mb"):
+            value = getattr(self, key)
+            check(value is None or (math.isfinite(value) and value >= 0), key, f"{value} is not a number >= 0")
+        check(self.batches is None or self.batches >= 1, "batches", f"{self.batches} is not >= 1")
+
 
 def default_sources() -> list[Path]:
     """This checkout and every committed record (``reports/*/`` and ``reports/device/*/``)."""
@@ -70,10 +78,13 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
 
     for src in sources:
         for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
-            for key, c in json.loads(path.read_text()).items():
-                keep(key, Cost(**c, source=str(path)))
+            for key, c in read_json(path).items():
+                c = {**c, "source": str(path)} if isinstance(c, dict) else c  # parse names a list or a number
+                keep(key, parse(Cost, c, f"{path}: {key}"))
         for config in sorted([*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]):
-            cfg = json.loads(config.read_text())
+            cfg = read_json(config)
+            if missing := [k for k in ("dataset", "model", "train") if k not in cfg]:
+                raise ConfigError(f"{config}: not a run's config (no {', '.join(missing)})")
             keep(shape(cfg), _run_cost(src, config.parent, cfg))
     return costs
 
@@ -82,7 +93,10 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
     timings = src / "results/timings" / cfg["dataset"] / cfg["model"] / f"{run_dir.name}.json"
     timings = timings if timings.exists() else run_dir / "timings.json"  # a record keeps it in the run
     if timings.exists():
-        return timings_cost(json.loads(timings.read_text())["train"], str(timings))
+        try:
+            return timings_cost(read_json(timings)["train"], str(timings))
+        except (KeyError, TypeError, SettingError) as e:
+            raise ConfigError(f"{timings}: not a run's timings ({type(e).__name__}: {e})") from None
     log = run_dir / "log.csv"
     if log.exists():
         rows = [r for r in csv.DictReader(log.open()) if r.get("seconds_per_batch")]
@@ -161,7 +175,7 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
         dataset_examples(examples, cfg["dataset"], processed)
         cost["batches"] = batches_per_epoch(cfg, examples)
         path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
-        costs = {**(json.loads(path.read_text()) if path.exists() else {}), shape(cfg): cost}
+        costs = {**(read_json(path) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
         save_text(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
         report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansel.config import (ConfigError, dataset_name, embeddings_path, load_paper, model_config, papers_dir,
-                          run_config, variant_name)
+from ansel.config import (ConfigError, dataset_name, embeddings_file, load_paper, model_config,
+                          papers_dir, run_config, variant_name)
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.models.registry import is_trained
 
@@ -138,13 +138,6 @@ def benchmark_configs(config: dict, table: dict) -> tuple[str, dict[str, dict]]:
     dataset = datasets.pop()
     models = dict.fromkeys(row["model"] for row, col, _ in table_cells(config, table) if col in columns)
     return dataset, {m: run_config(config, dataset, m, seeds(config, Variant(m))[0]) for m in models}
-
-
-def embeddings_file(cfg: dict) -> str | None:
-    """The word vectors a run config starts from (the embeddings rule's output), or None: random."""
-    if not cfg["embeddings"]:
-        return None
-    return embeddings_path(cfg["dataset"], cfg["embeddings"], cfg["hparams"]["embedding_dim"])
 
 
 def processed_dir(dataset: str) -> str:

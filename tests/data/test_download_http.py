@@ -14,6 +14,7 @@ import zipfile
 import pytest
 
 from ansel.data import download as dl
+from ansel.data.manifest import write_manifest
 from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, http_upstream, leftovers, wikiqa_corpus_zip, word2vec_bin_gz  # noqa: F401 (a fixture)
 
 
@@ -68,6 +69,7 @@ def test_vectors_over_http_pinned_at_first_download_then_verified(http_upstream,
     # the embeddings rule's command reads them, and refuses a file changed since its download
     (tmp_path / "processed").mkdir()
     vocab.save(tmp_path / "processed/vocab.json")
+    write_manifest(tmp_path / "processed/manifest.json")  # as preprocessing seals it
     zipped = tmp_path / "raw/glove840b/glove.840B.300d.zip"
     cfg = json.dumps({"pretrained": {"glove840b": str(zipped)}})
     args = ("embeddings", "--config", cfg, "--processed", str(tmp_path / "processed"), "--method", "glove840b",

@@ -11,14 +11,14 @@ def pairs() -> pd.DataFrame:
         "split": ["train"] * 4 + ["test"] * 3,
         "question": ["what is a cat ?"] * 3 + ["q two"] + ["where ?"] * 3,
         "answer": ["a cat is an animal .", "no", "a cat is an animal .", "yes it is", "here", "there", "no"],
-        "label": [1, 0, 0, 1, 1, 1, 0],
+        "label": [1, 0, 1, 1, 1, 1, 0],
     })
 
 
 def test_from_pairs_ids_tokens_and_duplicate_pairs():
     ds = from_pairs("t", pairs(), "english").validate()
     assert ds.splits["train"].qid.nunique() == 2
-    # the repeated (question, answer) keeps its highest label
+    # the repeated (question, answer) is kept once (labelled both ways it is refused: tests/reliability)
     assert len(ds.splits["train"]) == 3 and ds.splits["train"].label.sum() == 2
     # "no" answers a train and a test question: one answer row
     assert (ds.answers.text == "no").sum() == 1

@@ -58,7 +58,7 @@ def test_sound_splits_are_written(tmp_path):
     out = run(tmp_path, {}, {"drop_questions": {"no_positive": True}})
     assert sorted(p.name for p in out.iterdir()) == [
         "answers.parquet", "candidates-dev.parquet", "candidates-test.parquet", "candidates-train.parquet",
-        "questions.parquet", "vocab.json"]
+        "manifest.json", "questions.parquet", "vocab.json"]
 
 
 def test_reader_without_filtering_steps_is_checked_on_its_output():

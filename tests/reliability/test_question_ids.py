@@ -1,5 +1,5 @@
 """Issue 33 item 2: a question id that names two questions (two texts, or one id in two splits) is
-refused naming both and where they are; conflicting labels of one pair follow a stated, counted rule."""
+refused naming both and where they are (conflicting labels of one pair: test_conflicting_inputs.py)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -38,13 +38,3 @@ def test_an_answer_id_naming_two_texts_is_refused_naming_both():
         from_pairs("wikiqa", pairs, "whitespace")
     ds = from_pairs("wikiqa", pairs.assign(answer="caves form in ice ."), "whitespace")
     assert ds.answers.aid.tolist() == ["D1-0"] and ds.splits["dev"].aid.tolist() == ["D1-0", "D1-0"]
-
-
-def test_conflicting_labels_of_one_pair_keep_the_positive_and_are_counted(capsys):
-    from ansel.data.preprocess import from_pairs
-
-    pairs = pd.DataFrame({"split": ["test"] * 3, "qid": ["q1"] * 3, "question": ["q"] * 3,
-                          "answer": ["x", "x", "y"], "label": [0, 1, 0]})
-    ds = from_pairs("d", pairs, "whitespace")
-    assert ds.splits["test"].label.tolist() == [1, 0]
-    assert "d: 1 (question, answer) pairs listed with conflicting labels keep their highest" in capsys.readouterr().out

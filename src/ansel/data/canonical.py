@@ -4,6 +4,8 @@ A dataset directory holds:
   questions.parquet        qid, text, tokens (list[str]), category (str or null)
   answers.parquet          aid, text, tokens (list[str])
   candidates-<split>.parquet   qid, aid, label (0/1); one file per split
+  manifest.json            size and sha256 of every file above (and of vocab.json), checked at
+                           every load (``ansel.data.manifest``): an edit by hand is refused
 Training examples are the ``train`` split's rows: positives are label 1, and the
 trainer draws negatives from the labelled pool or the whole answer set (per config).
 Models and the trainer never see a dataset's raw format.
@@ -11,11 +13,13 @@ Models and the trainer never see a dataset's raw format.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from ansel.data.manifest import MANIFEST, check_processed, write_manifest
 from ansel.memory import arrow_uses_malloc
 
 QUESTION_COLUMNS = ["qid", "text", "tokens", "category"]
@@ -59,7 +63,8 @@ class Dataset:
         return self
 
     def save(self, directory: str | os.PathLike) -> None:
-        """Write every table atomically (temp file + rename) after validating."""
+        """Write every table atomically (temp file + rename) after validating, then the directory's
+        manifest: the sha256 of each of its files (the vocabulary too, when written first)."""
         self.validate()
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -67,14 +72,17 @@ class Dataset:
         _write(self.answers[ANSWER_COLUMNS], directory / "answers.parquet")
         for split, cands in self.splits.items():
             _write(cands[CANDIDATE_COLUMNS], directory / f"candidates-{split}.parquet")
+        write_manifest(directory / MANIFEST)
 
     @classmethod
     def load(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
+        """The tables ``save`` wrote, refused (ManifestError, naming the file) where one changed since."""
         arrow_uses_malloc()
         directory = Path(directory)
+        written = check_processed(directory)
         splits = {
-            p.stem.removeprefix("candidates-"): pd.read_parquet(p)
-            for p in sorted(directory.glob("candidates-*.parquet"))
+            Path(p).stem.removeprefix("candidates-"): pd.read_parquet(directory / p)
+            for p in sorted(written) if re.fullmatch(r"candidates-[^/]+\.parquet", p)
         }
         return cls(
             name=name or directory.name,

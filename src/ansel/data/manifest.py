@@ -1,7 +1,12 @@
-"""The raw files' manifest, ``data/raw/<source>/manifest.json``: written by ``ansel download``
-once every file verified, checked by ``ansel preprocess`` before a reader opens any of them.
+"""A directory's manifest, ``manifest.json``: the size and sha256 of every file in it, written
+once its files are complete and checked before any of them is read.
 
-Format: ``{relpath: {"size": bytes, "sha256": hex}}`` for every file under the raw directory
+Two directories carry one: ``data/raw/<source>/`` (written by ``ansel download`` once every file
+verified, checked by ``ansel preprocess`` before a reader opens any of them) and
+``data/processed/<dataset>/`` (written by ``Dataset.save``, checked by ``Dataset.load``: every job
+that reads a processed dataset; ``check_processed``).
+
+Format: ``{relpath: {"size": bytes, "sha256": hex}}`` for every file under the directory
 (extracted archive members included). A manifest of the older format, ``{relpath: sha256}``,
 is checked by sha256 alone.
 
@@ -9,8 +14,7 @@ Checking compares each listed file's size first, then its sha256. A listed file 
 missing or differs is an error naming it, what differs and how to restore it; a file the
 manifest does not list is ignored (the download lists everything it wrote, so readers only
 open listed files; anything else was put there by hand). Hashing costs about 7 ms for the
-largest raw file of the mirror (TREC-QA's TRAIN-ALL, 10 MB), so it runs at every
-preprocessing, uncached.
+largest raw file of the mirror (TREC-QA's TRAIN-ALL, 10 MB), so it runs at every read, uncached.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ MANIFEST = "manifest.json"
 
 
 class ManifestError(FetchError):
-    """A raw file no longer matches what the download verified; the message names it and the fix."""
+    """A raw or processed file no longer matches its manifest; the message names it and the fix."""
 
 
 def write_manifest(path: Path) -> None:
@@ -38,26 +42,53 @@ def write_manifest(path: Path) -> None:
 
 def check_manifest(raw: Path) -> None:
     """Raise ManifestError unless every file ``raw/manifest.json`` lists is there, unchanged."""
-    path = raw / MANIFEST
     # Removing the manifest is what reruns Snakemake's download job; fetch_file then keeps each
     # file that matches sources.yaml and fetches again one that does not.
-    fix = (f"to restore the downloaded files, delete {path} and rerun snakemake (its download job "
+    _check(raw, "the download verified it",
+           "the raw files were not written by the download step; run it first (snakemake, or `ansel download`)",
+           f"to restore the downloaded files, delete {raw / MANIFEST} and rerun snakemake (its download job "
            "checks every raw file against sources.yaml again and re-fetches any that differ)")
+
+
+def check_processed(processed: Path) -> dict:
+    """Raise ManifestError unless every file of the processed dataset is as its preprocessing wrote it;
+    returns the manifest's entries (the files written)."""
+    rebuild = f"delete {processed} and rerun snakemake (every job that read it runs again after it)"
+    # a dataset preprocessed before manifests existed: rebuilding it retrains every run of it, so
+    # whoever knows its files untouched may list them as they are (which plans nothing new)
+    seal = f"python -m ansel.data.manifest {processed}"
+    return _check(processed, "its preprocessing wrote it",
+                  f"the dataset was not written by `ansel preprocess`, or by one before processed data carried "
+                  f"checksums: to preprocess it again, {rebuild}; or, if its files are surely as an earlier "
+                  f"preprocessing left them, list them as they are: {seal}",
+                  f"to preprocess it again, {rebuild}")
+
+
+def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
+    path = directory / MANIFEST
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ManifestError(f"{path}: missing: the raw files were not written by the download step; "
-                            "run it first (snakemake, or `ansel download`)") from None
+        raise ManifestError(f"{path}: missing: {missing}") from None
     except ValueError as e:
         raise ManifestError(f"{path}: not valid JSON ({e}); {fix}") from None
+    if not isinstance(entries, dict):
+        raise ManifestError(f"{path}: not a manifest (a JSON object of files); {fix}")
     for rel, entry in entries.items():
         expected = {"sha256": entry} if isinstance(entry, str) else entry
-        file = raw / rel
+        file = directory / rel
         if not file.is_file():
             raise ManifestError(f"{file}: listed in {path} but missing; {fix}")
         if "size" in expected and (size := file.stat().st_size) != expected["size"]:
-            raise ManifestError(f"{file}: changed since the download verified it: size {size} bytes, "
+            raise ManifestError(f"{file}: changed since {writer}: size {size} bytes, "
                                 f"expected {expected['size']}; {fix}")
         if (digest := sha256_of(file)) != expected["sha256"]:
-            raise ManifestError(f"{file}: changed since the download verified it: sha256 {digest}, "
+            raise ManifestError(f"{file}: changed since {writer}: sha256 {digest}, "
                                 f"expected {expected['sha256']}; {fix}")
+    return entries
+
+
+if __name__ == "__main__":  # python -m ansel.data.manifest DIR: list DIR's files as they are now
+    import sys
+
+    write_manifest(Path(sys.argv[1]) / MANIFEST)

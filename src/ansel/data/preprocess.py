@@ -58,6 +58,10 @@ class IdCollisionError(ValueError):
     """A reader's question id names two questions, or one in two splits; the message names both."""
 
 
+class LabelConflictError(ValueError):
+    """A (question, answer) pair listed with two labels; the message names both places."""
+
+
 def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]],
                ids_global: bool = False) -> Dataset:
     """Canonical tables from one row per (question, candidate) pair.
@@ -68,7 +72,7 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     questions is one row. A given qid must name one question text, and stay in one split unless
     the reader declares its ids global (``ids_global``: one question asked in several splits);
     otherwise IdCollisionError names the id, both texts or splits and where they are. A (qid, aid)
-    pair listed twice keeps its highest label: pairs whose labels disagree are counted and printed.
+    pair listed twice is kept once; listed with two labels, LabelConflictError names both places.
     """
     tokenize = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     pairs = pairs.copy()
@@ -88,14 +92,10 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     questions["tokens"] = _tokenize_unique(questions.text, tokenize)
     answers["tokens"] = _tokenize_unique(answers.text, tokenize)
     pairs["label"] = pairs.label.astype(int)
-    labels = pairs.groupby(["split", "qid", "aid"], sort=False).label.nunique()
-    if (conflicts := int((labels > 1).sum())):
-        split, qid, aid = labels[labels > 1].index[0]
-        print(f"{name}: {conflicts} (question, answer) pairs listed with conflicting labels keep their highest "
-              f"(positive), e.g. {split} question {qid} answer {aid}", flush=True)
+    _check_labels(name, pairs)
     splits = {}
     for split, g in pairs.groupby("split", sort=False):
-        g = g.groupby(["qid", "aid"], sort=False, as_index=False).label.max()
+        g = g.drop_duplicates(["qid", "aid"])
         splits[split] = g[["qid", "aid", "label"]].reset_index(drop=True)
     return Dataset(name, questions[["qid", "text", "tokens", "category"]].reset_index(drop=True),
                    answers[["aid", "text", "tokens"]].reset_index(drop=True), splits)
@@ -121,14 +121,34 @@ def _check_answer_ids(name: str, pairs: pd.DataFrame) -> None:
                                f"and {second.answer!r} ({where2})")
 
 
+def _check_labels(name: str, pairs: pd.DataFrame) -> None:
+    """One label per (question, answer) pair of a split: no rule could say which of two is right."""
+    repeated = pairs.duplicated(["split", "qid", "aid"], keep=False)
+    if not repeated.any():
+        return
+    rows = pairs[repeated]
+    rows = rows.assign(pair=rows.split + "\x00" + rows.qid.astype(str) + "\x00" + rows.aid.astype(str),
+                       where=_places(pairs)[repeated])
+    if (clash := _first_clash(rows, "pair", "label")) is not None:
+        (first, where1), (second, where2) = clash
+        raise LabelConflictError(f"{name}: question {first.qid!r} and answer {first.aid!r} ({first.split}) are "
+                                 f"labelled {first.label} ({where1}) and {second.label} ({where2}): "
+                                 "fix the raw file or the reader")
+
+
+def _places(pairs: pd.DataFrame) -> pd.Series:
+    """Each row's place in the raw files: the ``where`` column, else its row number."""
+    return pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+
+
 def _first_clash(pairs: pd.DataFrame, id_column: str, key: str):
     """The first id with two values of ``key``: its two rows, each with its place in the raw files
-    (the ``where`` column, else the row number); None when every id has one."""
+    (``_places``); None when every id has one."""
     seen = pairs.drop_duplicates([id_column, key])
     clash = seen[seen[id_column].duplicated(keep=False)]
     if clash.empty:
         return None
-    where = pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+    where = _places(pairs)
     first = clash.iloc[0]
     second = clash[clash[id_column] == first[id_column]].iloc[1]
     return (first, where[first.name]), (second, where[second.name])

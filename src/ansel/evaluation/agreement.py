@@ -7,7 +7,6 @@ unpacked or collected record every run it takes: a cell never shows a number its
 from __future__ import annotations
 
 import functools
-import json
 import math
 import zlib
 from pathlib import Path
@@ -15,18 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from ansel.evaluation.metrics import read_trec_run, split_metrics
+from ansel.jsonfile import read_json
 
 _FIRST = ("MAP",)  # named first where several disagree (the table's usual column)
-
-
-def read_json(path: Path) -> dict:
-    """A JSON file, with a message naming it where it is missing or not JSON."""
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing") from None
-    except ValueError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
 
 
 def read_run_file(path: Path) -> pd.DataFrame:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.config import root
-from ansel.evaluation.agreement import read_json
+from ansel.jsonfile import read_json
 from ansel.files import locked, replace_tree, write_text_atomic
 from ansel.gpukit import KIT_FILE
 from ansel.gpukit.build import records

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -76,6 +77,10 @@ def learning_rate(t: TrainConfig, epoch: int) -> float:
 EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", *LAST_RESULTS)
 
 
+class DivergedError(ArithmeticError):
+    """A training loss that is not finite: the weights are NaN or infinite from here on."""
+
+
 @dataclass
 class Trained:
     """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
@@ -130,7 +135,12 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
                 _live_log(live, row)
             print(f"epoch 0 (untrained): dev {t.select_metric} {dev[t.select_metric]:.4f}", flush=True)
         for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
-            row, timing = step.run(epoch)
+            try:
+                row, timing = step.run(epoch)
+            except DivergedError as e:  # resumed, the same config diverges again: nothing of it is of use
+                state_path.unlink(missing_ok=True)
+                shutil.rmtree(run_dir / "dvclive", ignore_errors=True)
+                raise DivergedError(f"{run_dir}: {e}; nothing of the run is kept") from None
             dev_started = time.perf_counter()
             dev_scores, dev = _score_epoch(row, model, evaluate_dev, monitors, cadence)
             timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
@@ -327,6 +337,9 @@ class _EpochTrainer:
                 self.on_step[1](steps_before + n_batches)
                 monitored += time.perf_counter() - at
         loss_sum = total.item()  # waits for the device's queued work, so the epoch's time is all of it
+        if not math.isfinite(loss_sum):  # one non-finite batch makes the sum so: checked once an epoch
+            raise DivergedError(f"models.{self.cfg['model']} seed {seed}: the training loss of epoch {epoch} is "
+                                f"{loss_sum} (lr {lr}): the run diverged; lower train.lr or set train.clip_norm")
         seconds = time.perf_counter() - started - monitored
         row = {"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)}
         if self.scores:  # where the epoch ended: over its last tenth of batches
@@ -358,7 +371,7 @@ def fingerprint(cfg: dict) -> str:
 def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _State:
     if not path.exists():
         return _State()
-    st = load_checkpoint(path, device, f"delete it to train the run again from its first epoch (the epochs it "
+    st = load_checkpoint(path, device, "delete it to train the run again from its first epoch (the epochs it "
                                        "held are lost), then rerun the run's target")
     if "fingerprint" not in st:
         raise RuntimeError(f"{path}: not a training state (no config fingerprint: a model.pt put there?); "

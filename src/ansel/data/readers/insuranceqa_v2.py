@@ -77,7 +77,7 @@ def read_answers(path: Path, language: str) -> dict[str, str]:
 
 def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -> pd.DataFrame:
     """Rows (qid, question, category, aid, answer, label): positives then negatives of each question.
-    Duplicates are left to from_pairs, which keeps a (qid, aid) pair once with its highest label."""
+    A negative that is also a positive is left out; other duplicates are left to from_pairs (kept once)."""
     rows = []
     for key, rec in load(path).items():
         qid, where = f"{split}-{key}", f"question {key}"
@@ -86,7 +86,10 @@ def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -
         positives = _field(rec, "answers", list, path, where)
         if not positives:
             raise common.RawFormatError(f"{path}: {where}: no answer ids in 'answers'")
-        labelled = [(aid, 1) for aid in positives] + [(aid, 0) for aid in _field(rec, "negatives", list, path, where)]
+        # the negatives are what a retrieval returned for the question: a positive among them stays one
+        kept = set(positives)
+        negatives = [aid for aid in _field(rec, "negatives", list, path, where) if aid not in kept]
+        labelled = [(aid, 1) for aid in positives] + [(aid, 0) for aid in negatives]
         for aid, label in labelled:
             if aid not in answers:
                 raise common.RawFormatError(f"{path}: {where}: answer id {aid} not in {path.with_name(ANSWERS)}")

@@ -1,0 +1,39 @@
+"""Issue 54 item 3: an infinite or NaN number is refused before anything runs, naming its key; a
+training whose loss stops being finite ends with a clear error and leaves nothing of the run."""
+import json
+
+import pytest
+
+from ansel import cli
+from ansel.config import ConfigError, load, run_config, validate
+from ansel.yamlfile import read_yaml
+
+
+def test_an_infinite_or_nan_setting_is_refused_naming_its_key(tmp_path):
+    override = tmp_path / "over.yaml"
+    override.write_text("train: {lr: .inf}\nmodels: {qa_cnn: {train: {margin: .nan}}}\n")
+    given = read_yaml(override)
+    with pytest.raises(ConfigError, match=r"^train\.lr: inf is not a finite number$"):
+        validate(load(train=given["train"]))  # `lr > 0` holds for infinity
+    with pytest.raises(ConfigError, match=r"^models\.qa_cnn\.train\.margin: nan is not a finite number$"):
+        validate(load(models=given["models"]))
+    with pytest.raises(ConfigError, match=r"^papers\.ggsa\.sweeps\.figure8_heads\[1\]: -inf is not a finite"):
+        validate(load(papers={"ggsa": {"sweeps": {"figure8_heads": [3, float("-inf")]}}}))
+    validate(load())  # the papers' settings have none
+
+
+def test_a_diverging_training_stops_with_its_epoch_and_leaves_no_results(processed, tmp_path):
+    run = tmp_path / "run"
+    c = run_config(load(), "synthetic_en", "qa_cnn", 1)
+    c["embeddings"] = None
+    c["eval"]["splits"] = ["dev", "test"]
+    c["train"].update(epochs=2, batch_size=16, max_batches=2, optimizer="sgd", lr=1e30)  # finite, and blows up
+    with pytest.raises(SystemExit, match=r"ansel train: .*run: models\.qa_cnn seed 1: the training loss of epoch 1 "
+                                         r"is (nan|inf).*the run diverged; lower train\.lr"):
+        cli.main(["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run),
+                  "--timings", str(tmp_path / "timings.json"), "--no-progress"])
+    assert sorted(p.name for p in run.iterdir()) == [], "nothing of the diverged run is left"
+    assert not (tmp_path / "timings.json").exists()
+    c["train"]["lr"] = float("inf")  # a hand-written config is refused before any data is read
+    with pytest.raises(SystemExit, match=r"ansel train: --config\.train\.lr: inf is not a finite number"):
+        cli.main(["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run)])
