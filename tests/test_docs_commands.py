@@ -3,6 +3,7 @@ stays a front page, every docs/ page is linked from it, and every command the pa
 ``bash`` block still works here: a Snakemake command as a dry run, the others as written. A
 command a test cannot run says why in its comment ("not run by the docs test: ..."); one that
 reads `make smoke`'s outputs ("after make smoke") runs where they exist."""
+import json
 import os
 import re
 import shlex
@@ -61,15 +62,25 @@ def test_a_documented_command_works(page, command, comment):
 
 
 def _record(tmp_path, record: str, dataset: str = "d", embeddings: str = "word2vec") -> None:
-    """A record with table t: cell (A, "d test MAP") of one run on ``dataset``, and the claim A > B."""
+    """A record with table t: cell (A, "d test MAP") of five runs on ``dataset`` (mean 0.5, std 0.01,
+    as their metrics.json give it), and the claim A > B."""
+    import numpy as np
+
     folder = tmp_path / "reports" / record
-    (folder / "runs" / dataset / "a" / "seed1").mkdir(parents=True)
-    (folder / "runs" / dataset / "a" / "seed1" / "config.json").write_text(
-        f'{{"dataset": "{dataset}", "embeddings": "{embeddings}"}}')
-    (folder / "t.json").write_text(
-        '{"A": {"d test MAP": {"mean": 0.5, "std": 0.01, "n": 5, "published": 0.6, "provenance": {"runs": '
-        f'[{{"run": "results/runs/{dataset}/a/seed1"}}]}}}}}}, "significance": {{"claims": {{"A > B": {{"d test MAP": '
-        '{"verdict": "holds", "difference": 0.1, "p_holm": 0.01}}}}}')
+    values = 0.5 + 0.01 * np.sqrt(2) * np.array([-1.0, 1.0, 0.0, 0.0, 0.0])
+    runs = []
+    for seed, value in enumerate(values, 1):
+        run = folder / "runs" / dataset / "a" / f"seed{seed}"
+        run.mkdir(parents=True)
+        (run / "config.json").write_text(f'{{"dataset": "{dataset}", "embeddings": "{embeddings}"}}')
+        (run / "metrics.json").write_text(json.dumps({"test": {"MAP": float(value)}}))
+        runs.append({"run": f"results/runs/{dataset}/a/seed{seed}"})
+    cell = {"mean": float(values.mean()), "std": float(values.std(ddof=1)), "n": 5, "published": 0.6,
+            "provenance": {"runs": runs}}
+    (folder / "t.json").write_text(json.dumps({"A": {"d test MAP": cell}, "significance": {"claims": {"A > B": {
+        "d test MAP": {"verdict": "holds", "difference": 0.1, "p_holm": 0.01}}}}}))
+    (folder / "t.csv").write_text("row,column,model,dataset,run_dataset,split,metric,mean,std,n\n"
+                                  f"A,d test MAP,a,d,{dataset},test,MAP,{cell['mean']},{cell['std']},5\n")
 
 
 def _checkout(tmp_path, records: dict[str, str], sources: str, protocol: str = "") -> None:

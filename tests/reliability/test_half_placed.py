@@ -147,7 +147,7 @@ def test_ansel_record_on_a_full_disk_places_nothing(home, finished_run, monkeypa
 
 def test_the_results_table_written_on_a_full_disk_leaves_the_readme_whole(home, monkeypatch):
     (home / "reports").mkdir(exist_ok=True)
-    (home / "reports/headlines.yaml").write_text("[]\n")
+    (home / "reports/headlines.yaml").write_text("records: {}\nheadlines: []\n")
     readme = home / "README.md"
     readme.write_text("# ansel\n\n" + "words " * 2000 + "\n<!-- results: ansel records -->\n<!-- /results -->\n")
     before = snapshot(home.parent)
