@@ -13,6 +13,7 @@ import yaml
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # nine `dvc repro` stages, a push, a clone and a pull: CI's, after the suite
 def test_push_then_pull_in_a_fresh_clone_restores_everything_and_reruns_nothing(built_repo, tmp_path, wt):
     # The session's small DAG, built by Snakemake: `dvc repro` runs every stage's command over it (each
     # finds its outputs up to date) and records them in dvc.lock, as after a `make smoke`.
