@@ -65,6 +65,7 @@ def test_blocker_refuses_the_workflow_packages(tmp_path):
     assert done.returncode != 0 and "not on the GPU image" in done.stderr
 
 
+@pytest.mark.ci  # run.sh's whole course, trainings and all: CI's, after the suite
 def test_cut_resume_unpack_render(kit, tmp_path):
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     shutil.copytree(kit, whole)
@@ -153,6 +154,7 @@ def test_a_record_with_runs_measures_only_their_shapes(tmp_path):
     assert {shape(c) for c in rec["measure"]["configs"]} <= {shape(r["config"]) for r in rec["runs"]}
 
 
+@pytest.mark.ci  # run.sh's whole course, trainings and all: CI's, after the suite
 def test_a_tables_step_times_are_timed_with_its_runs_and_render_its_benchmark_column(tmp_path):
     """GGSA Table 3's seconds per batch: the kit times the rows' steps alone (before the trainings),
     the archive brings the file back, and the record's table reads it."""

@@ -3,7 +3,8 @@
 The copy keeps every stage, rule and profile; only its smoke preset and smoke paper spec are cut
 down (one seed, two epochs, a random and a QA-CNN run, one metrics table, one stats table, one
 learning-curve figure), so processed data, embeddings, trained runs, tables and a figure are
-built in about a minute.
+built in about a minute. That DAG is built once a session (`small_dag`); a test that needs it
+built takes its own copy (`built_repo`), file times and Snakemake's records kept.
 """
 import os
 import shutil
@@ -76,6 +77,26 @@ def make_small(repo: Path) -> None:
         smoke["datasets"][name] = deep_merge(smoke["datasets"][name], SMALL_DATA)
     (repo / "presets/smoke.yaml").write_text(yaml.safe_dump(smoke))
     (repo / "workflow/papers/smoke.yaml").write_text(yaml.safe_dump(PAPER))
+
+
+@pytest.fixture(scope="session")
+def small_dag(tmp_path_factory, repo_root) -> Path:
+    """The small smoke DAG built once a session (`snakemake all`); never changed: tests copy it."""
+    repo = tmp_path_factory.mktemp("small-dag") / "repo"
+    copy_worktree(repo_root, repo)
+    make_small(repo)
+    env = run_env(repo, repo.parent / "dvc-site")
+    sh([sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/local", "all"], repo, env)
+    return repo
+
+
+@pytest.fixture
+def built_repo(small_dag, tmp_path) -> Path:
+    """This test's copy of the built small DAG, at tmp_path/'repo': with file times and .snakemake/
+    kept, Snakemake has nothing to do there until the test changes something."""
+    repo = tmp_path / "repo"
+    shutil.copytree(small_dag, repo, symlinks=True)  # copy2: modification times kept
+    return repo
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """DVC round trip: `dvc repro` + `dvc push`, then a fresh clone and `make pull`'s step
 (`python -m ansel.dvc_pull`) restore every output bit for bit, and Snakemake has nothing to do.
 
-The copy of the repository is the small smoke DAG of conftest.py (`wt.make_small`): processed
-data, embeddings, trained runs, tables and a figure all make the trip in about a minute.
+The copy of the repository is the small smoke DAG of conftest.py (`wt.make_small`, built once a
+session): processed data, embeddings, trained runs, tables and a figure all make the trip.
 """
 import filecmp
 import subprocess
@@ -13,10 +13,11 @@ import yaml
 
 
 @pytest.mark.slow
-def test_push_then_pull_in_a_fresh_clone_restores_everything_and_reruns_nothing(repo_root, tmp_path, wt):
-    origin, fresh, remote = tmp_path / "origin", tmp_path / "fresh", tmp_path / "remote"
-    wt.copy_worktree(repo_root, origin)
-    wt.make_small(origin)
+@pytest.mark.ci  # nine `dvc repro` stages, a push, a clone and a pull: CI's, after the suite
+def test_push_then_pull_in_a_fresh_clone_restores_everything_and_reruns_nothing(built_repo, tmp_path, wt):
+    # The session's small DAG, built by Snakemake: `dvc repro` runs every stage's command over it (each
+    # finds its outputs up to date) and records them in dvc.lock, as after a `make smoke`.
+    origin, fresh, remote = built_repo, tmp_path / "fresh", tmp_path / "remote"
     env = wt.run_env(origin, tmp_path / "dvc-site")
     python = [sys.executable, "-m"]
 

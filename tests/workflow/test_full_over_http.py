@@ -13,6 +13,7 @@ import numpy as np
 from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip, word2vec_bin_gz
 
 
+@pytest.mark.ci  # the whole path from an empty checkout to a table (five trainings): CI's, after the suite
 @pytest.mark.skipif(not (MIRROR / "wikiqa").is_dir(), reason="needs the WikiQA files of the mirror to serve")
 def test_apnet_wikiqa_table_of_the_full_preset_from_an_http_upstream(tmp_path, wt):
     repo = tmp_path / "repo"

@@ -5,7 +5,7 @@ two jobs at once and never three, though four cores would allow four."""
 import itertools
 import json
 
-from tests.workflow.conftest import copy_worktree, make_small, run_env, sh
+from tests.workflow.conftest import run_env, sh
 
 
 def _most_at_once(spans: list[tuple[float, float]]) -> int:
@@ -14,10 +14,8 @@ def _most_at_once(spans: list[tuple[float, float]]) -> int:
     return max(itertools.accumulate(n for _, n in events))
 
 
-def test_jobs_share_the_device_up_to_its_memory(repo_root, tmp_path):
-    repo = tmp_path / "repo"
-    copy_worktree(repo_root, repo)
-    make_small(repo)
+def test_jobs_share_the_device_up_to_its_memory(built_repo, tmp_path):
+    repo = built_repo  # the small DAG built: its data is ready, and the 4 trainings below are all that runs
     env = run_env(repo, tmp_path / "site")
     seeds = 4
     targets = [f"results/runs/synthetic_en/qa_cnn/seed{s}/model.pt" for s in range(1, seeds + 1)]

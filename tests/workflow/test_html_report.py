@@ -22,7 +22,7 @@ import yaml
 from docutils.nodes import make_id
 
 CHROMIUM = os.environ.get("ANSEL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow, pytest.mark.browser,
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.ci,  # `make smoke` and `make report`: CI's
               pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (tests/workflow/chromium.sh installs "
                                                           "Debian's; or set ANSEL_CHROMIUM)")]
 # The cut-down smoke paper (wt.PAPER) and one dataset_stats table of a second paper: a section each;

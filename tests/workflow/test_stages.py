@@ -57,15 +57,10 @@ def _planned(dry_run: str) -> set[str]:
 
 
 @pytest.fixture
-def built(repo_root, tmp_path, wt):
+def built(built_repo, tmp_path, wt):
     """A copy of the working tree cut to the small smoke DAG, built: (repo, env, profile)."""
-    repo = tmp_path / "repo"
-    wt.copy_worktree(repo_root, repo)
-    wt.make_small(repo)
-    env = wt.run_env(repo, tmp_path / "dvc-site")
-    profile = ["--profile", "workflow/profiles/local"]
-    _snakemake(repo, *profile, "all", env=env, check=True)
-    return repo, env, profile
+    env = wt.run_env(built_repo, tmp_path / "dvc-site")
+    return built_repo, env, ["--profile", "workflow/profiles/local"]
 
 
 def test_evaluation_is_a_stage_of_its_own(built):
