@@ -113,8 +113,10 @@ GLOVE6B_ROWS = {"wikiqa_mz": ["amv_arc_i_wikiqa", "amv_arc_ii_wikiqa"],
 @pytest.mark.slow
 def test_the_paper_plan_trains_the_glove6b_rows_on_the_real_vectors(repo_root):
     """`snakemake -n all --config preset=paper`: the rows the fork gives GloVe 6B 50-d read it from its
-    source's download (the wheel), not a stand-in."""
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--cores", "1", "--config", "preset=paper"],
+    source's download (the wheel), not a stand-in. --forceall: the whole plan, as in a fresh clone,
+    whatever this checkout has built."""
+    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--forceall", "--cores", "1",
+                          "--config", "preset=paper"],
                          cwd=repo_root, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     jobs = [dict(line.strip().split(": ", 1) for line in block.splitlines()[1:] if ": " in line)
