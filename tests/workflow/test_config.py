@@ -104,3 +104,28 @@ def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
         validate(load(preset="cpu", datasets={"wikiqa": {"source": "wikqa"}}))
     for preset in ("smoke", "cpu", "paper", "full"):
         validate(load(preset=preset))
+
+
+GLOVE6B_ROWS = {"wikiqa_mz": ["amv_arc_i_wikiqa", "amv_arc_ii_wikiqa"],
+                "quoraqp_standin": ["amv_arc_i_quoraqp", "amv_arc_ii_quoraqp", "amv_mv_lstm_quoraqp"]}
+
+
+@pytest.mark.slow
+def test_the_paper_plan_trains_the_glove6b_rows_on_the_real_vectors(repo_root):
+    """`snakemake -n all --config preset=paper`: the rows the fork gives GloVe 6B 50-d read it from its
+    source's download (the wheel), not a stand-in. --forceall: the whole plan, as in a fresh clone,
+    whatever this checkout has built."""
+    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--forceall", "--cores", "1",
+                          "--config", "preset=paper"],
+                         cwd=repo_root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    jobs = [dict(line.strip().split(": ", 1) for line in block.splitlines()[1:] if ": " in line)
+            for block in out.stdout.split("\nrule ")[1:]]
+    inputs = {j["output"].split(", ")[0]: j.get("input", "").split(", ") for j in jobs if "output" in j}
+    for dataset, models in GLOVE6B_ROWS.items():
+        vectors = f"data/embeddings/{dataset}/glove6b_50-50.npy"
+        assert inputs[vectors] == [f"data/processed/{dataset}", "data/raw/glove6b_50d/manifest.json"]
+        for model in models:
+            for seed in range(1, 6):
+                assert vectors in inputs[f"results/runs/{dataset}/{model}/seed{seed}/model.pt"], (model, seed)
+    assert "data/raw/glove6b_50d/manifest.json" in inputs

