@@ -388,6 +388,8 @@ def metrics_runs(config: dict, table: dict) -> list[Run]:
     if table_kind(table) == "dataset_stats":
         return []
     found = top_answer_runs(config, table) if table_kind(table) == "top_answers" else table_runs(config, table)
+    if table_kind(table) == "vector_variants":  # reads every run's metrics.json; its other inputs need whole
+        return found                            # run configs, which a table job's config does not carry
     return _reading_metrics(_table_inputs(config, table), found)
 
 

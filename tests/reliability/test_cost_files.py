@@ -59,7 +59,7 @@ def test_ansel_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path,
         (run / name).write_text("{}\n")
     (run / "config.json").write_text('{"dataset": "synthetic_en", "model": "qa_')
     monkeypatch.setattr(local_record, "root", lambda: checkout)
-    with pytest.raises(SystemExit, match=rf"^ansel record: {run / 'config.json'}: not valid JSON"):
+    with pytest.raises(SystemExit, match=rf"^ansel record: {out}: {run / 'config.json'}: not valid JSON"):
         cli.main(["record", "--preset", "smoke", "--items", "smoke/synthetic", "--out", str(out)])
     assert not out.exists()
 

@@ -46,7 +46,7 @@ def test_a_table_trained_in_parts_is_collected_then_rendered(tmp_path, built_rep
 
     config.write_text(right)
     printed = record()
-    assert "rendered reports/rec/synthetic.md" in printed and not list(out.glob("*.tex"))
+    assert f"rendered {out / 'synthetic.md'}" in printed and not list(out.glob("*.tex"))
     assert "QA-CNN" in (out / "synthetic.md").read_text()
     trec = out / "runs/synthetic_en/qa_cnn/seed1/run.trec.gz"
     assert gzip.decompress(trec.read_bytes()) == (repo / RUNS["qa_cnn"] / "run.trec").read_bytes()
