@@ -153,6 +153,11 @@ def _check_run(run: Path, src: Path, kit_runs: dict[str, dict]) -> None:
     name = str(run.relative_to(src))
     if name not in kit_runs:
         raise RecordRefused(f"{run}: not a run of the kit ({KIT_FILE} lists {len(kit_runs)})")
+    finished = (run / "metrics.json").exists()
+    if not finished and (odd := sorted({p.name for p in run.iterdir()} - UNFINISHED_FILES)):
+        raise RecordRefused(f"{run}: an unfinished run (no metrics.json) with {', '.join(odd)}: half written")
+    if not finished and not (run / "config.json").exists():  # cut before it wrote one: its state alone travels
+        return
     try:
         cfg = read_json(run / "config.json")
     except (ValueError, FileNotFoundError) as e:
@@ -160,10 +165,8 @@ def _check_run(run: Path, src: Path, kit_runs: dict[str, dict]) -> None:
     if (at := run_name(cfg, f"{run}/config.json")) != name:
         raise RecordRefused(f"{run}/config.json: a run of {at}, found at {name}")
     check_same_setting(cfg, kit_runs[name], f"{run}/config.json", f"the kit's config of it ({KIT_FILE})")
-    if (run / "metrics.json").exists():
+    if finished:
         check_finished(run, "run.trec.gz", root() / T.processed_dir(cfg["dataset"]))
-    elif odd := sorted({p.name for p in run.iterdir()} - UNFINISHED_FILES):
-        raise RecordRefused(f"{run}: an unfinished run (no metrics.json) with {', '.join(odd)}: half written")
 
 
 def siblings(dest: Path, rec: dict) -> list[Path]:
