@@ -287,12 +287,12 @@ def _run_value(run: Path, split: str, metric: str, protocol: str, what: str) -> 
     last row of log.csv (the last epoch; a run that trained no epoch has only its metrics.json)."""
     if protocol not in ("dev", "last"):
         raise ConfigError(f"{what}: a headline cell at {PROTOCOL_NAMES[protocol]} cannot be checked against its runs")
-    log = run / "log.csv"
-    path = log if protocol == "last" and log.exists() and log.stat().st_size and len(pd.read_csv(log)) else \
-        run / "metrics.json"
+    path = run / "log.csv"
     try:
-        if path.name == "log.csv":
-            return float(pd.read_csv(path)[f"{split}_{metric}"].iloc[-1])
+        log = pd.read_csv(path) if protocol == "last" and path.exists() and path.stat().st_size else pd.DataFrame()
+        if len(log):
+            return float(log[f"{split}_{metric}"].iloc[-1])
+        path = run / "metrics.json"
         return float(json.loads(path.read_text())[split][metric])
     except (OSError, ValueError, KeyError) as e:
         raise ConfigError(f"{what}: {path}: no {split} {metric} ({type(e).__name__}: {e})") from None
