@@ -255,8 +255,9 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
         done = [r for r in runs if (r / "metrics.json").exists()]
         cut = [r for r in runs if r not in done]
         kept = [r for r in cut if (r / "state.pt").exists()]
-        lines.append(f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with the state.pt that "
-                     f"resumes them in the next kit of this record; {len(cut) - len(kept)} start again: their state "
+        lines.append(f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with a state.pt that "
+                     "resumes them in the next kit of this record built on the machine that unpacked it: never "
+                     f"committed, a clone starts them again; {len(cut) - len(kept)} start again: their state "
                      "was too large to come back)")
     rendered = sorted(p.name for p in dst.glob("*.md") if p.name not in ("README.md", "NOTES.md"))
     if rendered:
