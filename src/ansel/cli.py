@@ -161,12 +161,12 @@ def cmd_evaluate(a) -> None:
 
 def cmd_step_times(a) -> None:
     from ansel.device import start_torch
-    from ansel.models.io import save_text
+    from ansel.files import write_text_atomic
     from ansel.training.step_times import measure
 
     start_torch(a.threads)
     result = measure(a.config, Path(a.processed), a.batches, a.rounds)
-    save_text(Path(a.out), json.dumps(result, indent=2) + "\n")
+    write_text_atomic(Path(a.out), json.dumps(result, indent=2) + "\n")
 
 
 def cmd_records(a) -> None:

@@ -53,7 +53,7 @@ def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """``path.write_text(text)`` (UTF-8) through ``save_atomic`` (``ansel.models.io.save_text`` imports torch)."""
+    """``path.write_text(text)`` (UTF-8) through ``save_atomic``: every text file a run, a record or a plan writes."""
     save_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 

@@ -146,7 +146,7 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
     from ansel.data.vocab import Vocab
     from ansel.evaluation.config import EvalConfig
     from ansel.evaluation.evaluate import dev_evaluator, eval_data
-    from ansel.models.io import save_text
+    from ansel.files import write_text_atomic
     from ansel.settings import parse
     from ansel.training.config import TrainConfig
     from ansel.training.trainer import measure_costs
@@ -177,7 +177,7 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
         path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
         costs = {**(read_json(path) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_text(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
+        write_text_atomic(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
         report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
                f"dev scoring {cost['dev_seconds']:.1f} s")
     return path

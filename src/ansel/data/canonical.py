@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from ansel.data.manifest import MANIFEST, check_processed, write_manifest
+from ansel.files import save_atomic
 from ansel.memory import arrow_uses_malloc
 
 QUESTION_COLUMNS = ["qid", "text", "tokens", "category"]
@@ -106,6 +107,4 @@ def _require_unique(df: pd.DataFrame, col: str, where: str) -> None:
 
 
 def _write(df: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    df.reset_index(drop=True).to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    save_atomic(path, lambda tmp: df.reset_index(drop=True).to_parquet(tmp, index=False))

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
+from ansel.files import write_text_atomic
+
 if TYPE_CHECKING:  # canonical imports pandas (+60 MB resident), which only dataset I/O needs
     from ansel.data.canonical import Dataset
 
@@ -54,9 +56,7 @@ class Vocab:
         return out
 
     def save(self, path: str | os.PathLike) -> None:
-        tmp = Path(str(path) + ".tmp")
-        tmp.write_text(json.dumps(self.tokens, ensure_ascii=False))
-        os.replace(tmp, path)
+        write_text_atomic(Path(path), json.dumps(self.tokens, ensure_ascii=False))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Vocab":

@@ -21,7 +21,8 @@ from ansel.data.batches import RunData, trim_padding
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
-from ansel.models.io import load_checkpoint, load_model, save_atomic, save_text, save_torch
+from ansel.files import write_text_atomic
+from ansel.models.io import load_checkpoint, load_model, save_atomic, save_torch
 from ansel.models.lexical_ranker import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
@@ -152,5 +153,5 @@ def _write_scored(cfg: dict, ev: EvalConfig, data: RunData, scored: dict[str, pd
         scored_all.append(scored[split].assign(qid=split + ":" + scored[split].qid.astype(str)))
     ranked = pd.concat(scored_all)
     save_atomic(trec, lambda tmp: write_trec_run(ranked, tmp, f"{cfg['model']}-seed{cfg['seed']}"))
-    save_text(metrics_path, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(metrics_path, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics

@@ -9,7 +9,7 @@ from ansel.files import save_atomic
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
-__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic", "save_text",
+__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic",
            "save_torch"]
 
 class CorruptCheckpointError(RuntimeError):
@@ -44,10 +44,6 @@ def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=
         raise RuntimeError(f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
                            f"models are built now; retrain the run (delete its directory). {e}") from None
     return model.to(device).eval()
-
-
-def save_text(path: Path | str, text: str) -> None:
-    save_atomic(path, lambda tmp: tmp.write_text(text))
 
 
 def save_torch(obj, path: Path | str) -> None:

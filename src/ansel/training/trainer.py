@@ -36,9 +36,10 @@ from tqdm import tqdm
 from ansel.code_digest import train_code_digest
 from ansel.data.batches import RunData, trim_padding
 from ansel.device import resolve_device
+from ansel.files import write_text_atomic
 from ansel.models import build_model
 from ansel.models.registry import arch_module, needs_lexicon
-from ansel.models.io import load_checkpoint, save_atomic, save_text, save_torch
+from ansel.models.io import load_checkpoint, save_atomic, save_torch
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
 from ansel.training.gradient_buffers import keep_gradient_buffers
@@ -156,7 +157,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     if t.keep_last:  # a model that trained no epoch has one state: that one
         save_torch(model.state_dict(), run_dir / LAST_RESULTS[0])
     _write_log(state.log, run_dir / "log.csv")
-    save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     if timings is not None:
         _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])), vectors)
     state_path.unlink(missing_ok=True)
@@ -450,7 +451,7 @@ def _write_timings(epochs: list[dict], path: Path, device: torch.device, started
         train["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     else:
         train["device_name"] = torch.cuda.get_device_name(device)
-    save_text(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
+    write_text_atomic(path, json.dumps({"train": {**train, "epochs": epochs}}, indent=2) + "\n")
 
 
 @contextlib.contextmanager
