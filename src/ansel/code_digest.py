@@ -1,5 +1,5 @@
 """The code a training run depends on, as one digest (the train rule's param, so an edit of it
-reruns exactly the runs it trains; each run's timings record it).
+reruns exactly the runs it trains; each run's timings record it), and the commit it came from.
 
 The modules: what ``ansel train`` runs (``ansel.training.command``: resolving and checking the
 config, loading the data and vectors, the trainer, the dev evaluation that selects the epoch),
@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import os
+import subprocess
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent
@@ -75,3 +77,23 @@ def train_code_digest(arch_module: str) -> str:
     for name in closure((*ENTRIES, arch_module)):
         h.update(name.encode() + b"\0" + module_file(name).read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def checkout_commit(where: Path | None = None) -> str | None:
+    """The git commit of the checkout at ``where`` (the working directory by default), ``+dirty``
+    when tracked files differ from it; in a GPU record kit (no git there) the commit it was packed
+    from (``ANSEL_KIT_COMMIT``); None outside a git checkout (a copied tree, an sdist). Each run's
+    timings and each kit record it."""
+    if os.environ.get("ANSEL_KIT_COMMIT"):
+        return os.environ["ANSEL_KIT_COMMIT"]
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None
+    return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")

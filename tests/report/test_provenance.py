@@ -8,7 +8,7 @@ import pytest
 from ansel.report.provenance import cell_provenance, provenance_note
 from ansel.targets import provenance_inputs
 from ansel.targets import Run, Variant, timings_file
-from ansel.training.trainer import checkout_commit
+from ansel.code_digest import checkout_commit
 
 CONFIG = {"datasets": {"wikiqa": {"source": "wikiqa"}}}
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 from ansel import targets as T
+from ansel.code_digest import checkout_commit
 from ansel.config import ConfigError, load, root
 from ansel.files import write_text_atomic
 from ansel.gpukit import KIT_FILE
@@ -183,7 +184,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         _carry_earlier(rec, out / "work" / rec["name"])
     shutil.copy2(Path(__file__).with_name("run.sh"), out / "run.sh")
     (out / "run.sh").chmod(0o755)
-    kit = {"records": kit_records, "commit": _commit(), "built": datetime.datetime.now(datetime.UTC).isoformat(
+    kit = {"records": kit_records, "commit": checkout_commit(root()), "built": datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds")}
     write_text_atomic(out / KIT_FILE, json.dumps(kit, indent=1) + "\n")
     return kit
@@ -237,16 +238,6 @@ def _copy(src: Path, dst: Path) -> None:
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     else:
         shutil.copy2(src, dst)
-
-
-def _commit() -> str | None:
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root(), capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root(),
-                               capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def size_mb(path: Path) -> float:

@@ -19,9 +19,7 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from ansel.code_digest import train_code_digest
+from ansel.code_digest import checkout_commit, train_code_digest
 from ansel.data.batches import RunData, trim_padding
 from ansel.device import resolve_device
 from ansel.files import write_text_atomic
@@ -404,25 +402,6 @@ def _write_log(rows: list[dict], path: Path) -> None:
             w.writeheader()
             w.writerows(rows)
     save_atomic(path, write)
-
-
-def checkout_commit() -> str | None:
-    """The git commit of the checkout this process runs in, ``+dirty`` when tracked files differ
-    from it; in a GPU record kit (no git there) the commit it was packed from (``ANSEL_KIT_COMMIT``);
-    None outside a git checkout (a copied tree, an sdist)."""
-    if os.environ.get("ANSEL_KIT_COMMIT"):
-        return os.environ["ANSEL_KIT_COMMIT"]
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    if commit is None:
-        return None
-    return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def vectors_sha256(embeddings: np.ndarray | None) -> str | None:
