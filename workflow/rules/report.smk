@@ -3,7 +3,11 @@
 # `snakemake --report results/report.html` (make report): every table and figure, grouped by paper
 # (category = the paper's id), and all of them on its first page (workflow/report/workflow.rst,
 # whose inline-figure directive ansel.report_page registers).
+# A table's or figure's job reads its config (tens of KB of JSON) from a file written beside its
+# log, kept for a failed job's reader, not from its command line; `params.cfg` still reruns the job
+# when the config changes.
 from ansel import report_page  # noqa: F401
+from ansel.files import write_text_atomic
 
 
 report: "../report/workflow.rst"
@@ -44,14 +48,17 @@ rule table:
     params:
         cfg=table_cfg,
     log:
-        "logs/table/{paper}/{table}.log",
+        out="logs/table/{paper}/{table}.log",
+        config="logs/table/{paper}/{table}.config.json",
     resources:
         mem_mb=res("table", "mem_mb"),
         runtime=res("table", "runtime"),
     localrule: True
-    shell:
-        "ansel table --config {params.cfg:q} --paper {wildcards.paper} --table {wildcards.table} "
-        "--published {input.published} --out-prefix results/tables/{wildcards.paper}/{wildcards.table} > {log} 2>&1"
+    run:
+        write_text_atomic(Path(log.config), params.cfg)
+        shell("ansel table --config {log.config} --paper {wildcards.paper} --table {wildcards.table} "
+              "--published {input.published} --out-prefix results/tables/{wildcards.paper}/{wildcards.table} "
+              "> {log.out} 2>&1")
 
 
 rule step_times:
@@ -91,11 +98,13 @@ rule figure:
     params:
         cfg=figure_cfg,
     log:
-        "logs/figure/{paper}/{figure}.log",
+        out="logs/figure/{paper}/{figure}.log",
+        config="logs/figure/{paper}/{figure}.config.json",
     resources:
         mem_mb=res("figure", "mem_mb"),
         runtime=res("figure", "runtime"),
     localrule: True
-    shell:
-        "ansel figure --config {params.cfg:q} --paper {wildcards.paper} --figure {wildcards.figure} "
-        "--out-prefix figures/{wildcards.paper}/{wildcards.figure} > {log} 2>&1"
+    run:
+        write_text_atomic(Path(log.config), params.cfg)
+        shell("ansel figure --config {log.config} --paper {wildcards.paper} --figure {wildcards.figure} "
+              "--out-prefix figures/{wildcards.paper}/{wildcards.figure} > {log.out} 2>&1")
