@@ -2,8 +2,10 @@
 
 A source is a class with ``fetch(raw_dir, mirror, options)`` (write verified raw files into
 raw_dir) and ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
-Readers register themselves with ``@source("name")``; every module of ``ansel.data.readers`` is
-discovered and imported on first use, so a new reader is its module and nothing else.
+Readers register themselves with ``@source("name")``, which gives the class its ``name``
+(``readers.common.Reader``: the fetch of the files sources.yaml lists under it, the check of its
+read options); every module of ``ansel.data.readers`` is discovered and imported on first use, so
+a new reader is its module and nothing else.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ def source(name: str):
     def wrap(cls: type) -> type:
         if name in _SOURCES:
             raise ValueError(f"dataset source {name!r} registered twice")
+        cls.name = name
         _SOURCES[name] = cls
         return cls
 

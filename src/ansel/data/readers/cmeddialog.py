@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -56,20 +56,17 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
 
 
 @source("cmeddialog")
-class CMedDialog:
+class CMedDialog(common.Reader):
     options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("cmeddialog", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("cmeddialog", options, self.options)
+        self.check(options)
         df = read_csv(raw_dir / FILE)
         seed = options.get("seed", 13)
         pairs = pd.DataFrame({
             "split": stratified_split(df.department, options.get("split", {"dev": 0.1, "test": 0.1}), seed),
             "question": df.title + " " + df.ask, "answer": df.answer, "label": 1, "category": df.department})
-        ds = from_pairs(options.get("name", "cmeddialog"), pairs, options.get("tokenizer", "chinese"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "chinese"))
         defaults = {"negatives": {"method": "other_category", "splits": ["train"], "seed": seed},
                     "pools": {"size": 100, "splits": ["dev", "test"], "seed": seed}}
         return apply_options(ds, {**defaults, **options})

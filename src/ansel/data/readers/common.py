@@ -4,18 +4,40 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 from ansel.data.download import fetch_dataset
+from ansel.data.preprocess import check_options
+from ansel.files import save_atomic
 
 
 class RawFormatError(ValueError):
     """A raw file does not have its documented format; the message names file and line."""
 
 
-def fetch(name: str, raw_dir: Path, mirror: Path | None, options: dict) -> None:
-    """The fetch every reader uses: the files of ``sources.yaml[name]`` (option ``files`` restricts)."""
-    fetch_dataset(name, raw_dir, mirror, options)
+class Reader:
+    """What every reader shares: its registered ``name`` (set by ``@source``) and its own read
+    ``options`` (COMMON_OPTIONS besides)."""
+    name = ""
+    options: dict[str, str] = {}
+
+    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
+        """The files ``sources.yaml`` lists under the reader's name (option ``files`` restricts)."""
+        fetch_dataset(self.name, raw_dir, mirror, options)
+
+    def check(self, options: dict[str, Any]) -> None:
+        """Refuse a read option the reader does not know, naming the reader."""
+        check_options(self.name, options, self.options)
+
+
+def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:
+    """A generated raw file (header, then ``rows``), written atomically."""
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fields, delimiter="\t", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    save_atomic(path, write)
 
 
 def require(path: Path) -> Path:

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -82,14 +82,11 @@ def read_pool(path: Path, vocab: dict[str, str], split: str) -> pd.DataFrame:
 
 
 @source("insuranceqa_v1")
-class InsuranceQAV1:
+class InsuranceQAV1(common.Reader):
     options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("insuranceqa_v1", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("insuranceqa_v1", options, self.options)
+        self.check(options)
         vocab = read_vocabulary(common.require(raw_dir / "vocabulary"))
         answers = read_answers(common.require(raw_dir / "answers.label.token_idx"), vocab)
         parts = []
@@ -107,5 +104,5 @@ class InsuranceQAV1:
             raise common.RawFormatError(f"{raw_dir / FILES[row.split]}: question {row.qid}: answer id {row.aid} "
                                         f"not in {raw_dir / 'answers.label.token_idx'}")
         pairs["answer"] = pairs.aid.map(text)
-        ds = from_pairs(options.get("name", "insuranceqa_v1"), pairs, options.get("tokenizer", "whitespace"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
         return apply_options(ds, options)

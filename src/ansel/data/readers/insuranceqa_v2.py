@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -100,19 +100,16 @@ def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -
 
 
 @source("insuranceqa_v2")
-class InsuranceQAV2:
+class InsuranceQAV2(common.Reader):
     options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("insuranceqa_v2", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("insuranceqa_v2", options, self.options)
+        self.check(options)
         language = options.get("language", "en")
         if language not in TOKENIZERS:
             raise ValueError(f"insuranceqa_v2: language {language!r} is not one of {list(TOKENIZERS)}")
         answers = read_answers(raw_dir / ANSWERS, language)
         pairs = pd.concat([read_split(raw_dir / f, s, language, answers).assign(split=s) for s, f in FILES.items()],
                           ignore_index=True)
-        ds = from_pairs(options.get("name", "insuranceqa_v2"), pairs, options.get("tokenizer", TOKENIZERS[language]))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", TOKENIZERS[language]))
         return apply_options(ds, options)

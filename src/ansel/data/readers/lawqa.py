@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -58,14 +58,11 @@ def read_file(path: Path) -> pd.DataFrame:
 
 
 @source("lawqa")
-class LawQA:
+class LawQA(common.Reader):
     options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("lawqa", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("lawqa", options, self.options)
+        self.check(options)
         names = {key: options.get(key, default) for key, default in
                  (("train_file", "t_r_a_i_n.txt"), ("test_file", "t_e_s_t_LONG.txt"))}
         for key, name in names.items():
@@ -82,5 +79,5 @@ class LawQA:
             test["qid"] = test.split + "-" + test.group
         train["qid"] = "train-q" + pd.Series(pd.factorize(train.question)[0], index=train.index).astype(str)
         pairs = pd.concat([train, test], ignore_index=True).drop(columns="group")
-        ds = from_pairs(options.get("name", "lawqa"), pairs, options.get("tokenizer", "whitespace"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
         return apply_options(ds, options)

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -35,16 +35,13 @@ def read_csv(path: Path) -> pd.DataFrame:
 
 
 @source("legalqa_siat")
-class LegalQASiat:
+class LegalQASiat(common.Reader):
     options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("legalqa_siat", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("legalqa_siat", options, self.options)
+        self.check(options)
         mapping = options.get("splits", {"dev": "dev", "test": "test"})
         pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()],
                           ignore_index=True)
-        ds = from_pairs(options.get("name", "legalqa_siat"), pairs, options.get("tokenizer", "chinese"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "chinese"))
         return apply_options(ds, options)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -90,14 +90,11 @@ def random_split(n: int, fractions: dict[str, float], seed: int) -> np.ndarray:
 
 
 @source("quoraqp")
-class QuoraQP:
+class QuoraQP(common.Reader):
     options = BIMPM_OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("quoraqp", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("quoraqp", options, self.options)
+        self.check(options)
         if "seed" in options and "resplit" not in options:
             raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
         resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
@@ -105,24 +102,21 @@ class QuoraQP:
                            for s in options.get("splits", ["train", "dev", "test"])], ignore_index=True)
         if resplit:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
             pairs["split"] = random_split(len(pairs), resplit, options.get("seed", 13))
-        ds = from_pairs(options.get("name", "quoraqp"), pairs, options.get("tokenizer", "whitespace"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
         if resplit:  # train, then the splits in the option's order (not the order they first occur)
             ds.splits = {s: ds.splits[s] for s in ["train", *resplit] if s in ds.splits}
         return apply_options(ds, options)
 
 
 @source("quoraqp_raw")
-class QuoraQPRaw:
+class QuoraQPRaw(common.Reader):
     options = RAW_OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("quoraqp_raw", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("quoraqp_raw", options, self.options)
+        self.check(options)
         pairs = read_raw(raw_dir / RAW_FILE)
         pairs["split"] = random_split(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}),
                                       options.get("seed", 13))
         # a question of the release is in pairs of several splits (aMV-LSTM splits by pair): its ids are global
-        ds = from_pairs(options.get("name", "quoraqp_raw"), pairs, options.get("tokenizer", "english"), ids_global=True)
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"), ids_global=True)
         return apply_options(ds, options)

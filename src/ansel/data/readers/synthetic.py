@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
+from ansel.data.readers import common
 from ansel.data.registry import source
 from ansel.data.tokenize import get_tokenizer
 
@@ -108,17 +109,11 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @source("synthetic")
-class Synthetic:
+class Synthetic(common.Reader):
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         raw_dir.mkdir(parents=True, exist_ok=True)
         for lang in LANGUAGES:
-            path = raw_dir / f"synthetic-{lang}.tsv"
-            tmp = path.with_name(path.name + ".tmp")
-            with open(tmp, "w", newline="", encoding="utf-8") as f:
-                writer = csv.DictWriter(f, FIELDS, delimiter="\t", lineterminator="\n")
-                writer.writeheader()
-                writer.writerows(generate({**options, "language": lang}))
-            tmp.replace(path)
+            common.write_tsv(raw_dir / f"synthetic-{lang}.tsv", FIELDS, generate({**options, "language": lang}))
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         unknown = set(options) - {"language", "tokenizer", "name"}
@@ -136,5 +131,5 @@ class Synthetic:
         answers["tokens"] = answers.text.map(tokenize)
         df["label"] = df.label.astype(int)
         splits = {s: g[["qid", "aid", "label"]].reset_index(drop=True) for s, g in df.groupby("split", sort=False)}
-        return Dataset(options.get("name", "synthetic"), questions.reset_index(drop=True),
+        return Dataset(options.get("name", self.name), questions.reset_index(drop=True),
                        answers.reset_index(drop=True), splits)

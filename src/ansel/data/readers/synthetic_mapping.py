@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.readers import common
 from ansel.data.readers.synthetic import new_words
 from ansel.data.registry import source
 
@@ -74,26 +75,20 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @source("synthetic_mapping")
-class SyntheticMapping:
+class SyntheticMapping(common.Reader):
     options = OPTIONS
 
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         raw_dir.mkdir(parents=True, exist_ok=True)
-        path = raw_dir / FILE
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, FIELDS, delimiter="\t", lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(generate(options))
-        tmp.replace(path)
+        common.write_tsv(raw_dir / FILE, FIELDS, generate(options))
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("synthetic_mapping", options, self.options)
+        self.check(options)
         path = raw_dir / FILE
         pairs = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE)
         missing = [c for c in FIELDS if c not in pairs.columns]
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}")
         pairs["where"] = FILE + ":" + (pairs.index + 2).astype(str)  # the header is line 1
-        ds = from_pairs(options.get("name", "synthetic_mapping"), pairs, options.get("tokenizer", "english"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)

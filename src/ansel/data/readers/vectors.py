@@ -11,12 +11,7 @@ from ansel.data.readers import common
 from ansel.data.registry import source
 
 
-class Vectors:
-    name = ""
-
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch(self.name, raw_dir, mirror, options)
-
+class Vectors(common.Reader):
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         raise TypeError(f"{self.name}: word vectors, not a dataset: name it in embeddings.pretrained, "
                         "not as a dataset's source")
@@ -24,4 +19,4 @@ class Vectors:
 
 for _name, _spec in load_sources().items():
     if _spec.get("kind") == "vectors":
-        source(_name)(type(f"Vectors_{_name}", (Vectors,), {"name": _name}))
+        source(_name)(type(f"Vectors_{_name}", (Vectors,), {}))

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -41,15 +41,12 @@ def read_split(path: Path) -> pd.DataFrame:
 
 
 @source("wikiqa")
-class WikiQA:
+class WikiQA(common.Reader):
     options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("wikiqa", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("wikiqa", options, self.options)
+        self.check(options)
         pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS],
                           ignore_index=True)
-        ds = from_pairs(options.get("name", "wikiqa"), pairs, options.get("tokenizer", "english"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)

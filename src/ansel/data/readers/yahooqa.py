@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -76,30 +76,24 @@ def split_questions(pairs: pd.DataFrame, fractions: dict[str, float], seed: int)
 
 
 @source("yahooqa")
-class YahooQA:
+class YahooQA(common.Reader):
     options = {}  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("yahooqa", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("yahooqa", options, self.options)
+        self.check(options)
         pairs = read_env(raw_dir / "env.pkl")
-        ds = from_pairs(options.get("name", "yahooqa"), pairs, options.get("tokenizer", "english"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)
 
 
 @source("yahooqa_sample")
-class YahooQASample:
+class YahooQASample(common.Reader):
     options = SAMPLE_OPTIONS  # its own read options (COMMON_OPTIONS besides)
 
-    def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
-        common.fetch("yahooqa_sample", raw_dir, mirror, options)
-
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        check_options("yahooqa_sample", options, self.options)
+        self.check(options)
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
         pairs["split"] = split_questions(pairs, options.get("split", {"dev": 0.1, "test": 0.1}),
                                          options.get("seed", 13))
-        ds = from_pairs(options.get("name", "yahooqa_sample"), pairs, options.get("tokenizer", "english"))
+        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)
