@@ -72,3 +72,12 @@ class QRNNGateEncoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.conv(F.pad(self.projection(x).transpose(1, 2), (self.kernel - 1, 0))).transpose(1, 2)
         return h, mask
+
+
+def bilstm_encoder(cfg) -> BiLSTMEncoder:
+    """The BiLSTM of a QA-LSTM-family config (``embedding_dim``, ``hidden``), initialised as
+    ``cfg.init`` says (``tf``: the Keras initialisers)."""
+    from ansel.models.layers import keras_init
+
+    encoder = BiLSTMEncoder(cfg.embedding_dim, cfg.hidden)
+    return keras_init(encoder) if cfg.init == "tf" else encoder

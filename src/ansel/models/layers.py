@@ -82,6 +82,11 @@ def read_ids(ids: torch.Tensor, read_padding: int = 0) -> tuple[torch.Tensor, to
     return ids, torch.ones_like(ids, dtype=torch.bool)
 
 
+def read_padding(cfg) -> int:
+    """``read_ids``'s read_padding of a config with ``mask_padding`` and ``max_len``."""
+    return 0 if cfg.mask_padding else cfg.max_len
+
+
 class OutputHead(nn.Module):
     """The last layer of a MatchZoo-family model: ``Linear(features, classes)``. One class: the
     ranking score. Two (a softmax over "not a match", "a match"): the score is the log-odds

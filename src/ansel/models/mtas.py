@@ -14,10 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ansel.models.archs.qa_baselines import bilstm_encoder, read_padding
 from ansel.models.base import Ranker, SiameseRanker
-from ansel.models.encoders import BiLSTMEncoder
-from ansel.models.layers import (dropped_embedding, keras_init, masked_max, masked_softmax, read_ids,
+from ansel.models.encoders import BiLSTMEncoder, bilstm_encoder
+from ansel.models.layers import (dropped_embedding, keras_init, masked_max, masked_softmax, read_ids, read_padding,
                                  word_embedding)
 from ansel.models.scorers import CosineScorer
 

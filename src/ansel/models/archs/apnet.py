@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ansel.models.archs.qa_baselines import QACNNConfig, QALSTMConfig, bilstm_encoder, read_padding
+from ansel.models.archs.qa_baselines import QACNNConfig, QALSTMConfig
 from ansel.models.hparams import hparam, positive
 from ansel.models.registry import register
 
@@ -38,7 +38,8 @@ def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings):
 
 @register("ap_bilstm", QALSTMConfig)  # AP-biLSTM has QA-biLSTM's hyperparameters
 def build_ap_bilstm(cfg: QALSTMConfig, vocab_size: int, embeddings):
-    from ansel.models.layers import dropped_embedding
+    from ansel.models.encoders import bilstm_encoder
+    from ansel.models.layers import dropped_embedding, read_padding
 
     embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
     return _attentive_pooling(embed, bilstm_encoder(cfg), read_padding(cfg))

@@ -43,22 +43,9 @@ def _max_pooled(embed, encoder, tanh: bool, read_padding: int = 0):
     return assemble(embed, encoder, MaxPooling(tanh), CosineScorer(), read_padding=read_padding)
 
 
-def bilstm_encoder(cfg: QALSTMConfig):
-    """The BiLSTM of a QA-LSTM-family config, initialised as ``cfg.init`` says."""
-    from ansel.models.encoders import BiLSTMEncoder
-    from ansel.models.layers import keras_init
-
-    encoder = BiLSTMEncoder(cfg.embedding_dim, cfg.hidden)
-    return keras_init(encoder) if cfg.init == "tf" else encoder
-
-
-def read_padding(cfg) -> int:
-    """``assemble``'s read_padding of a config with ``mask_padding`` and ``max_len``."""
-    return 0 if cfg.mask_padding else cfg.max_len
-
-
 def _bilstm_max_pooled(cfg: QALSTMConfig, vocab_size: int, embeddings, tanh: bool):
-    from ansel.models.layers import dropped_embedding
+    from ansel.models.encoders import bilstm_encoder
+    from ansel.models.layers import dropped_embedding, read_padding
 
     embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
     return _max_pooled(embed, bilstm_encoder(cfg), tanh, read_padding(cfg))
