@@ -6,7 +6,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
