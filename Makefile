@@ -5,13 +5,13 @@ BIN := $(abspath $(VENV))/bin
 # Rules call the `ansel` command: put the venv first on PATH for every recipe.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup smoke report cpu test bench bench-peer pull clean gpu-kit gpu-travel gpu-home gpu-unpack
+.PHONY: setup smoke report cpu test lint format bench bench-peer pull clean gpu-kit gpu-travel gpu-home gpu-unpack
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,dev]'
 	touch $@
 
 smoke: setup                ## the whole DAG on the embedded default (synthetic data, minutes on 2 CPUs)
@@ -28,6 +28,16 @@ cpu: setup                  ## the real datasets that fit a CPU (WikiQA, TREC-QA
 
 test: setup                 ## the test suite (real-data tests read $$ANSEL_DATA_MIRROR, default ../shared/datasets)
 	python -m pytest -q
+
+# Configured in pyproject.toml ([tool.ruff], [tool.mypy]); .ci/run runs `make lint` after the tests.
+lint: setup                 ## ruff's lint and format check, mypy over src/; changes nothing
+	ruff check .
+	ruff format --check .
+	mypy
+
+format: setup               ## imports sorted and the code formatted in place (what `make lint` checks)
+	ruff check --select I --fix .
+	ruff format .
 
 bench: setup                ## speed figures (printed; ratios against a baseline measured in the same run)
 	python benchmarks/bench_eval_cache.py --quick 2000

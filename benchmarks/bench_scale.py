@@ -155,10 +155,10 @@ def gpu_sharing(repo: Path, tmp: Path, model: str) -> None:
         for jobs in (1, 4, 8):
             samples, done = [], threading.Event()
 
-            def sample():
+            def sample(samples: list, done: threading.Event):
                 while not done.wait(0.2):
                     samples.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
-            sampler = threading.Thread(target=sample)
+            sampler = threading.Thread(target=sample, args=(samples, done))
             sampler.start()
             started = time.perf_counter()
             procs = [subprocess.Popen(["ansel", "train", "--config", json.dumps({**config, "seed": k + 1}),

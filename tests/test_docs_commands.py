@@ -131,7 +131,7 @@ def test_a_headline_not_at_the_papers_protocol_or_naming_no_cell_is_refused(tmp_
     good = headlines.read_text().replace(", protocol: last", "")
     for bad, message in [(good.replace("row: A, column", "row: Z, column"), r"sources\[0\]: .*t.json has no cell \('Z'"),
                          (good.replace("table: t, row: A, column", "table: u, row: A, column"), r"u.json: no such record"),
-                         (good.replace("device/x: paper", "device/x: cut"), r"records.device/x: scale 'cut'"),
+                         (good.replace("device/x: paper", "device/x: cut"), r"records.device/x: 'cut' is not one of"),
                          (good.replace("{device/x: paper}", "{}"), r"record 'device/x' declares no scale")]:
         headlines.write_text(bad)
         with pytest.raises(ConfigError, match=message):

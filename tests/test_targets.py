@@ -211,7 +211,7 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
     table = T.spec_table(cfg, "matrix", "models_by_dataset")
     archs = {model_config(cfg, m)["arch"] for m in T.table_models(table)}
     assert archs == set(registered())
-    for row, col, ds in T.table_cells(cfg, table):
+    for row, _, ds in T.table_cells(cfg, table):
         for run in T.runs(cfg, ds, T.Variant(row["model"])):
             run.config(cfg)  # refuses a loss that does not fit the dataset's task (ranking / classification)
     assert {T.cell_model(row, col) for row in table["rows"] for col in table["columns"]

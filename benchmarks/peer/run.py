@@ -137,7 +137,7 @@ def main() -> None:
     for model, settings, trained in configs:
         mine = [x for x in runs if (x["model"], x["settings"], x["trained_embeddings"]) == (model, settings, trained)]
         for side in ansel_sides(model, settings, trained):
-            def med(who: str, key: str) -> float:
+            def med(who: str, key: str, mine: list = mine) -> float:
                 return statistics.median(x[who][key] for x in mine)
 
             summary.append({"model": model, "settings": settings, "trained_embeddings": trained,

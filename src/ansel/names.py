@@ -13,7 +13,7 @@ class NotPlainName(ValueError):
     """A name that is not a plain name; the message says where it was read."""
 
 
-def plain_name(value, where: str) -> str:
+def plain_name(value: object, where: str) -> str:
     """``value`` (a seed's int as its text) if it is a plain name, else ``NotPlainName`` naming ``where``."""
     text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
     if not isinstance(text, str) or not _PLAIN.fullmatch(text):

@@ -20,17 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import ConfigError, root
+from ansel.config import ConfigError, check_schema, root
 from ansel.report.printable import (PROTOCOL_NAMES, PROTOCOL_SUFFIX, SCALES, Cell, Printed, comparable, refusals, same_data,
                                     stand_in, verdict_allowed)
 from ansel.yamlfile import read_yaml
 
 HEADLINES = "reports/headlines.yaml"
+HEADLINES_SCHEMA = "workflow/schemas/headlines.schema.yaml"
 PUBLISHED = "workflow/papers/published_results.csv"
 START, END = "<!-- results: ansel records -->", "<!-- /results -->"
-KEYS = ("paper", "published", "claim", "sources")
-PUBLISHED_KEYS = ("spec", "table", "row", "dataset", "split", "metric")
-SOURCE_KEYS = ("record", "row", "column")
 HEADER = ("| paper | cell | published | ours (mean ± std over seeds) | gap | word vectors "
           "| the paper's main claim, our paired test | record |")
 # Where a record ran, by its folder's prefix (else on 2 CPU cores).
@@ -164,27 +162,13 @@ class Context:
 def load_context(base: Path) -> tuple[Context, list[dict]]:
     path = base / HEADLINES
     doc = read_yaml(path)
-    if not isinstance(doc, dict) or not isinstance(doc.get("records"), dict) or not isinstance(doc.get("headlines"), list):
-        raise ConfigError(f"{path}: expected `records` (each record's scale) and `headlines` (a list)")
-    for record, scale in doc["records"].items():
-        if scale not in SCALES:
-            raise ConfigError(f"{path}: records.{record}: scale {scale!r}, not one of {', '.join(SCALES)}")
+    check_schema(doc, root() / HEADLINES_SCHEMA, str(path))
     params = read_yaml(base / "params.yaml")
     with open(base / PUBLISHED, newline="") as f:
         published = {(r["paper"], r["table"], r["dataset"], r["split"], r["model"], r["metric"]): float(r["value"])
                      for r in csv.DictReader(f)}
     return Context(base, doc["records"], params.get("datasets", {}), params.get("embeddings", {}), published), \
         doc["headlines"]
-
-
-def _check_entry(entry: dict, where: str) -> None:
-    if missing := [k for k in KEYS if k not in entry]:
-        raise ConfigError(f"{where}: missing {', '.join(missing)}")
-    if missing := [k for k in PUBLISHED_KEYS if k not in entry["published"]]:
-        raise ConfigError(f"{where}.published: missing {', '.join(missing)}")
-    for i, s in enumerate(entry["sources"]):
-        if missing := [k for k in SOURCE_KEYS if k not in s] + ([] if "table" in s or "model" in s else ["table or model"]):
-            raise ConfigError(f"{where}.sources[{i}]: missing {', '.join(missing)}")
 
 
 def published_cell(entry: dict) -> Cell:
@@ -310,7 +294,6 @@ def results_table(base: Path | None = None) -> str:
     lines = [HEADER, "|---|---|---|---|---|---|---|---|"]
     for i, entry in enumerate(entries):
         where = f"{ctx.base / HEADLINES}: headlines[{i}]"
-        _check_entry(entry, where)
         lines.append(headline_row(ctx, entry, where))
     return "\n".join(lines) + "\n"
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 class ConfigError(ValueError):
@@ -39,7 +42,7 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
         if key not in fields:
             raise error(f"{where}.{key}: unknown key; known: {', '.join(sorted(fields))}")
         hint = hints[key]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             value = parse(hint, value, f"{where}.{key}", error)
         elif not fits(value, hint):
             raise error(f"{where}.{key}: {value!r} is not of type {_name(hint)}")

@@ -3,6 +3,7 @@ names the file and the line (PyYAML keeps the last of two equal keys silently; S
 message for a broken config file names neither). ``<<`` merges may override what they bring in."""
 from __future__ import annotations
 
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +11,16 @@ import yaml
 
 from ansel.settings import ConfigError
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser: specs are read at every DAG build
+try:  # the C parser: specs are read at every DAG build
+    from yaml import CSafeLoader as _Base
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _Base  # type: ignore[assignment]
 
 
 class _StrictLoader(_Base):
     path = ""
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: dict[str, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):

@@ -112,7 +112,7 @@ def test_two_unpacks_of_one_record_at_once_keep_both_leases(device_record, home,
 def _unpack_or_keep(archive, home, errors) -> None:
     try:
         unpack([archive], device_minutes=1.0, dest=home / "reports/device")
-    except BaseException as e:  # noqa: BLE001 (kept for the main thread's assertion)
+    except BaseException as e:  # kept for the main thread's assertion
         errors.append(e)
 
 

@@ -9,7 +9,6 @@ is a small tmpfs, where mounting one is allowed (root)."""
 import builtins
 import errno
 import io
-import json
 import os
 import subprocess
 from pathlib import Path

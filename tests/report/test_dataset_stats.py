@@ -53,7 +53,7 @@ def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path)
     measured = dataset_stats(tiny_dataset()).set_index("split")
     assert list(cells.index.get_level_values(0).unique()) == ["Wiki train", "Wiki test", "Wiki all",
                                                               "Wiki (other paper) all"]
-    for (row, stat), cell in cells.iterrows():
+    for (_, stat), cell in cells.iterrows():
         assert cell["mean"] == pytest.approx(measured.loc[cell["split"], stat]) and cell["run_dataset"] == "syn"
     assert cells.loc[("Wiki train", "questions"), "published"] == 2 and not cells.loc[("Wiki train", "questions"), "differs"]
     assert cells.loc[("Wiki test", "questions"), "differs"]

@@ -2,7 +2,6 @@
 lengths (GGSA Table 3's seconds per batch as a benchmark measures it)."""
 import json
 
-import numpy as np
 import pytest
 
 from ansel import cli

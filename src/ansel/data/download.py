@@ -34,6 +34,7 @@ from ansel.files import atomic_path
 from ansel.yamlfile import read_yaml
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
+SOURCES_SCHEMA = Path(__file__).with_name("sources.schema.yaml")
 MIRROR_ENV = "ANSEL_DATA_MIRROR"
 REWRITE_ENV = "ANSEL_UPSTREAM_REWRITE"
 TIMEOUT_ENV = "ANSEL_DOWNLOAD_TIMEOUT_S"
@@ -49,7 +50,12 @@ class FetchError(RuntimeError):
 
 @lru_cache(maxsize=1)
 def load_sources() -> dict[str, Any]:
-    return read_yaml(SOURCES_FILE)
+    """sources.yaml, refused naming the key path where it breaks sources.schema.yaml."""
+    from ansel.config import check_schema  # ansel.config imports numpy: a fetch that reads no sources needs none
+
+    sources = read_yaml(SOURCES_FILE)
+    check_schema(sources, SOURCES_SCHEMA, str(SOURCES_FILE))
+    return sources
 
 
 def dataset_spec(name: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -303,7 +303,7 @@ def _positives(c: pd.DataFrame, aid_pos: dict[str, int]) -> tuple[list[str], lis
     return qids, [pos.get(q, set()) for q in qids]
 
 
-def add_negatives(ds: Dataset, method: str, splits: list[str] = ("train",), seed: int = 0,
+def add_negatives(ds: Dataset, method: str, splits: Sequence[str] = ("train",), seed: int = 0,
                   k: int = 1000, n: int = 4, pool: str = "all", n_threads: int = 0) -> Dataset:
     """Add label-0 candidates to ``splits`` by ``method`` (bm25 | other_category); see negatives.py."""
     aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
@@ -343,7 +343,7 @@ def _other_category_rows(ds: Dataset, c: pd.DataFrame, seed: int) -> list[tuple[
     return [(q, answer_ids[i]) for q, i in zip(positives.qid, picks)]
 
 
-def add_pools(ds: Dataset, size: int = 100, splits: list[str] = ("dev", "test"), seed: int = 0,
+def add_pools(ds: Dataset, size: int = 100, splits: Sequence[str] = ("dev", "test"), seed: int = 0,
               pool: str = "all") -> Dataset:
     """Fill each question's candidates in ``splits`` up to ``size`` with random label-0 answers."""
     aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}

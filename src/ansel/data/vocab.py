@@ -34,7 +34,8 @@ class Vocab:
               min_df: int = 1) -> "Vocab":
         """Tokens occurring at least ``min_count`` times in all (corpus frequency) and in at least
         ``min_df`` texts (document frequency: each text one document), most frequent first."""
-        counts, df = Counter(), Counter()
+        counts: Counter[str] = Counter()
+        df: Counter[str] = Counter()
         for toks in texts:
             counts.update(toks)
             df.update(set(toks))

@@ -24,7 +24,7 @@ class EvalConfig:
     sample_questions: int | None = None
     sample_seed: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check(len(self.splits) > 0, "splits", "needs at least one split")
         check(len(set(self.splits)) == len(self.splits), "splits", f"{self.splits} names a split twice")
         check(self.sample_questions is None or self.sample_questions >= 1, "sample_questions",

@@ -49,7 +49,8 @@ def weighted_word_count(question: Sequence[str], answer: Sequence[str], idf: dic
 
 def idf_table(documents: Iterable[Sequence[str]]) -> dict[str, float]:
     """log(N / df) of every word of the documents (each a list of terms)."""
-    df, n = Counter(), 0
+    df: Counter[str] = Counter()
+    n = 0
     for doc in documents:
         df.update(set(doc))
         n += 1

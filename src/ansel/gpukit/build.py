@@ -17,26 +17,24 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
-from ansel.config import ConfigError, load, root
+from ansel.config import ConfigError, check_schema, load, root
 from ansel.files import write_text_atomic
 from ansel.gpukit import KIT_FILE
 from ansel.yamlfile import read_yaml
 
 RECORDS = "reports/device/records.yaml"
+RECORDS_SCHEMA = "workflow/schemas/records.schema.yaml"
 SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
-RECORD_KEYS = {"about", "preset", "config", "bench", "measure", "runs"}
 SOURCES = ("src/ansel",)
 HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
 
 
 def records(path: Path | None = None) -> dict[str, dict]:
-    """The declared records, each checked for unknown keys."""
+    """The declared records, each checked against workflow/schemas/records.schema.yaml."""
     path = path or root() / RECORDS
-    declared = read_yaml(path) or {}
+    declared = read_yaml(path) or {}  # an empty file declares no record
+    check_schema(declared, root() / RECORDS_SCHEMA, str(path))
     for name, rec in declared.items():
-        if unknown := set(rec) - RECORD_KEYS:
-            raise ConfigError(f"{path}: {name}: unknown key(s) {', '.join(sorted(unknown))}; "
-                              f"allowed: {', '.join(sorted(RECORD_KEYS))}")
         if not ({"bench", "measure", "runs"} & set(rec)):
             raise ConfigError(f"{path}: {name}: no job (give bench, measure or runs)")
     return declared

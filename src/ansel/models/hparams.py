@@ -26,21 +26,21 @@ def hparam(default: Any, *checks: Check) -> Any:
     return dataclasses.field(default=default, metadata={"checks": checks})
 
 
-def positive(value, hparams) -> str | None:
+def positive(value: Any, hparams: Any) -> str | None:
     return None if value > 0 else "is not positive"
 
 
-def fraction(value, hparams) -> str | None:
+def fraction(value: Any, hparams: Any) -> str | None:
     """A dropout rate: 1 would drop everything."""
     return None if 0 <= value < 1 else "is not in [0, 1)"
 
 
-def one_of(*values) -> Check:
+def one_of(*values: Any) -> Check:
     return lambda value, hparams: None if value in values else f"is not one of {', '.join(map(str, values))}"
 
 
 def divides(key: str) -> Check:
-    def check(value, hparams) -> str | None:
+    def check(value: Any, hparams: Any) -> str | None:
         total = getattr(hparams, key)
         return None if total % value == 0 else f"does not divide {key} {total}"
 
@@ -51,7 +51,7 @@ def divides(key: str) -> Check:
 class HParams:
     """Base of every architecture's hyperparameters: an instance is always in range."""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if value is None:

@@ -192,8 +192,8 @@ class GroupAttention(nn.Module):
         b, heads, length, d = q.shape
         if heads != self.shifts.numel():
             raise ValueError(f"group attention has {self.shifts.numel()} offsets for {heads} heads")
-        l = self.group_size
-        padded = -(-(length + int(self.shifts.max())) // l) * l
+        size = self.group_size
+        padded = -(-(length + int(self.shifts.max())) // size) * size
         shifts = self.shifts[:, None]
         head = torch.arange(heads, device=q.device)[:, None]
 
@@ -202,7 +202,7 @@ class GroupAttention(nn.Module):
         real = source < length
         source = source.where(real, 0)
         gather = head * length + source
-        words = (mask[:, source] & real).view(-1, 1, l)  # the real words of each group: its keys and queries
+        words = (mask[:, source] & real).view(-1, 1, size)  # the real words of each group: its keys and queries
         bias = torch.zeros(words.shape, dtype=q.dtype, device=q.device).masked_fill_(~words, torch.finfo(q.dtype).min)
         slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded      # [heads, length]
         scatter = head * padded + slot

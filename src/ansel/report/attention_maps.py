@@ -13,12 +13,12 @@ from typing import Mapping, Sequence
 import matplotlib
 
 matplotlib.use("Agg")  # cluster nodes and CI have no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from ansel.report.by_length import top_ranked  # noqa: E402
-from ansel.report.plotting import save  # noqa: E402
+from ansel.report.by_length import top_ranked
+from ansel.report.plotting import save
 
 
 def window_to_tokens(weights: Sequence[float], n_tokens: int, kernel: int) -> np.ndarray:

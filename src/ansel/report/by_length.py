@@ -14,10 +14,10 @@ from typing import Mapping, Sequence
 import matplotlib
 
 matplotlib.use("Agg")  # cluster nodes and CI have no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from ansel.report.plotting import save  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from ansel.report.plotting import save
 
 
 def top_ranked(run: pd.DataFrame) -> pd.DataFrame:

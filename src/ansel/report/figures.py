@@ -12,22 +12,22 @@ from typing import Callable
 import matplotlib
 
 matplotlib.use("Agg")  # cluster nodes and CI have no display
-import json  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
+import json
+import math
+import sys
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+import numpy as np
+import pandas as pd
 
-from ansel.config import dataset_name, papers_dir  # noqa: E402
-from ansel.data.canonical import Dataset  # noqa: E402
-from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths  # noqa: E402
-from ansel.report.plotting import save  # noqa: E402
-from ansel.report.tables import (aggregate, column_label, last_epoch_metric, published_lookup, run_log,  # noqa: E402
+from ansel.config import dataset_name, papers_dir
+from ansel.data.canonical import Dataset
+from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths
+from ansel.report.plotting import save
+from ansel.report.tables import (aggregate, column_label, last_epoch_metric, published_lookup, run_log,
                                  ours_headers, run_metric, run_value, split_labels, split_run)
-from ansel.targets import (Run, Variant, figure_models, figure_table, processed_dir, runs, seed_count,  # noqa: E402
+from ansel.targets import (Run, Variant, figure_models, figure_table, processed_dir, runs, seed_count,
                            spec_seed, sweep_models, sweep_values)
 
 FigureFn = Callable[[dict, dict, Path], None]

@@ -6,7 +6,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # cluster nodes and CI have no display
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 def save(fig, prefix: str | Path) -> None:

@@ -20,7 +20,7 @@ class NegativesConfig:
     # sampled_max draws from the whole training answer set, or the question's own labelled negatives
     source: Literal["answers", "candidates"] = "answers"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check(self.n >= 1, "n", f"{self.n} is not >= 1")
         check(self.source == "answers" or self.strategy == "sampled_max", "source",
               f"{self.source!r} is where sampled_max draws; strategy {self.strategy!r} ignores it")
@@ -77,7 +77,7 @@ class TrainConfig:
     # on a large trainable table, not the default loop's arithmetic (last bits apart), so an option
     optimizer_kernel: Literal["loop", "fused"] = "loop"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check(self.epochs >= 0, "epochs", f"{self.epochs} is not >= 0")
         check(self.batch_size >= 1, "batch_size", f"{self.batch_size} is not >= 1")
         check(self.lr > 0, "lr", f"{self.lr} is not > 0")

@@ -12,6 +12,7 @@ def pair_loss(s_pos: torch.Tensor, s_neg: torch.Tensor, t: TrainConfig) -> torch
     scores as logits of "is a correct answer" (positives 1, negatives 0); averaged over the batch,
     or summed (``rank_reduction``)."""
     if t.loss == "hinge":
+        assert t.margin is not None  # TrainConfig refuses a hinge loss without one
         loss = F.relu(t.margin - s_pos + s_neg)
         return loss.sum() if t.rank_reduction == "sum" else loss.mean()
     logits = torch.cat([s_pos, s_neg])

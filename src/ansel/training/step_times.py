@@ -29,7 +29,8 @@ def measure(configs: dict[str, dict], processed: Path, batches: int = 3, rounds:
     """{"device", "threads", "batches", "rounds", "models": {model: {batch_size, max_len_q, max_len_a,
     seconds_per_batch: [one value per round]}}} of the run configs ``configs`` ({model: config})."""
     loaded: dict[tuple, RunData] = {}
-    models, device = {}, None
+    models: dict[str, dict] = {}
+    device = None
     for _ in range(rounds):
         for model, cfg in configs.items():
             key = (str(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"])

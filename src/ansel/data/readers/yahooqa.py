@@ -26,9 +26,9 @@ from ansel.data.canonical import Dataset
 from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
+from ansel.data.unpickle import load_plain
 
 SAMPLE_OPTIONS = {"split": "fractions of questions, default {dev: 0.1, test: 0.1}", "seed": "13"}
-from ansel.data.unpickle import load_plain
 
 SPLITS = ("train", "dev", "test")
 
