@@ -30,7 +30,7 @@ def source(name: str):
     def wrap(cls: type) -> type:
         if name in _SOURCES:
             raise ValueError(f"dataset source {name!r} registered twice")
-        cls.name = name
+        setattr(cls, "name", name)  # the reader knows the name it fetches and reads under
         _SOURCES[name] = cls
         return cls
 

@@ -74,7 +74,7 @@ class QRNNGateEncoder(nn.Module):
         return h, mask
 
 
-def bilstm_encoder(cfg) -> BiLSTMEncoder:
+def bilstm_encoder(cfg) -> nn.Module:
     """The BiLSTM of a QA-LSTM-family config (``embedding_dim``, ``hidden``), initialised as
     ``cfg.init`` says (``tf``: the Keras initialisers)."""
     from ansel.models.layers import keras_init
