@@ -72,10 +72,10 @@ def shape_key(s: dict) -> str:
     """A shape's key: the architecture's and the negatives' defaults filled in (a value given and its
     default are one shape), the value-only hyperparameters left out and rates reduced to on or off.
     Reads a key written before any of these (a committed cost file's) as the shape it measured."""
-    from ansel.models.registry import hparams_defaults
+    from ansel.models.registry import parse_hparams
     from ansel.training.config import NegativesConfig, TrainConfig
 
-    hparams = {**hparams_defaults(s["arch"], "shape"), **(s.get("hparams") or {})}
+    hparams = {**vars(parse_hparams(s["arch"], {}, "shape")), **(s.get("hparams") or {})}  # every one has a default
     hparams = {k: (v > 0 if k in RATES and isinstance(v, (int, float)) else v)
                for k, v in hparams.items() if k not in VALUE_ONLY}
     negatives = s.get("negatives")

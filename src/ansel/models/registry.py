@@ -97,12 +97,6 @@ def hparams_fields(arch: str, where: str = "model") -> set[str]:
     return {f.name for f in dataclasses.fields(_hparams_class(arch, where))}
 
 
-def hparams_defaults(arch: str, where: str = "model") -> dict[str, Any]:
-    """The architecture's hyperparameters that have a default, with it."""
-    return {f.name: f.default for f in dataclasses.fields(_hparams_class(arch, where))
-            if f.default is not dataclasses.MISSING}
-
-
 def parse_hparams(arch: str, values: dict[str, Any], where: str = "model"):
     """The architecture's hyperparameter dataclass from a config dict, checking keys, types and ranges."""
     return parse(_hparams_class(arch, where), values, where, ModelConfigError)
