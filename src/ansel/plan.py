@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -72,10 +73,9 @@ def shape_key(s: dict) -> str:
     """A shape's key: the architecture's and the negatives' defaults filled in (a value given and its
     default are one shape), the value-only hyperparameters left out and rates reduced to on or off.
     Reads a key written before any of these (a committed cost file's) as the shape it measured."""
-    from ansel.models.registry import parse_hparams
     from ansel.training.config import NegativesConfig, TrainConfig
 
-    hparams = {**vars(parse_hparams(s["arch"], {}, "shape")), **(s.get("hparams") or {})}  # every one has a default
+    hparams = {**_arch_defaults(s["arch"]), **(s.get("hparams") or {})}
     hparams = {k: (v > 0 if k in RATES and isinstance(v, (int, float)) else v)
                for k, v in hparams.items() if k not in VALUE_ONLY}
     negatives = s.get("negatives")
@@ -86,8 +86,17 @@ def shape_key(s: dict) -> str:
                        **{k: s.get(k) or defaults[k] for k in DEFAULTED_TRAIN_KEYS}}, sort_keys=True)
 
 
+@functools.cache
 def _defaults(cls: type) -> dict:
     return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+
+
+@functools.cache
+def _arch_defaults(arch: str) -> dict:
+    """Every hyperparameter of ``arch`` (each has a default) at its default."""
+    from ansel.models.registry import parse_hparams
+
+    return vars(parse_hparams(arch, {}, "shape"))
 
 
 @dataclass
