@@ -3,7 +3,9 @@ predicts beside what the record's trainings measured.
 
 A run's prediction comes from the other seeds of its shape (the planner's premise: a run's cost is
 its shape's, not its seed's), through the planner's own formula (``plan_minutes``: epochs x
-(batches per epoch from the processed data x seconds per batch + one dev scoring)); the measured
+(batches per epoch from the processed data x seconds per batch + one dev scoring + a checkpoint)
++ the start-up; checkpoint and start-up fitted over the other records' timed runs on the device,
+not this record's); the measured
 time is each training job's wall time from its ``timings.json`` (start to end: imports, data and
 model building, every epoch and its dev scoring; not the evaluation job). A record's wall time
 (first start to last end) is printed beside: jobs ran two at a time on its 2 cores.
@@ -19,7 +21,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from ansel.config import root
-from ansel.plan import Cost, plan_minutes, shape, timings_cost
+from ansel.plan import (
+    Cost,
+    Overhead,
+    outside_seconds,
+    plan_minutes,
+    shape,
+    timings_cost,
+)
 
 
 def runs_of(record: Path) -> list[tuple[dict, dict]]:
@@ -32,8 +41,18 @@ def runs_of(record: Path) -> list[tuple[dict, dict]]:
     return found
 
 
-def check(record: Path) -> list[dict]:
-    runs = runs_of(record)
+def overheads(records: list[Path]) -> dict[str, Overhead | None]:
+    """{device: the ``Overhead`` fitted over the timed runs of ``records``}."""
+    outside = defaultdict(list)
+    for record in records:
+        for _, train in runs_of(record):
+            if seconds := outside_seconds(train):
+                outside[timings_cost(train, "").device].append(seconds)
+    return {device: Overhead.fit(runs) for device, runs in outside.items()}
+
+
+def check(record: Path, others: list[Path]) -> list[dict]:
+    runs, fitted = runs_of(record), overheads([r for r in others if r != record])
     by_shape = defaultdict(list)
     for cfg, train in runs:
         by_shape[shape(cfg)].append((cfg["seed"], timings_cost(train, "")))
@@ -43,7 +62,8 @@ def check(record: Path) -> list[dict]:
         if not others:
             continue
         mine = Cost(statistics.median(c.seconds_per_batch for c in others),
-                    statistics.median(c.dev_seconds or 0 for c in others), others[0].device, "")
+                    statistics.median(c.dev_seconds or 0 for c in others), others[0].device, "",
+                    batches=others[0].batches, overhead=fitted.get(others[0].device))  # batches: a clone has no data
         minutes, _ = plan_minutes(cfg, {shape(cfg): mine}, examples)
         if minutes is None:
             continue
@@ -60,11 +80,12 @@ def check(record: Path) -> list[dict]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("records", nargs="*", type=Path)
-    records = p.parse_args().records or sorted(d for d in root().glob("reports/*") if d.is_dir())
+    every = sorted(d for d in [*root().glob("reports/*"), *root().glob("reports/device/*")] if d.is_dir())
+    records = p.parse_args().records or every
     print(f"{'record':16s}{'dataset':18s}{'runs':>6s}{'predicted min':>15s}{'measured min':>14s}"
           f"{'ratio':>7s}{'record wall':>13s}")
     for record in records:
-        for r in check(record):
+        for r in check(record, every):
             print(f"{r['record']:16s}{r['dataset']:18s}{r['runs']:6d}{r['predicted']:15.1f}{r['measured']:14.1f}"
                   f"{r['predicted'] / r['measured']:7.2f}{r['wall']:13.1f}")
 

@@ -204,3 +204,113 @@ def test_the_paper_preset_plans_with_each_items_wall_hours_and_its_choice():
     assert {"wall hours on 2 cores", "chosen"} <= set(table.columns)
     assert "table2" not in table.index and "table2_v2" in table.index  # InsuranceQA V1: in no mirror
     assert table.loc["figure3", "epochs"] == "500" and table.loc["table3", "epochs"] == "400"  # the papers' own
+
+
+def test_a_shape_is_keyed_by_what_changes_the_arithmetic_only():
+    """Issue 53 item 6: a default given or left out, the value-only hyperparameters (unit-length initial
+    vectors, the initial weights' distribution, one encoder or two of one size) and a dropout rate's
+    value (not whether it is 0) never split a shape; a size, a frozen table, a sparse update and MTAS's
+    classifier alone do."""
+    config = load(preset="paper")
+    ggsa = Run("insuranceqa_v2", Variant("ggsa_group_sa_insuranceqa"), 1).config(config)
+    assert ggsa["hparams"]["shared_encoder"] is False  # the paper's two encoders, added after costs-full ran
+
+    def with_(cfg, train=None, **hparams):
+        return P.shape({**cfg, "hparams": {**cfg["hparams"], **hparams}, "train": {**cfg["train"], **(train or {})}})
+
+    same = [with_(ggsa, shared_encoder=True), with_(ggsa, heads=6), with_(ggsa, dropout=0.5),
+            with_(ggsa, train={"embedding_updates": "dense"})]
+    assert set(same) == {P.shape(ggsa)}
+    assert len({P.shape(ggsa), with_(ggsa, dropout=0.0), with_(ggsa, heads=4), with_(ggsa, freeze_embeddings=True),
+                with_(ggsa, train={"embedding_updates": "sparse"}), with_(ggsa, train={"loss": "category"})}) == 6
+    arc_i = Run("wikiqa_mz", Variant("amv_arc_i_wikiqa"), 1).config(config)
+    assert arc_i["hparams"]["normalize_embeddings"] is True  # also added after costs-full ran
+    assert with_(arc_i, normalize_embeddings=False) == P.shape(arc_i)
+    lstm = Run("synthetic_en", Variant("qa_lstm"), 1).config(load(preset="smoke"))
+    assert with_(lstm, init="tf") == with_(lstm, init="torch")
+
+
+def test_a_cost_keyed_before_the_keys_it_lacks_prices_the_runs_of_its_shape(tmp_path):
+    """A committed cost's key written with the hyperparameters as the config gave them then (no
+    shared_encoder, no defaults, no train options added since) prices today's runs of that arithmetic."""
+    cfg = Run("insuranceqa_v2", Variant("ggsa_group_sa_insuranceqa"), 1).config(load(preset="paper"))
+    old = {"dataset": cfg["dataset"], "arch": cfg["arch"], "max_len_q": cfg["max_len_q"], "max_len_a": cfg["max_len_a"],
+           "hparams": {k: v for k, v in cfg["hparams"].items() if k != "shared_encoder"},
+           **{k: cfg["train"].get(k) for k in P.TRAIN_SHAPE_KEYS}}
+    (tmp_path / "costs").mkdir()
+    (tmp_path / "costs/cuda.json").write_text(json.dumps({json.dumps(old): {"device": "cuda/X", "seconds_per_batch": 0.02,
+                                                                               "dev_seconds": 1.0, "batches": 100}}))
+    costs = P.measured_costs([tmp_path])
+    assert list(costs) == [P.shape(cfg)]
+    minutes, _ = P.plan_minutes(cfg, costs, {cfg["dataset"]: None})
+    assert minutes == pytest.approx(cfg["train"]["epochs"] * (100 * 0.02 + 1.0) / 60)
+
+
+def _timed_run(root, dataset, seed, epochs, outside):
+    """A record's run of ``epochs`` epochs (10 batches in 1 s, dev scoring 0.5 s) and ``outside`` seconds besides."""
+    run = root / f"runs/{dataset}/qa_cnn/seed{seed}"
+    run.mkdir(parents=True)
+    cfg = {"dataset": dataset, "model": "qa_cnn", "arch": "qa_cnn", "hparams": {}, "max_len_q": 4, "max_len_a": 8,
+           "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None, "epochs": epochs}}
+    (run / "config.json").write_text(json.dumps(cfg))
+    (run / "timings.json").write_text(json.dumps({"train": {
+        "device": "cuda:0", "device_name": "H", "started": 1000.0, "finished": 1000.0 + epochs * 1.5 + outside,
+        "epochs": [{"seconds": 1.0, "batches": 10, "dev_seconds": 0.5}] * epochs}}))
+    return cfg
+
+
+def test_checkpoints_and_start_up_are_fitted_from_the_timed_runs_and_counted(tmp_path):
+    """Issue 53 item 6: a run's time outside its epochs (state.pt after each, the start) is fitted over the
+    timed runs of its device, start + epochs x per epoch, and added to every run that device prices."""
+    short = _timed_run(tmp_path, "a", 1, 4, 5.0 + 4 * 0.25)
+    _timed_run(tmp_path, "b", 1, 40, 5.0 + 40 * 0.25)
+    costs = P.measured_costs([tmp_path])
+    overhead = costs[P.shape(short)].overhead
+    assert (overhead.start_seconds, overhead.epoch_seconds, overhead.runs) == (pytest.approx(5.0), pytest.approx(0.25), 2)
+    parts, _ = P.run_parts({**short, "train": {**short["train"], "epochs": 100}}, costs, {"a": None})
+    assert parts == pytest.approx({"training": 100 * 1.0 / 60, "dev scoring": 100 * 0.5 / 60,
+                                   "checkpoints": 100 * 0.25 / 60, "start-up": 5.0 / 60})
+    # a run resumed in a later process (its epochs all, its start the last process's) moves no median
+    _timed_run(tmp_path, "b", 2, 40, -50.0)
+    _timed_run(tmp_path, "b", 3, 40, 5.0 + 40 * 0.25)
+    assert P.measured_costs([tmp_path])[P.shape(short)].overhead.epoch_seconds == pytest.approx(0.25)
+    assert P.Overhead.fit([(4, 9.0), (40, 1.0)]) == P.Overhead(5.0, 0.0, 2)  # no part below 0
+    one = tmp_path / "one"  # one epoch count cannot tell the start from the epochs: nothing counted
+    _timed_run(one, "a", 1, 4, 6.0)
+    _timed_run(one, "a", 2, 4, 6.0)
+    assert P.measured_costs([one])[P.shape(short)].overhead is None
+    assert set(P.run_parts(short, P.measured_costs([one]), {"a": None})[0]) == {"training", "dev scoring"}
+
+
+def test_monitored_splits_scored_every_n_steps_cost_a_scoring_each(tmp_path):
+    cfg = _timed_run(tmp_path, "a", 1, 2, 0.0)
+    costs = P.measured_costs([tmp_path])  # 10 batches an epoch, dev scoring 0.5 s
+    every = {**cfg, "train": {**cfg["train"], "monitor_splits": ["test"], "monitor_every": 5}}
+    parts, _ = P.run_parts(every, costs, {"a": None})
+    assert parts["dev scoring"] == pytest.approx(2 * (1 + 10 / 5) * 0.5 / 60)  # dev, and test twice an epoch
+
+
+def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_shape_named(tmp_path, capsys):
+    from ansel import cli
+
+    config = smoke_synthetic_table_only()
+    cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
+    (tmp_path / "costs").mkdir()
+    (tmp_path / "costs/c.json").write_text(json.dumps({P.shape(cfg): {
+        "device": "cuda/X", "seconds_per_batch": 60.0 / cfg["train"]["epochs"], "dev_seconds": 0.0, "batches": 10}}))
+    r = P.reproduction(config, P.measured_costs([tmp_path]), {"synthetic_en": None, "synthetic_zh": None})
+    # qa_cnn on synthetic_en: 10 minutes a run (over one command's 9), 2 seeds; the 2 x 2 others unpriced
+    assert (r["priced"], r["minutes"], len(r["long runs"])) == (2, pytest.approx(20.0), 2)
+    assert (r["leases"], r["packed leases"]) == (2, 1)  # 20 / 13 one at a time; 20 / (13 x 2.4) packed
+    assert sorted((c["dataset"], c["model"], n) for c, n, _ in r["unpriced"].values()) == [
+        ("synthetic_en", "qa_lstm", 2), ("synthetic_zh", "qa_cnn", 2), ("synthetic_zh", "qa_lstm", 2)]
+    assert r["overheads"] == {"cuda/X": None}
+    cli.print_reproduction(r, "cuda")
+    out = capsys.readouterr().out
+    assert "20.0 device-minutes (training 20.0 + dev scoring 0.0 + checkpoints 0.0 + start-up 0.0) for 2 runs; 6 runs unpriced" in out
+    assert "checkpoints and start-up on cuda/X: not counted" in out
+    assert "leases (13 device-minutes of each used): 2 one run at a time, 1 at the kit's packing" in out
+    assert "runs over one command's 9 minutes alone: 2 (20.0 minutes)" in out
+    cli.print_reproduction({**r, "overheads": {"cpu/AVX2": None}}, "cpu")
+    assert "leases" not in capsys.readouterr().out  # a CPU's minutes take no GPU lease
+    assert out.count("unmeasured: {") == 3 and '"dataset": "synthetic_zh"' in out

@@ -224,7 +224,7 @@ def cmd_figure(a) -> None:
 
 def cmd_plan(a) -> None:
     from ansel.config import ConfigError, load, root
-    from ansel.plan import default_sources, plan
+    from ansel.plan import default_sources, measured_costs, plan, reproduction
 
     sources = [Path(s) for s in a.costs] if a.costs else default_sources()
     missing = [str(s) for s in sources if not s.is_dir()]
@@ -246,24 +246,45 @@ def cmd_plan(a) -> None:
         sources.append(root())  # what was just measured
     if a.budget_hours and not a.cores:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
-    if a.device and not a.measure:
-        from ansel.plan import measured_costs
-
-        if not measured_costs(sources, a.device):
-            known = sorted({c.device for c in measured_costs(sources).values()})
-            raise ConfigError(f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
-                              f"measured: {', '.join(known) or 'none'} (or measure it: --measure)")
+    if a.device and not a.measure and not measured_costs(sources, a.device):
+        known = sorted({c.device for c in measured_costs(sources).values()})
+        raise ConfigError(f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
+                          f"measured: {', '.join(known) or 'none'} (or measure it: --measure)")
     table = plan(config, sources, a.device, a.cores, a.budget_hours)
     print(table.to_markdown(index=False))
-    print("\ndevice-minutes: training steps plus each epoch's dev scoring where measured, for the runs of "
-          "a measured shape (same dataset, architecture, hyperparameters, batch, negatives, truncation); "
-          f"costs from: {', '.join(map(str, sources))}")
+    print("\ndevice-minutes: training steps, each epoch's dev scoring, checkpoints and start-up, for the runs of "
+          "a measured shape (same dataset, architecture, hyperparameters that change the arithmetic, batch, "
+          f"negatives, truncation); costs from: {', '.join(map(str, sources))}")
     if a.cores:
         print(f"wall hours: device-minutes over {a.cores} one-thread jobs at a time, perfectly packed (a lower bound)")
     if a.budget_hours:
         chosen = [f"{p}/{i}" for p, i, c in zip(table.paper, table["item"], table.chosen) if c]
         print(f"chosen for {a.budget_hours:g} h of {a.cores} cores (cheapest first, a run read twice counted once, "
               f"only fully measured items): {', '.join(chosen) or 'none'}")
+    print_reproduction(reproduction(config, measured_costs(sources, a.device)), a.device)
+
+
+def print_reproduction(r: dict, device: str | None) -> None:
+    """``ansel plan``'s last lines: the whole preset once, and each shape no cost prices."""
+    from ansel.plan import COMMAND_MINUTES, LEASE_MINUTES
+
+    parts = " + ".join(f"{name} {m:.1f}" for name, m in r["parts"].items())
+    unpriced = sum(n for _, n, _ in r["unpriced"].values())
+    print(f"\nthe whole preset, each trained run once, one at a time{f' on {device}' if device else ''}: "
+          f"{r['minutes']:.1f} device-minutes ({parts}) for {r['priced']} runs; {unpriced} runs unpriced")
+    for dev, o in sorted(r["overheads"].items()):
+        print(f"checkpoints and start-up on {dev}: " + (
+            f"{o.epoch_seconds:.2f} s an epoch and {o.start_seconds:.1f} s a run (fitted over the time outside the "
+            f"epochs of {o.runs} timed runs)" if o else "not counted (no runs timed on it to fit them)"))
+    if r["overheads"] and all(dev.startswith("cuda") for dev in r["overheads"]):  # what a lent GPU takes
+        print(f"fifteen-minute leases ({LEASE_MINUTES} device-minutes of each used): {r['leases']} one run at a time, "
+              f"{r['packed leases']} at the kit's packing ({r['packing']:g} runs' worth at a time)")
+        print(f"runs over one command's {COMMAND_MINUTES} minutes alone: {len(r['long runs'])} "
+              f"({sum(r['long runs']):.1f} minutes)")
+    if r["unpriced"]:
+        print(f"unpriced: {len(r['unpriced'])} shapes (what a speed entry measures: `ansel plan --measure` on the device)")
+        for key, (cfg, n, why) in sorted(r["unpriced"].items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])):
+            print(f"- {n:3d} runs, {cfg['dataset']} {cfg['arch']} (e.g. {cfg['model']}), {why}: {key}")
 
 
 def cmd_gpu_kit(a) -> None:

@@ -5,23 +5,29 @@ epochs, batches per epoch, and device-minutes from per-batch costs measured by e
 scoring each, on this machine's device) into ``results/costs/<device>.json``, which later plans
 read like any other measurement.
 
-A cost is measured per run *shape* (dataset, architecture, hyperparameters, batch size,
-negatives, truncation): what one training step and one dev scoring cost depends on these, not
-on the seed, learning rate or epochs. Sources are a checkout (``results/runs/...`` with each
-run's config.json, ``results/timings/...`` from ``ansel train --timings``: per epoch the training
-loop's seconds and batches, and ``dev_seconds``; ``results/costs/``) or a committed record
-(``runs/<dataset>/<model>/seed<k>/`` with its ``timings.json`` inside; ``costs/``); records made
-before timings had their own file keep ``seconds_per_batch`` in ``log.csv``. By default every
-record under ``reports/`` is read. Each cost names its device (``cuda``, ``cpu/AVX512`` ...: a
+A cost is measured per run *shape* (``shape``: dataset, architecture, the hyperparameters that
+change the arithmetic, batch size, negatives, truncation): what one training step and one dev
+scoring cost depends on these, not on the seed, learning rate or epochs. A run's minutes add, to
+its epochs' steps and dev scorings, the time outside them (start-up, and the state written after
+every epoch): fitted per device over the committed runs' timings (``Overhead``).
+
+Sources are a checkout (``results/runs/...`` with each run's config.json, ``results/timings/...``
+from ``ansel train --timings``: per epoch the training loop's seconds and batches, and
+``dev_seconds``; ``results/costs/``) or a committed record (``runs/<dataset>/<model>/seed<k>/``
+with its ``timings.json`` inside; ``costs/``); records made before timings had their own file keep
+``seconds_per_batch`` in ``log.csv``. By default every record under ``reports/`` is read. Each cost names its device (``cuda``, ``cpu/AVX512`` ...: a
 CPU's instruction set changes its speed), and ``--device`` keeps one kind. Runs of no measured
 shape are listed, not guessed.
 """
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 import json
 import math
 import re
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,12 +42,91 @@ from ansel.settings import ConfigError, SettingError, check, parse
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
+# keyed with their defaults filled in: options added after costs-full ran (2026-11-26), whose runs had
+# the defaults' arithmetic; a sparse update or a fused optimizer kernel is another step
+DEFAULTED_TRAIN_KEYS = ("embedding_updates", "optimizer_kernel")
+# Hyperparameters that change a run's numbers but not the operations a step runs nor their sizes: a
+# cost measured at one value prices every other, so they do not split a shape.
+VALUE_ONLY = {
+    "normalize_embeddings": "the initial vectors scaled to unit rows once, when the model is built",
+    "init": "the initial weights' distribution",
+    "shared_encoder": "one encoder per text (false) runs the same operations on the same sizes as one encoder "
+                      "run on both; only the optimizer's elementwise update covers the second encoder's weights",
+}
+# a rate changes numbers only, but at 0 torch skips the dropout (no mask drawn): keyed as on or off
+RATES = ("dropout", "lstm_dropout")
+# Not keyed, though they change a step: loss, optimizer, momentum, clip_norm, category_weight. The costs
+# measured before a shape named them do not say them, and in the presets a shape fixes them but for MTAS's
+# category_weight (one linear head over the question's vector beside its encoders). The one loss that
+# changes a step's whole path, MTAS's classifier alone (``loss: category``: no answer is encoded), is keyed.
 
 
 def shape(cfg: dict) -> str:
     """The part of a run config its per-batch cost depends on."""
-    return json.dumps({"dataset": cfg["dataset"], **{k: cfg.get(k) for k in SHAPE_KEYS},
-                       **{k: cfg["train"].get(k) for k in TRAIN_SHAPE_KEYS}}, sort_keys=True)
+    train = cfg["train"]
+    return shape_key({"dataset": cfg["dataset"], **{k: cfg.get(k) for k in SHAPE_KEYS},
+                      **{k: train.get(k) for k in (*TRAIN_SHAPE_KEYS, *DEFAULTED_TRAIN_KEYS)},
+                      **({"loss": "category"} if train.get("loss") == "category" else {})})
+
+
+def shape_key(s: dict) -> str:
+    """A shape's key: the architecture's and the negatives' defaults filled in (a value given and its
+    default are one shape), the value-only hyperparameters left out and rates reduced to on or off.
+    Reads a key written before any of these (a committed cost file's) as the shape it measured."""
+    from ansel.training.config import NegativesConfig, TrainConfig
+
+    hparams = {**_arch_defaults(s["arch"]), **(s.get("hparams") or {})}
+    hparams = {k: (v > 0 if k in RATES and isinstance(v, (int, float)) else v)
+               for k, v in hparams.items() if k not in VALUE_ONLY}
+    negatives = s.get("negatives")
+    if isinstance(negatives, dict):
+        negatives = {**_defaults(NegativesConfig), **negatives}
+    defaults = _defaults(TrainConfig)
+    return json.dumps({**s, "hparams": hparams, "negatives": negatives,
+                       **{k: s.get(k) or defaults[k] for k in DEFAULTED_TRAIN_KEYS}}, sort_keys=True)
+
+
+@functools.cache
+def _defaults(cls: type) -> dict:
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+
+
+@functools.cache
+def _arch_defaults(arch: str) -> dict:
+    """Every hyperparameter of ``arch`` (each has a default) at its default."""
+    from ansel.models.registry import parse_hparams
+
+    return vars(parse_hparams(arch, {}, "shape"))
+
+
+@dataclass
+class Overhead:
+    """A run's device time outside its epochs' training steps and dev scorings, as the runs timed on one
+    device spent it (``measured_costs`` fits it): ``start_seconds`` once (imports, data and model
+    building, the last files) and ``epoch_seconds`` after every epoch (``state.pt`` written, the best
+    weights kept, the log)."""
+    start_seconds: float
+    epoch_seconds: float
+    runs: int  # the timed runs it is fitted over
+
+    @classmethod
+    def fit(cls, runs: list[tuple[int, float]]) -> Overhead | None:
+        """The line start + epochs x per epoch through the median seconds outside the epochs of the ``runs``
+        ((epochs, seconds) each) of each epoch count, neither part below 0; None unless two epoch counts
+        tell the start from the epochs. Medians: a run resumed in a later process (its start that
+        process's, its epochs all of them) or slowed by its neighbours moves the line not at all."""
+        counts: dict[int, list[float]] = {}
+        for epochs, seconds in runs:
+            counts.setdefault(epochs, []).append(seconds)
+        if len(counts) < 2:
+            return None
+        x, y = list(counts), [statistics.median(v) for v in counts.values()]
+        per_epoch, start = statistics.linear_regression(x, y)
+        if per_epoch < 0:
+            per_epoch, start = 0.0, statistics.mean(y)
+        elif start < 0:
+            per_epoch, start = statistics.linear_regression(x, y, proportional=True)[0], 0.0
+        return cls(start, per_epoch, len(runs))
 
 
 @dataclass
@@ -52,6 +137,7 @@ class Cost:
     source: str
     peak_mb: float | None = None  # the device's peak memory (CUDA), sizes concurrent jobs
     batches: int | None = None  # per epoch, as the measured run trained (same shape: same count)
+    overhead: Overhead | None = None  # its device's (``measured_costs`` fits it), never read from a costs file
 
     def __post_init__(self):
         for key in ("seconds_per_batch", "dev_seconds", "peak_mb"):
@@ -71,6 +157,7 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
     """{shape: the cost measured by a run of that shape}, only on ``device`` (a prefix: ``cuda``,
     ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one."""
     costs: dict[str, Cost] = {}
+    outside: dict[str, list[tuple[int, float]]] = {}  # {device: (epochs, seconds outside them) of each timed run}
 
     def keep(key: str, cost: Cost | None) -> None:  # another device's cost never hides this one's
         if cost and (device is None or cost.device.startswith(device)):
@@ -79,22 +166,45 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
     for src in sources:
         for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
             for key, c in read_json(path).items():
+                if isinstance(c, dict) and "overhead" in c:
+                    raise ConfigError(f"{path}: {key}.overhead: fitted from runs' timings, never read from a costs file")
                 c = {**c, "source": str(path)} if isinstance(c, dict) else c  # parse names a list or a number
-                keep(key, parse(Cost, c, f"{path}: {key}"))
+                cost = parse(Cost, c, f"{path}: {key}")  # the value's fault named before the key's
+                keep(_file_shape(path, key), cost)
         for config in sorted([*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]):
             cfg = read_json(config)
             if missing := [k for k in ("dataset", "model", "train") if k not in cfg]:
                 raise ConfigError(f"{config}: not a run's config (no {', '.join(missing)})")
-            keep(shape(cfg), _run_cost(src, config.parent, cfg))
-    return costs
+            if cost := _run_cost(src, config.parent, cfg, outside):
+                try:
+                    keep(shape(cfg), cost)
+                except ConfigError as e:
+                    raise ConfigError(f"{config}: not a run's config ({e})") from None
+    fits = {d: Overhead.fit(runs) for d, runs in outside.items()}
+    return {k: dataclasses.replace(c, overhead=fits.get(c.device)) for k, c in costs.items()}
 
 
-def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
+def _file_shape(path: Path, key: str) -> str:
+    """A costs file's key as ``shape_key`` reads it (a key written with other defaults or keys is one shape)."""
+    try:
+        s = json.loads(key)
+        check(isinstance(s, dict) and {"dataset", "arch"} <= set(s), "key", "not a mapping with a dataset and an arch")
+        return shape_key(s)
+    except (json.JSONDecodeError, TypeError, ConfigError, SettingError) as e:
+        raise ConfigError(f"{path}: {key}: not a run shape (the JSON of ``ansel.plan.shape``: {e})") from None
+
+
+def _run_cost(src: Path, run_dir: Path, cfg: dict, outside: dict[str, list]) -> Cost | None:
+    """The cost a run's timings measured, its seconds outside its epochs added to ``outside``."""
     timings = src / "results/timings" / cfg["dataset"] / cfg["model"] / f"{run_dir.name}.json"
     timings = timings if timings.exists() else run_dir / "timings.json"  # a record keeps it in the run
     if timings.exists():
         try:
-            return timings_cost(read_json(timings)["train"], str(timings))
+            train = read_json(timings)["train"]
+            cost = timings_cost(train, str(timings))
+            if cost and (seconds := outside_seconds(train)):
+                outside.setdefault(cost.device, []).append(seconds)
+            return cost
         except (KeyError, TypeError, SettingError) as e:
             raise ConfigError(f"{timings}: not a run's timings ({type(e).__name__}: {e})") from None
     log = run_dir / "log.csv"
@@ -103,6 +213,15 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict) -> Cost | None:
         if rows:
             return Cost(sum(float(r["seconds_per_batch"]) for r in rows) / len(rows), None, f"record {src}", str(log))
     return None
+
+
+def outside_seconds(train: dict) -> tuple[int, float] | None:
+    """(epochs, seconds outside their training steps and dev scorings) of a run's timings (its "train"
+    part); None where they keep no start and end."""
+    if "started" not in train or "finished" not in train:
+        return None
+    epochs = [e for e in train["epochs"] if e["batches"]]
+    return len(epochs), train["finished"] - train["started"] - sum(e["seconds"] + e.get("dev_seconds", 0) for e in epochs)
 
 
 def unmeasured_shapes(config: dict, sources: list[Path], datasets: list[str] | None = None,
@@ -265,19 +384,66 @@ def choose(config: dict, items: list[tuple[str, str, list[T.Run]]], costs: dict[
 
 
 def plan_minutes(cfg: dict, costs: dict[str, Cost], examples: dict) -> tuple[float | None, Cost | None]:
-    """A run's device-minutes (training steps plus each epoch's dev scoring, and its monitored splits'
-    scorings at the dev split's cost) and the cost they come
-    from; None where its shape or its dataset's size is unknown. ``examples``: {dataset:
-    ``train_examples``}, filled from the processed data as needed."""
+    """A run's device-minutes (``run_parts`` summed) and the cost they come from; None where its
+    shape or its dataset's size is unknown. ``examples``: {dataset: ``train_examples``}, filled from
+    the processed data as needed."""
     if not is_trained(cfg["arch"]):
         return 0.0, None  # a ranker with nothing to train (lexical, random): no epoch to cost
+    parts, cost = run_parts(cfg, costs, examples)
+    return (None if parts is None else sum(parts.values())), cost
+
+
+def run_parts(cfg: dict, costs: dict[str, Cost], examples: dict) -> tuple[dict[str, float] | None, Cost | None]:
+    """A trained run's device-minutes by part (``PARTS``) and its cost; None where its shape or its
+    dataset's size is unknown: training steps; dev scoring after each epoch, and its monitored splits'
+    scorings at the dev split's cost (after each epoch, or every ``monitor_every`` steps); checkpoints
+    and start-up from its device's ``Overhead`` (none where no timed runs fit one)."""
     dataset_examples(examples, cfg["dataset"], root() / T.processed_dir(cfg["dataset"]))
     cost = costs.get(shape(cfg))
     n = run_batches(cfg, cost, examples)
     if cost is None or n is None:
         return None, cost
-    scorings = 1 + len(cfg["train"].get("monitor_splits") or [])  # dev, and each monitored split as long
-    return cfg["train"]["epochs"] * (n * cost.seconds_per_batch + scorings * (cost.dev_seconds or 0)) / 60, cost
+    t, epochs = cfg["train"], cfg["train"]["epochs"]
+    monitors = len(t.get("monitor_splits") or []) * (n / t["monitor_every"] if t.get("monitor_every") else 1)
+    parts = {"training": epochs * n * cost.seconds_per_batch, "dev scoring": epochs * (1 + monitors) * (cost.dev_seconds or 0)}
+    if cost.overhead:
+        parts |= {"checkpoints": epochs * cost.overhead.epoch_seconds, "start-up": cost.overhead.start_seconds}
+    return {k: v / 60 for k, v in parts.items()}, cost
+
+
+PARTS = ("training", "dev scoring", "checkpoints", "start-up")
+LEASE_MINUTES = 13  # of a lease's 15 device-minutes: the start (30-60 s) and a minute's margin off (QUEUE.md)
+COMMAND_MINUTES = 9  # a run ends inside one command of at most 10 minutes, a minute's margin kept
+
+
+def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = None) -> dict:
+    """The preset's trained runs once each: their device-minutes by part (one run at a time), the
+    fifteen-minute leases they take one at a time and at the kit's packing, the runs too long for
+    one command, each unpriced shape ({shape: [a run config of it, its runs, why]}) and the
+    overheads of the devices that priced them ({device: ``Overhead`` or None})."""
+    from ansel.gpukit.device import GPU_PARALLEL
+
+    examples = {} if examples is None else examples
+    totals, priced, long_runs, unpriced, overheads = dict.fromkeys(PARTS, 0.0), 0, [], {}, {}
+    for run in sorted(set(T.paper_runs(config))):
+        cfg = run.config(config)
+        if not is_trained(cfg["arch"]):
+            continue
+        parts, cost = run_parts(cfg, costs, examples)
+        if parts is None:
+            why = "no batches per epoch (its cost kept none, its data not processed here)" if cost else "unmeasured"
+            entry = unpriced.setdefault(shape(cfg), [cfg, 0, why])
+            entry[1] += 1
+            continue
+        priced += 1
+        overheads[cost.device] = cost.overhead
+        totals = {k: totals[k] + parts.get(k, 0.0) for k in PARTS}
+        if sum(parts.values()) > COMMAND_MINUTES:
+            long_runs.append(sum(parts.values()))
+    minutes = sum(totals.values())
+    return {"parts": totals, "minutes": minutes, "priced": priced, "unpriced": unpriced,
+            "leases": math.ceil(minutes / LEASE_MINUTES), "packed leases": math.ceil(minutes / LEASE_MINUTES / GPU_PARALLEL),
+            "packing": GPU_PARALLEL, "long runs": long_runs, "overheads": overheads}
 
 
 def run_batches(cfg: dict, cost: Cost | None, examples: dict) -> int | None:

@@ -35,15 +35,16 @@ def test_a_kit_prices_its_runs_by_gpu_costs_only(tmp_path, monkeypatch):
     CPU hours would keep the runner from ever starting it); a GPU's cost is kept wherever it lies."""
     from ansel import plan
 
+    both, cpu_only = ({"dataset": d, "arch": "qa_cnn", "hparams": {}} for d in ("both", "cpu only"))
     sources = []
-    for name, costs in (("cpu", {"both": "cpu/AVX512", "cpu only": "cpu/AVX512"}), ("gpu", {"both": "cuda/NVIDIA H200"}),
-                        ("cpu-later", {"both": "cpu/AVX2"})):
+    for name, costs in (("cpu", [(both, "cpu/AVX512"), (cpu_only, "cpu/AVX512")]), ("gpu", [(both, "cuda/NVIDIA H200")]),
+                        ("cpu-later", [(both, "cpu/AVX2")])):
         (tmp_path / name / "costs").mkdir(parents=True)
         (tmp_path / name / "costs/c.json").write_text(json.dumps(
-            {shape: {"device": dev, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for shape, dev in costs.items()}))
+            {json.dumps(s): {"device": dev, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for s, dev in costs}))
         sources.append(tmp_path / name)
     monkeypatch.setattr(plan, "default_sources", lambda: sources)
-    assert {k: c.device for k, c in build.kit_costs().items()} == {"both": "cuda/NVIDIA H200"}
+    assert {k: c.device for k, c in build.kit_costs().items()} == {plan.shape_key(both): "cuda/NVIDIA H200"}
 
 
 def test_vectors_are_cut_to_the_datasets_words_with_their_rows(tmp_path, corpus_run):

@@ -37,6 +37,21 @@ def test_a_broken_costs_file_in_a_record_is_refused_naming_it(tmp_path, monkeypa
         kit_costs()
 
 
+@pytest.mark.parametrize("key, message", [
+    ("shape", r"shape: not a run shape \(the JSON of ``ansel.plan.shape``: Expecting value"),
+    ('{"dataset": "wikiqa"}', r"\{.*\}: not a run shape \(.*not a mapping with a dataset and an arch"),
+    ('{"dataset": "wikiqa", "arch": "qa_cnnn"}', r"\{.*\}: not a run shape \(.*unknown arch 'qa_cnnn'"),
+    ("shape", r"shape\.overhead: fitted from runs' timings, never read from a costs file"),
+])
+def test_a_costs_file_key_that_is_no_run_shape_is_refused_naming_it(tmp_path, key, message):
+    costs = tmp_path / "costs/cuda-NVIDIA-H200.json"
+    costs.parent.mkdir(parents=True)
+    value = {**GOOD, "overhead": {"start_seconds": 1.0}} if "overhead" in message else GOOD
+    costs.write_text(json.dumps({key: value}))
+    with pytest.raises(ConfigError, match=rf"^{costs}: {message}"):
+        measured_costs([tmp_path])
+
+
 def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
     run = tmp_path / "runs/synthetic_en/qa_cnn/seed1"
     run.mkdir(parents=True)
@@ -46,6 +61,10 @@ def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
     (run / "config.json").write_text(json.dumps({"dataset": "synthetic_en", "model": "qa_cnn", "train": {}}))
     (run / "timings.json").write_text(json.dumps({"epochs": []}))
     with pytest.raises(ConfigError, match=rf"^{run / 'timings.json'}: not a run's timings \(KeyError: 'train'\)"):
+        measured_costs([tmp_path])
+    (run / "timings.json").write_text(json.dumps({"train": {"device": "cpu", "epochs": [
+        {"seconds": 1.0, "batches": 2, "dev_seconds": 0.5}]}}))  # timings of use, of a config with no arch
+    with pytest.raises(ConfigError, match=rf"^{run / 'config.json'}: not a run's config \(shape: unknown arch None"):
         measured_costs([tmp_path])
 
 
