@@ -4,6 +4,8 @@ that only an upstream serves says, when that fails, how to use a local copy inst
 from __future__ import annotations
 
 import hashlib
+import io
+import sys
 import time
 
 import pytest
@@ -71,6 +73,16 @@ def test_a_connection_dropped_mid_body_resumes_with_a_range_request(http_upstrea
     assert http_upstream.ranges == [None, f"bytes={HALF}-"]
     assert leftovers(tmp_path / "raw") == ["file.txt"]
     assert capfd.readouterr().err == ""  # no progress bar where stderr is no terminal
+
+
+def test_a_progress_bar_shows_on_a_terminal(http_upstream, tmp_path, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", terminal := Terminal())
+    fetch_varied(http_upstream, tmp_path, None)
+    assert "-file.txt:   0%|" in terminal.getvalue() and " 0.00/100k " in terminal.getvalue(), terminal.getvalue()
 
 
 def test_a_server_ignoring_range_restarts_from_zero(http_upstream, tmp_path):
