@@ -13,7 +13,7 @@ import threading
 import time
 import zipfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -24,30 +24,61 @@ GOOGLENEWS = "/s3.amazonaws.com/dl4j-distribution/GoogleNews-vectors-negative300
 
 
 class Upstream(http.server.ThreadingHTTPServer):
-    """Serves ``files`` (path -> bytes); ``faults`` (path -> 'cut' | 'stall' | 'missing') misbehave;
-    ``requests`` lists the paths asked for."""
+    """Serves ``files`` (path -> bytes) with the ``etags`` given; ``faults`` (path -> 'cut' | 'stall' |
+    'missing' | '503', or a list of them, one per request, the last kept; None: no fault) misbehave;
+    ``requests`` lists the paths asked for and ``ranges`` the Range header of each (None: none).
+    With ``honour_range`` a Range is served as a 206, If-Range ignored (a sloppy server: the
+    client checks what it resumes); ``after`` runs after each answer (an upstream that changes)."""
 
     def __init__(self):
         self.files: dict[str, bytes] = {}
-        self.faults: dict[str, str] = {}
+        self.etags: dict[str, str] = {}
+        self.faults: dict[str, str | None | list[str | None]] = {}
         self.requests: list[str] = []
+        self.ranges: list[str | None] = []
+        self.honour_range = False
+        self.after: Callable[[], None] = lambda: None
         super().__init__(("127.0.0.1", 0), _Handler)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
+    def fault(self, path: str) -> str | None:
+        fault = self.faults.get(path)
+        if isinstance(fault, list):
+            return fault.pop(0) if len(fault) > 1 else fault[0]
+        return fault
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        self.server.requests.append(self.path)
-        fault, body = self.server.faults.get(self.path), self.server.files.get(self.path)
+        server = self.server
+        server.requests.append(self.path)
+        server.ranges.append(self.headers.get("Range"))
+        fault, body = server.fault(self.path), server.files.get(self.path)
+        try:
+            self._answer(fault, body)
+        finally:
+            server.after()
+
+    def _answer(self, fault, body):
         if body is None or fault == "missing":
             self.send_error(404)
             return
+        if fault == "503":
+            self.send_error(503)
+            return
         if fault == "stall":
             time.sleep(3)
-        self.send_response(200)
+        asked = self.headers.get("Range", "")
+        start = int(asked[len("bytes="):].rstrip("-")) if self.server.honour_range and asked else None
+        self.send_response(200 if start is None else 206)
+        if start is not None:
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+            body = body[start:]
+        if self.path in self.server.etags:
+            self.send_header("ETag", self.server.etags[self.path])
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (stall)

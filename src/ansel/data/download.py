@@ -13,7 +13,6 @@ import bz2
 import contextlib
 import gzip
 import hashlib
-import http.client
 import json
 import lzma
 import os
@@ -22,6 +21,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import urllib.request
 import zipfile
 import zlib
@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-
+from ansel.data import transfer
 from ansel.files import atomic_path
 from ansel.yamlfile import read_yaml
 
@@ -204,19 +204,24 @@ def rewritten(url: str) -> str:
 
 
 def download_url(url: str, dest: Path, timeout: float | None = None) -> None:
-    """Download ``url`` to ``dest`` atomically (no checksum: the caller verifies): a server error, a
-    stall longer than ``timeout`` ($ANSEL_DOWNLOAD_TIMEOUT_S, default 60 s) or a body shorter than
-    its Content-Length fails, naming URL and file, and leaves nothing behind."""
+    """Download ``url`` to ``dest`` atomically (no checksum: the caller verifies), through
+    ``transfer.download``: retried, resumed after a dropped connection, a progress bar on a terminal.
+    A server error, a stall longer than ``timeout`` ($ANSEL_DOWNLOAD_TIMEOUT_S, default 60 s) on
+    every try, or a body still short of its Content-Length when the tries are spent fails, naming
+    URL and file, and leaves nothing behind (the partial file is the temporary beside ``dest``).
+    A ``file://`` URL (an upstream rewritten to a local copy) is copied."""
     url = rewritten(url)
     timeout = timeout or float(os.environ.get(TIMEOUT_ENV) or 60)
+    parts = urllib.parse.urlsplit(url)
     with atomic_path(dest) as tmp:
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:
-                _copy_stream(response, tmp, url)
-                length = response.headers.get("Content-Length")
-                if length is not None and (got := tmp.stat().st_size) != int(length):
-                    raise FetchError(f"{dest.name}: download of {url} cut short: {got} of {length} bytes")
-        except (OSError, http.client.HTTPException) as e:
+            if parts.scheme == "file":
+                shutil.copyfile(urllib.request.url2pathname(parts.path), tmp)
+            else:
+                transfer.download(url, tmp, timeout, label=dest.name)
+        except transfer.TransferError as e:
+            raise FetchError(f"{dest.name}: download of {url} failed: {e}") from e
+        except OSError as e:
             raise FetchError(f"{dest.name}: download of {url} failed: {type(e).__name__}: {e}") from e
 
 
