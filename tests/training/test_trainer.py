@@ -394,7 +394,7 @@ def test_a_classification_dataset_needs_the_classification_loss_a_ranking_one_ma
     c = run_config(config, "synthetic_en", "ggsa_ggsa_max_yahooqa", 1)
     data = _data(c, processed)
     t = parse(TrainConfig, c["train"], "train")
-    step = train_mod._EpochTrainer(c, t, data, None, None, [], "cpu", progress=False)
+    step = train_mod._Feed(c, t, data, None, "cpu")
     cands = data.pairs("train")[0]
     assert len(step.pos_q) == len(cands) and step.labels.sum() == (cands.label > 0).sum() < len(cands)
 

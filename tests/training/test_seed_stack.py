@@ -1,0 +1,201 @@
+"""A row's seeds as one stacked model (``ansel.training.seed_stack``): each seed's batches and
+negatives those of its run alone, its losses and gradients equal to 1e-6 over a few steps, its final
+metrics as close as measured here; what cannot stack refused by its key with nothing touched."""
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+import ansel.training.trainer as train_mod
+from ansel.config import load, run_config
+from ansel.data.batches import RunData
+from ansel.data.vocab import Vocab
+from ansel.evaluation.config import EvalConfig
+from ansel.evaluation.evaluate import dev_evaluator
+from ansel.training.seed_stack import SeedStack, StackError
+from tests.training.corpus import processed_synthetic
+
+SEEDS = [1, 2, 3]
+# a CNN model of each family, small: sampled_max negatives (scored by each seed's own model), Adam and
+# per-seed clipping for QA-CNN; AP-CNN's SGD at its inverse-epoch lr; ARC-I's classification loss
+MODELS = {
+    "qa_cnn": ({"embedding_dim": 16, "filters": 24, "kernel": 3},
+               {"optimizer": "adam", "lr": 0.01, "clip_norm": 0.5, "negatives": {"strategy": "sampled_max", "n": 3}}),
+    "apnet_ap_cnn_wikiqa": ({"embedding_dim": 16, "filters": 24, "kernel": 3}, {}),
+    "amv_arc_i_wikiqa": ({"embedding_dim": 16, "kernel_count": 8, "dropout": 0.0}, {}),
+}
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory):
+    return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"),
+                               {"train": 60, "dev": 20, "test": 20})
+
+
+def cfg(model, seed, epochs=2, **train):
+    c = run_config(load(), "synthetic_en", model, seed)
+    c["embeddings"] = None
+    c["eval"]["splits"] = ["dev", "test"]
+    hparams, recipe = MODELS.get(model, ({}, {}))
+    c["hparams"].update(hparams)
+    c["train"].update({"epochs": epochs, "batch_size": 8, "max_batches": 3, **recipe, **train})
+    return c
+
+
+def _data(c, processed):
+    return RunData.load(processed, Vocab.load(processed / "vocab.json"), c["max_len_q"], c["max_len_a"])
+
+
+def _evaluator(data):
+    return dev_evaluator(data, "dev", EvalConfig(["dev"]))
+
+
+class Recorder:
+    """Every batch drawn (by seed), every loss and every gradient an optimizer steps on."""
+
+    def __init__(self, monkeypatch):
+        self.batches, self.losses, self.grads = [], [], []
+        real_batch = train_mod._Feed.batch
+
+        def batch(feed, rows, rng):
+            b = real_batch(feed, rows, rng)
+            self.batches.append((feed.seed, {k: v.clone() for k, v in b.items()}))
+            return b
+        monkeypatch.setattr(train_mod._Feed, "batch", batch)
+        for cls in (train_mod._Alone, SeedStack):
+            monkeypatch.setattr(cls, "losses", self._losses(cls.losses))
+        self.hook = register_optimizer_step_pre_hook(
+            lambda opt, args, kwargs: self.grads.append([p.grad.clone() for g in opt.param_groups for p in g["params"]]))
+
+    def _losses(self, real):
+        def losses(trainee, batches):
+            out = real(trainee, batches)
+            self.losses.append(out[0].detach().clone())
+            return out
+        return losses
+
+
+def _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train):
+    """(per seed: what its alone run recorded, its run dir), (what the stack recorded, the run dirs)."""
+    alone = {}
+    for seed in SEEDS:
+        with monkeypatch.context() as m:
+            rec = Recorder(m)
+            c = cfg(model, seed, **train)
+            data = _data(c, processed)
+            train_mod.train_run(c, data, None, tmp_path / f"alone{seed}", _evaluator(data), progress=False, dvclive=False)
+            rec.hook.remove()
+        alone[seed] = rec
+    with monkeypatch.context() as m:
+        rec = Recorder(m)
+        cfgs = [cfg(model, seed, **train) for seed in SEEDS]
+        data = _data(cfgs[0], processed)
+        train_mod.train_seeds(cfgs, data, None, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data),
+                              progress=False, dvclive=False)
+        rec.hook.remove()
+    return alone, rec
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_stacked_seeds_draw_their_alone_batches_and_step_on_their_alone_losses_and_gradients(
+        model, processed, tmp_path, monkeypatch):
+    alone, stack = _alone_and_stacked(model, processed, tmp_path, monkeypatch)
+    steps = len(stack.losses)
+    assert steps == 6 and all(len(alone[s].losses) == steps for s in SEEDS)  # 2 epochs of 3 batches
+    for i, seed in enumerate(SEEDS):
+        mine = [b for s, b in stack.batches if s == seed]
+        assert len(mine) == len(alone[seed].batches) == steps
+        for b, (_, a) in zip(mine, alone[seed].batches):  # the same examples, negatives (model-scored) and labels
+            assert b.keys() == a.keys() and all(torch.equal(b[k], a[k]) for k in b)
+        for k in range(steps):
+            assert abs(float(stack.losses[k][i]) - float(alone[seed].losses[k])) <= 1e-6
+            for g_stack, g_alone in zip(stack.grads[k], alone[seed].grads[k], strict=True):
+                assert torch.allclose(g_stack[i], g_alone, rtol=0, atol=1e-6)
+        for f in ("model.pt", "log.csv", "config.json"):  # each seed's run directory as alone
+            assert (tmp_path / f"stack{seed}" / f).exists()
+        assert sorted(p.name for p in (tmp_path / f"stack{seed}").iterdir()) == \
+            sorted(p.name for p in (tmp_path / f"alone{seed}").iterdir())
+        assert (tmp_path / f"stack{seed}" / "config.json").read_bytes() == \
+            (tmp_path / f"alone{seed}" / "config.json").read_bytes()
+
+
+def test_the_final_metrics_of_a_tiny_run_stacked_and_alone(processed, tmp_path, monkeypatch, capsys):
+    """How close: every epoch's loss and dev metrics of QA-CNN, 3 seeds x 3 epochs of 7 batches, stacked
+    against alone (the weights drift apart by float rounding only), and the selected weights."""
+    train = {"epochs": 3, "max_batches": 7}
+    _alone_and_stacked("qa_cnn", processed, tmp_path, monkeypatch, **train)
+    worst = {}
+    for seed in SEEDS:
+        a, s = pd.read_csv(tmp_path / f"alone{seed}" / "log.csv"), pd.read_csv(tmp_path / f"stack{seed}" / "log.csv")
+        assert list(a.columns) == list(s.columns) and len(a) == 3
+        for col in a.columns:
+            worst[col] = max(worst.get(col, 0.0), float(np.abs(a[col] - s[col]).max()))
+        wa, ws = (torch.load(tmp_path / f"{k}{seed}" / "model.pt", weights_only=True) for k in ("alone", "stack"))
+        assert wa.keys() == ws.keys()
+        worst["weights"] = max(worst.get("weights", 0.0), max(float((wa[k] - ws[k]).abs().max()) for k in wa))
+        # one seed's weights, not a view of the whole stack's storage
+        assert (tmp_path / f"stack{seed}" / "model.pt").stat().st_size == (tmp_path / f"alone{seed}" / "model.pt").stat().st_size
+    with capsys.disabled():
+        print("\nstacked vs alone, largest difference over 3 seeds x 3 epochs:",
+              ", ".join(f"{k} {v:.1e}" for k, v in worst.items()))
+    assert worst["loss"] <= 1e-6 and worst["weights"] <= 1e-4  # Adam's steps carry the rounding on
+    assert all(worst[c] <= 1e-6 for c in worst if c.startswith("dev_"))  # the same rankings on dev
+
+
+def test_a_stacked_state_resumes_stacked_exactly_and_alone_to_1e6(processed, tmp_path, monkeypatch):
+    cfgs = [cfg("qa_cnn", s, epochs=3) for s in SEEDS]
+    data = _data(cfgs[0], processed)
+    dirs = {k: [tmp_path / f"{k}{s}" for s in SEEDS] for k in ("whole", "cut")}
+    train_mod.train_seeds(cfgs, data, None, dirs["whole"], _evaluator(data), progress=False, dvclive=False)
+    real = train_mod._Run.epoch_done
+
+    def cut(run, epoch, *args):
+        real(run, epoch, *args)
+        if epoch == 2:
+            raise KeyboardInterrupt
+    with monkeypatch.context() as m:
+        m.setattr(train_mod._Run, "epoch_done", cut)
+        with pytest.raises(KeyboardInterrupt):
+            train_mod.train_seeds(cfgs, data, None, dirs["cut"], _evaluator(data), progress=False, dvclive=False)
+    # seed 1 stopped after its epoch-2 state; seeds 2 and 3 stand at epoch 1: the stack refuses, naming it
+    with pytest.raises(StackError, match=r"state\.pt.*epochs \[2, 1, 1\]"):
+        train_mod.train_seeds(cfgs, data, None, dirs["cut"], _evaluator(data), progress=False, dvclive=False)
+    # seed 1's state resumes alone: the stack's remaining epoch as alone, to float rounding
+    train_mod.train_run(cfgs[0], data, None, dirs["cut"][0], _evaluator(data), progress=False, dvclive=False)
+    a, b = (torch.load(d[0] / "model.pt", weights_only=True) for d in dirs.values())
+    assert all(torch.allclose(a[k], b[k], rtol=0, atol=1e-6) for k in a)
+    # seeds 2 and 3 (both at epoch 1) resume as a stack: bit for bit the uninterrupted stack's
+    train_mod.train_seeds(cfgs[1:], data, None, dirs["cut"][1:], _evaluator(data), progress=False, dvclive=False)
+    for whole, resumed in zip(dirs["whole"][1:], dirs["cut"][1:]):
+        assert (whole / "log.csv").read_bytes() == (resumed / "log.csv").read_bytes()
+        a, b = (torch.load(d / "model.pt", weights_only=True) for d in (whole, resumed))
+        assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("model, train, hparams, key", [
+    ("apnet_ap_cnn_wikiqa", {}, {"dropout": 0.3}, r"models\.apnet_ap_cnn_wikiqa\.hparams\.dropout: 0\.3"),
+    ("qa_lstm", {}, {"embedding_dim": 8, "hidden": 8}, r"models\.qa_lstm: arch 'qa_lstm' has a recurrent layer"),
+    ("qa_cnn", {"embedding_updates": "sparse", "optimizer": "adagrad", "clip_norm": None}, {},
+     r"models\.qa_cnn\.train\.embedding_updates"),
+])
+def test_what_cannot_stack_is_refused_by_its_key_before_any_file_is_touched(model, train, hparams, key, processed,
+                                                                            tmp_path):
+    cfgs = [cfg(model, s, **train) for s in SEEDS]
+    for c in cfgs:
+        c["hparams"].update(hparams)
+    dirs = [tmp_path / f"seed{s}" for s in SEEDS]
+    for d in dirs:
+        d.mkdir()
+        (d / "model.pt").write_text("an earlier model")
+    data = _data(cfgs[0], processed)
+    with pytest.raises(StackError, match=key):
+        train_mod.train_seeds(cfgs, data, None, dirs, _evaluator(data), progress=False, dvclive=False)
+    assert all((d / "model.pt").read_text() == "an earlier model" for d in dirs)
+
+
+def test_only_one_rows_seeds_stack(processed, tmp_path):
+    cfgs = [cfg("qa_cnn", 1), cfg("qa_cnn", 2, lr=0.5)]
+    data = _data(cfgs[0], processed)
+    with pytest.raises(StackError, match="differ in more than their seed"):
+        train_mod.train_seeds(cfgs, data, None, [tmp_path / "a", tmp_path / "b"], _evaluator(data), progress=False)
