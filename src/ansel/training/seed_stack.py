@@ -10,10 +10,12 @@ the sampler scores with them, dev is scored with them, and their weights are sav
 A batch is padded to the widest seed's texts, where an alone run trims it to its own: the models
 that stack mask padding, so the scores agree to float rounding (tests/training/test_seed_stack.py).
 
-What cannot stack is refused by ``check_stackable`` with the key to change (the seeds then train
-one after another, ``ansel train --seeds``): train-time dropout (one vmapped call cannot draw each
-seed's mask from its own generator in the order an alone run does), recurrent layers (torch has no
-batching rule for them), sparse embedding updates, the step cadence of ``monitor_every``.
+Dropout masks are drawn per seed from its own generator, as its alone run draws them
+(``ansel.training.seed_dropout``). What cannot stack is refused by ``check_stackable`` with the key to
+change (the seeds then train one after another, ``ansel train --seeds``): recurrent layers (torch has
+no batching rule for them), a dropout that is not a mask (AlphaDropout), sparse embedding updates,
+the step cadence of ``monitor_every``; and, by ``probe``, a model whose forward vmap cannot run
+(GGSA's group attention reads a tensor's value into Python).
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ import copy
 import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
+
+from ansel.training.seed_dropout import MULTIPLICATIVE, SeedDropout
 
 
 class StackError(ValueError):
@@ -42,9 +46,9 @@ def check_stackable(cfg: dict, t, model: nn.Module) -> None:
         if isinstance(m, nn.RNNBase):
             raise StackError(f"{where}: arch {cfg['arch']!r} has a recurrent layer ({name}: {type(m).__name__}), "
                              "which torch cannot vmap over seeds; train the seeds one after another")
-        if isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0:
-            raise StackError(f"{where}.hparams.dropout: {m.p} at {name}: a stacked step cannot draw each seed's "
-                             "dropout mask as its alone run does; train the seeds one after another")
+        if isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0 and not isinstance(m, MULTIPLICATIVE):
+            raise StackError(f"{where}.hparams.dropout: {m.p} at {name}: {type(m).__name__} is not a mask to "
+                             "multiply by, which a stacked step draws per seed; train the seeds one after another")
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
             raise StackError(f"{where}: arch {cfg['arch']!r} updates batch statistics ({name}), which differ per "
                              "seed; train the seeds one after another")
@@ -66,24 +70,43 @@ class SeedStack:
         self.shared = {k: v[0].clone() for k, v in self.shared.items()}
         self.params = [v for v in stacked.values() if v.requires_grad]  # the models' parameters() order
         self._base = copy.deepcopy(models[0]).to("meta")
+        self.dropout = SeedDropout(self._base, loss)
+        self.device = self.params[0].device if self.params else torch.device("cpu")
         with torch.no_grad():  # each seed's module reads and writes its slice of the stack
             for s, model in enumerate(models):
                 named = dict(model.named_parameters()) | dict(model.named_buffers())
                 for k, v in self.stacked.items():
                     named[k].data = v[s]
-        self._step = vmap(self._seed_loss, in_dims=(0, None, 0))
+        self._step = vmap(self._seed_loss, in_dims=(0, None, 0, 0))
         self.loss_shape = (len(models),)  # one loss per seed
 
-    def _seed_loss(self, stacked: dict, shared: dict, batch: dict):
+    def _seed_loss(self, stacked: dict, shared: dict, batch: dict, masks: list):
+        self.dropout.hand(masks)
         loss, stats = self._loss(_Functional(self._base, {**stacked, **shared}), batch)
         return loss, stats if stats is not None else loss.detach().expand(2)
 
     def train(self) -> None:
         self._base.train()
 
-    def losses(self, batches: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
-        """([seeds] losses, [seeds, 2] mean positive and negative scores) of one batch per seed."""
-        return self._step(self.stacked, self.shared, _padded(batches))
+    def losses(self, batches: list[dict], feeds: list) -> tuple[torch.Tensor, torch.Tensor]:
+        """([seeds] losses, [seeds, 2] mean positive and negative scores) of one batch per seed; the
+        feeds' ``torch_state`` (each seed's dropout generator) advanced as its alone step would."""
+        padded = _padded(batches)
+        states = [feed.torch_state for feed in feeds]
+        masks = self.dropout.draw(batches, padded, states, self.device) if self.dropout.modules else []
+        for feed, state in zip(feeds, states):
+            feed.torch_state = state
+        return self._step(self.stacked, self.shared, padded, masks)
+
+    def probe(self, batches: list[dict], feeds: list, where: str) -> None:
+        """One step's losses, nothing trained: a model whose forward vmap cannot run (a tensor's value
+        read into Python, a custom autograd function) refused before any run's file is touched."""
+        try:
+            with torch.no_grad():
+                self.losses(batches, feeds)
+        except RuntimeError as e:
+            raise StackError(f"{where}: the model does not run vmapped over seeds ({str(e).splitlines()[0]}); "
+                             "train the seeds one after another") from None
 
     @torch.no_grad()
     def clip(self, max_norm: float) -> None:

@@ -46,6 +46,7 @@ from ansel.training.gradient_buffers import keep_gradient_buffers
 from ansel.training.losses import category_loss, pair_loss
 from ansel.training.row_blocks import RowBlocks
 from ansel.training.sampler import NegativeSampler
+from ansel.training.seed_dropout import generator_state
 from ansel.training.seed_stack import SeedStack, StackError, check_stackable, join_states, split_state
 from ansel.training.sparse_updates import SplitOptimizer, sparse_optimizer, sparse_tables
 
@@ -143,13 +144,17 @@ def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, 
     device = resolve_device(t.device)
     models = [_model(cfg, data, embeddings, device) for cfg in cfgs]
     check_stackable(cfgs[0], t, models[0])
+    stack = SeedStack(models, functools.partial(batch_loss, t=t))
+    if not stack.params:
+        raise StackError(f"models.{cfgs[0]['model']}: nothing to train, so nothing to stack")
+    feeds = [_Feed(cfg, t, data, model, device) for cfg, model in zip(cfgs, models)]
+    streams = [feed.epoch(1) for feed in feeds]  # each epoch reseeds its feeds: the probe's draws are not kept
+    stack.probe([feed.batch(order[:t.batch_size], rng) for feed, (order, rng) in zip(feeds, streams)], feeds,
+                f"models.{cfgs[0]['model']}")
     for cfg, run_dir in zip(cfgs, run_dirs, strict=True):
         _prepared(cfg, data, run_dir)
     started, device, vectors = time.time(), _device(t), vectors_sha256(embeddings)
     del embeddings
-    stack = SeedStack(models, functools.partial(batch_loss, t=t))
-    if not stack.params:
-        raise StackError(f"models.{cfgs[0]['model']}: nothing to train, so nothing to stack")
     optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
     runs = [_Run(cfg, t, run_dir, model, functools.partial(stack.weights, s), evaluate_dev, monitors, dvclive, device,
                  label=f"seed {cfg['seed']}: ") for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))]
@@ -159,7 +164,6 @@ def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, 
                          f"epochs {[r.state.epoch for r in runs]}: resume them alone, or delete the states")
     if saved[0] is not None:
         optimizer.load_state_dict(join_states(saved, [str(r.state_path) for r in runs]))
-    feeds = [_Feed(cfg, t, data, model, device) for cfg, model in zip(cfgs, models)]
     step = _EpochTrainer(cfgs[0], t, feeds, stack, optimizer, device, progress)
     _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
     return [run.finish(data, path, device, started, vectors, stacked=len(runs))
@@ -185,7 +189,7 @@ def _device(t: TrainConfig) -> torch.device:
     return device
 
 
-def _epochs(runs: "list[_Run]", step: "_EpochTrainer", t: TrainConfig, last: int,
+def _epochs(runs: list[_Run], step: _EpochTrainer, t: TrainConfig, last: int,
             optimizer_states: Callable[[], list[dict]]) -> None:
     """The runs (standing at one epoch) trained by ``step`` to epoch ``last``; after each epoch every
     run's dev scored, its epoch selected or not, its state saved."""
@@ -426,6 +430,7 @@ class _Feed:
         reseeded (dropout)."""
         rng = np.random.default_rng([self.seed, epoch])
         torch.manual_seed(self.seed * 100_003 + epoch)
+        self.torch_state = generator_state(self.device)  # what a stack of seeds draws this run's dropout from
         order = rng.permutation(len(self.pos_q))
         if self.t.max_batches:  # a preset's shorter epoch: a fresh random subset each epoch
             order = order[:self.t.batch_size * self.t.max_batches]
@@ -461,8 +466,8 @@ class _Alone:
     def train(self) -> None:
         self.model.train()
 
-    def losses(self, batches: list[dict]):
-        return batch_loss(self.model, batches[0], self.t)
+    def losses(self, batches: list[dict], feeds: list[_Feed]):
+        return batch_loss(self.model, batches[0], self.t)  # dropout draws from the global generator
 
     def clip(self, max_norm: float) -> None:
         torch.nn.utils.clip_grad_norm_(self.params, max_norm)
@@ -498,7 +503,7 @@ class _EpochTrainer:
                    disable=not self.progress, leave=False, mininterval=2)
         for i in bar:
             loss, scores = self.trainee.losses([feed.batch(o[i:i + t.batch_size], rng)
-                                                for feed, (o, rng) in zip(self.feeds, streams)])
+                                                for feed, (o, rng) in zip(self.feeds, streams)], self.feeds)
             if t.loss in ("hinge", "pointwise"):
                 self.scores.append(scores)
             self.optimizer.zero_grad(set_to_none=True)
