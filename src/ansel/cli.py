@@ -159,7 +159,8 @@ def cmd_train(a) -> None:
     from ansel.training.command import train_command  # the training code's digest starts there
 
     train_command(a.config, Path(a.processed), Path(a.run_dir), a.embeddings, a.threads, progress=not a.no_progress,
-                  timings=Path(a.timings) if a.timings else None, dvclive=not a.no_dvclive, seeds=a.seeds)
+                  timings=Path(a.timings) if a.timings else None, dvclive=not a.no_dvclive, seeds=a.seeds,
+                  checkpoint_minutes=a.checkpoint_minutes)
 
 
 def cmd_evaluate(a) -> None:
@@ -330,6 +331,9 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--seeds", type=_seeds, help="train the run at each of these seeds (1,2,3), as one stacked model "
                    "where the model stacks (ansel.training.seed_stack), else one after another; {seed} in --run-dir "
                    "and --timings names each seed's")
+    t.add_argument("--checkpoint-minutes", type=float, help="save the training state (state.pt) after an epoch only "
+                   "once this many minutes have passed since the last save (default: after every epoch); a restart "
+                   "resumes from the last saved epoch, exactly")
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)

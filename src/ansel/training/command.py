@@ -24,10 +24,13 @@ from ansel.training.trainer import DivergedError, train_run, train_seeds
 
 def train_command(spec: dict, processed: Path, run_dir: Path, embeddings: str | None, threads: int = 1,
                   progress: bool = True, timings: Path | None = None, dvclive: bool = True,
-                  seeds: list[int] | None = None) -> None:
+                  seeds: list[int] | None = None, checkpoint_minutes: float | None = None) -> None:
     """Train the run ``spec`` names (a whole run config, or dataset/model/seed resolved through params.yaml);
     with ``seeds``, that run at each of them, as one stacked model where the model stacks (else one
-    after another), ``{seed}`` in ``run_dir`` and ``timings`` standing for each seed."""
+    after another), ``{seed}`` in ``run_dir`` and ``timings`` standing for each seed; ``checkpoint_minutes``:
+    a training state saved at most this often (``trainer._Checkpoints``)."""
+    if checkpoint_minutes is not None and not checkpoint_minutes > 0:
+        raise ConfigError(f"--checkpoint-minutes: {checkpoint_minutes} is not > 0")
     cfg = resolve_run(spec, "--config")
     check_finite(cfg, "--config")
     t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
@@ -48,13 +51,15 @@ def train_command(spec: dict, processed: Path, run_dir: Path, embeddings: str | 
         if seeds:
             try:
                 trained = train_seeds([c for c, _, _ in runs], data, vectors, [d for _, d, _ in runs], evaluate_dev,
-                                      progress, [w for _, _, w in runs] if timings else None, monitors, dvclive)
+                                      progress, [w for _, _, w in runs] if timings else None, monitors, dvclive,
+                                      checkpoint_minutes)
             except StackError as e:
                 print(f"ansel train: the seeds do not stack ({e}); training them one after another", flush=True)
-                trained = [train_run(c, data, vectors, d, evaluate_dev, progress, w, monitors, dvclive)
-                           for c, d, w in runs]
+                trained = [train_run(c, data, vectors, d, evaluate_dev, progress, w, monitors, dvclive,
+                                     checkpoint_minutes) for c, d, w in runs]
         else:
-            trained = [train_run(cfg, data, vectors, run_dir, evaluate_dev, progress, timings, monitors, dvclive)]
+            trained = [train_run(cfg, data, vectors, run_dir, evaluate_dev, progress, timings, monitors, dvclive,
+                                 checkpoint_minutes)]
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
     for (_, d, _), done in zip(runs, trained, strict=True):

@@ -110,17 +110,21 @@ class _State:
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
               evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None,
-              monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True) -> Trained:
+              monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True,
+              checkpoint_minutes: float | None = None) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
     write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``.
     ``monitors`` ({split: evaluator}, ``train.monitor_splits``) are scored after every epoch into
-    the log only. ``dvclive=False`` writes no dvclive/ folder (the GPU record kit: no dvclive there)."""
+    the log only. ``dvclive=False`` writes no dvclive/ folder (the GPU record kit: no dvclive there).
+    ``checkpoint_minutes``: state.pt is saved after an epoch only once this long has passed since the
+    last save (None: after every epoch)."""
     t = _prepared(cfg, data, run_dir)
     started, device = time.time(), _device(t)
     vectors = vectors_sha256(embeddings)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
     del embeddings  # the model holds a copy: freed now, the array's memory serves the training's tensors
-    run = _Run(cfg, t, run_dir, model, model.state_dict, evaluate_dev, monitors, dvclive, device)
+    run = _Run(cfg, t, run_dir, model, model.state_dict, evaluate_dev, monitors, dvclive, device,
+               checkpoints=_Checkpoints(checkpoint_minutes, t.epochs))
     if optimizer is not None and run.optimizer_state is not None:
         optimizer.load_state_dict(run.optimizer_state)
     step = _EpochTrainer(cfg, t, [_Feed(cfg, t, data, model, device)], _Alone(model, params, t), optimizer, device,
@@ -133,7 +137,8 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
 
 def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, run_dirs: list[Path],
                 evaluate_dev: DevEvaluator, progress: bool = True, timings: list[Path] | None = None,
-                monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True) -> list[Trained]:
+                monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True,
+                checkpoint_minutes: float | None = None) -> list[Trained]:
     """The runs ``cfgs`` (one row's seeds: configs equal but for ``seed``) trained as one stacked model
     (``ansel.training.seed_stack``), each run's directory and timings written as ``train_run`` writes
     them alone; a config that cannot stack is refused (``StackError``, naming the key) before any file
@@ -157,7 +162,8 @@ def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, 
     del embeddings
     optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
     runs = [_Run(cfg, t, run_dir, model, functools.partial(stack.weights, s), evaluate_dev, monitors, dvclive, device,
-                 label=f"seed {cfg['seed']}: ") for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))]
+                 label=f"seed {cfg['seed']}: ", checkpoints=_Checkpoints(checkpoint_minutes, t.epochs))
+            for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))]
     saved = [run.optimizer_state for run in runs]
     if len({run.state.epoch for run in runs}) != 1 or len({s is None for s in saved}) != 1:
         raise StackError(f"{', '.join(str(r.state_path) for r in runs if r.state_path.exists())}: the seeds stand at "
@@ -208,14 +214,37 @@ def _epochs(runs: list[_Run], step: _EpochTrainer, t: TrainConfig, last: int,
                 run.epoch_done(epoch, row, dict(timing), optimizer_state)
 
 
+class _Checkpoints:
+    """When an epoch's state.pt is saved: after every epoch (``minutes`` None, and the GPU kit's cut runs
+    resume from their last epoch), or once ``minutes`` have passed since the last save (writing a large
+    state each epoch was half of an aMV-LSTM run's time), and never after the last epoch, whose outputs
+    are written next. A resumed run restarts from the epoch it saved: resuming stays exact."""
+
+    def __init__(self, minutes: float | None, epochs: int):
+        self.seconds, self.epochs, self.last = None if minutes is None else minutes * 60, epochs, _now()
+
+    def due(self, epoch: int) -> bool:
+        if self.seconds is None:
+            return True
+        return epoch < self.epochs and _now() - self.last >= self.seconds
+
+    def saved(self) -> None:
+        self.last = _now()
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
 class _Run:
     """One run's directory over its epochs: its resumed state, each epoch's dev selection and saved
     state, and at the end its files. ``weights()``: the model's state_dict as saved."""
 
     def __init__(self, cfg: dict, t: TrainConfig, run_dir: Path, model, weights: Callable[[], dict],
                  evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None, dvclive: bool, device,
-                 label: str = ""):
+                 label: str = "", checkpoints: _Checkpoints | None = None):
         self.cfg, self.t, self.dir, self.model, self.weights = cfg, t, run_dir, model, weights
+        self.checkpoints = checkpoints or _Checkpoints(None, t.epochs)
         self.evaluate_dev, self.monitors, self.dvclive, self.label = evaluate_dev, monitors, dvclive, label
         self.state_path, self.key = run_dir / "state.pt", fingerprint(cfg)
         self.state, self.optimizer_state = _resume(self.state_path, self.key, model, device, t.epochs)
@@ -242,8 +271,12 @@ class _Run:
         timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
         _select(self.state, epoch, row, dev[t.select_metric], self.model, dev_scores)
         self.state.timings.append(timing)
-        save_torch({"fingerprint": self.key, "model": self.weights(), "optimizer": optimizer_state, **vars(self.state)},
-                   self.state_path)
+        if self.checkpoints.due(epoch):
+            saving = time.perf_counter()
+            save_torch({"fingerprint": self.key, "model": self.weights(), "optimizer": optimizer_state,
+                        **vars(self.state)}, self.state_path)
+            timing["checkpoint_seconds"] = round(time.perf_counter() - saving, 3)
+            self.checkpoints.saved()
         if self.live is not None:
             _live_log(self.live, row)
         print(f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
