@@ -6,7 +6,8 @@ its batch size; each round times ``--batches`` training steps of every seed both
 one-step warm-up), and prints seed-steps per second and their ratio (stacked / separate).
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py       # ~1 CPU minute
-    PYTHONPATH=src python benchmarks/bench_stack_seeds.py --model apnet_ap_cnn_wikiqa --batch-size 50
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py --model ggsa_global_sa_max_insuranceqa \\
+        --embedding-dim 60                                                   # dropout 0.3: masks per seed
 """
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", default="qa_cnn", help="a model of params.yaml (default: the smoke QA-CNN)")
     p.add_argument("--seeds", default="1,2,3,4,5")
-    p.add_argument("--embedding-dim", type=int, default=100)
-    p.add_argument("--filters", type=int, default=400)
+    p.add_argument("--embedding-dim", type=int, default=100, help="where the model has one")
+    p.add_argument("--filters", type=int, default=400, help="where the model has them")
     p.add_argument("--batch-size", type=int, default=20)
     p.add_argument("--batches", type=int, default=5, help="timed steps per round")
     p.add_argument("--rounds", type=int, default=3)
@@ -49,7 +50,8 @@ def main() -> None:
         cfgs = []
         for seed in seeds:
             c = run_config(load(), "synthetic_en", a.model, seed)
-            c["hparams"].update(embedding_dim=a.embedding_dim, filters=a.filters)
+            sizes = {"embedding_dim": a.embedding_dim, "filters": a.filters}
+            c["hparams"].update({k: v for k, v in sizes.items() if k in c["hparams"]})
             c["train"].update(batch_size=a.batch_size, device="cpu")
             cfgs.append(c)
         data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfgs[0]["max_len_q"], cfgs[0]["max_len_a"])
