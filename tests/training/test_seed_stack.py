@@ -230,3 +230,23 @@ def test_ansel_train_seeds_stacks_a_row_or_trains_its_seeds_one_after_another(pr
     assert "the seeds do not stack (models.qa_lstm: arch 'qa_lstm' has a recurrent layer" in capsys.readouterr().out
     with pytest.raises(ConfigError, match=r"--run-dir .*: with --seeds it names each seed's path with \{seed\}"):
         train_command(cfg("qa_cnn", 1), processed, tmp_path / "one", None, seeds=[1, 2])
+
+
+def test_frozen_vectors_equal_in_every_seed_are_held_once_and_train_as_alone(processed, tmp_path):
+    data = _data(cfg("qa_cnn", 1), processed)
+    vectors = np.random.default_rng(0).normal(size=(data.vocab_size, 16)).astype(np.float32)
+    cfgs = [cfg("qa_cnn", s) for s in SEEDS]
+    for c in cfgs:
+        c["hparams"]["freeze_embeddings"] = True
+    models = [train_mod._model(c, data, vectors, "cpu") for c in cfgs]
+    stack = SeedStack(models, None)
+    (frozen,) = [k for k, p in models[0].named_parameters() if not p.requires_grad]
+    assert frozen in stack.shared and frozen not in stack.stacked
+    tables = {dict(m.named_parameters())[frozen].data_ptr() for m in models}
+    assert tables == {stack.shared[frozen].data_ptr()}  # one table for every seed
+    train_mod.train_seeds(cfgs, data, vectors, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data),
+                          progress=False, dvclive=False)
+    train_mod.train_run(cfgs[1], data, vectors, tmp_path / "alone", _evaluator(data), progress=False, dvclive=False)
+    a, b = (torch.load(d / "model.pt", weights_only=True) for d in (tmp_path / "alone", tmp_path / "stack2"))
+    assert torch.equal(b[frozen], a[frozen])  # the vectors as alone (the padding row zeroed)
+    assert all(torch.allclose(a[k], b[k], rtol=0, atol=1e-5) for k in a)

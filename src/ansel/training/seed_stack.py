@@ -72,11 +72,13 @@ class SeedStack:
         self._base = copy.deepcopy(models[0]).to("meta")
         self.dropout = SeedDropout(self._base, loss)
         self.device = self.params[0].device if self.params else torch.device("cpu")
-        with torch.no_grad():  # each seed's module reads and writes its slice of the stack
+        with torch.no_grad():  # each seed's module reads and writes its slice of the stack, reads the shared
             for s, model in enumerate(models):
                 named = dict(model.named_parameters()) | dict(model.named_buffers())
                 for k, v in self.stacked.items():
                     named[k].data = v[s]
+                for k, v in self.shared.items():
+                    named[k].data = v
         self._step = vmap(self._seed_loss, in_dims=(0, None, 0, 0))
         self.loss_shape = (len(models),)  # one loss per seed
 
