@@ -1,12 +1,15 @@
 """Training one run: pairwise (hinge) or pointwise loss, dev-based checkpoint selection, resume.
 
-``train_run`` is a short driver over the steps below; the dev evaluator is passed in, so the
-trainer knows nothing of metrics or scoring (``ansel.evaluation``), only of "a higher dev value
-is better".
+``train_run`` is a short driver over the steps below; ``train_seeds`` drives a row's seeds through
+the same steps as one stacked model (``ansel.training.seed_stack``): per run a ``_Feed`` (its batches)
+and a ``_Run`` (its directory), one ``_EpochTrainer`` loop over all of them. The dev evaluator is
+passed in, so the trainer knows nothing of metrics or scoring (``ansel.evaluation``), only of "a
+higher dev value is better".
 
 Reproducibility: every epoch reseeds torch and numpy from (seed, epoch), so an interrupted
 run resumed from its last state produces exactly the numbers of an uninterrupted one.
-``state.pt`` (saved atomically after each epoch, weights-only loadable) holds the model,
+``state.pt`` (saved atomically after each epoch, or every N minutes: ``_Checkpoints``; weights-only
+loadable) holds the model,
 optimizer, best weights, their dev scores, the log and the epochs' wall times; it is removed once
 the run's outputs are written. Wall times go to a timings file outside the run directory only, so
 that every file of a run directory is the same bytes for the same seed (on CPU).
