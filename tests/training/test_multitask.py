@@ -14,6 +14,7 @@ from ansel.evaluation.evaluate import dev_evaluator, evaluate_run
 from ansel.evaluation.metrics import category_metrics
 from ansel.settings import ConfigError, SettingError
 from ansel.training.config import TrainConfig
+import ansel.training.epoch as epoch_mod
 import ansel.training.trainer as train_mod
 from tests.training.corpus import processed_synthetic
 
@@ -195,9 +196,9 @@ def _step_grads(c, processed, rows):
     data = _data(c, processed)
     t = TrainConfig(**{k: v for k, v in c["train"].items() if k != "negatives"})
     model = train_mod._model_and_optimizer(c, t, data, None, "cpu")[0]
-    feed = train_mod._Feed(c, t, data, model, "cpu")
+    feed = epoch_mod.Feed(c, t, data, model, "cpu")
     model.zero_grad()
-    train_mod.batch_loss(model, feed.batch(rows, np.random.default_rng(0)), t)[0].backward()
+    epoch_mod.batch_loss(model, feed.batch(rows, np.random.default_rng(0)), t)[0].backward()
     return feed, {k: p.grad.clone() if p.grad is not None else None for k, p in model.named_parameters()}
 
 

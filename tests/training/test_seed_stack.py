@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+import ansel.training.epoch as epoch_mod
 import ansel.training.trainer as train_mod
 from ansel.config import ConfigError, load, run_config
 from ansel.data.batches import RunData
@@ -62,14 +63,14 @@ class Recorder:
 
     def __init__(self, monkeypatch):
         self.batches, self.losses, self.grads = [], [], []
-        real_batch = train_mod._Feed.batch
+        real_batch = epoch_mod.Feed.batch
 
         def batch(feed, rows, rng):
             b = real_batch(feed, rows, rng)
             self.batches.append((feed.seed, {k: v.clone() for k, v in b.items()}))
             return b
-        monkeypatch.setattr(train_mod._Feed, "batch", batch)
-        for cls in (train_mod._Alone, SeedStack):
+        monkeypatch.setattr(epoch_mod.Feed, "batch", batch)
+        for cls in (epoch_mod.Alone, SeedStack):
             monkeypatch.setattr(cls, "losses", self._losses(cls.losses))
         self.hook = register_optimizer_step_pre_hook(
             lambda opt, args, kwargs: self.grads.append([p.grad.clone() for g in opt.param_groups for p in g["params"]]))

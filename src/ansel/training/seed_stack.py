@@ -3,7 +3,7 @@ training step one vmapped forward and backward (``torch.func``), so a device run
 per layer instead of one small kernel per seed.
 
 Each seed stays its own run: its model is built alone from its seed (the same initial weights), its
-batches and negatives come from its own generators (``trainer._Feed``), and its optimizer state is
+batches and negatives come from its own generators (``epoch.Feed``), and its optimizer state is
 its slice of the stacked optimizer's (every supported update is elementwise; gradient clipping is
 per seed). The seeds' models stay real modules whose parameters are views of the stacked tensors:
 the sampler scores with them, dev is scored with them, and their weights are saved as each run's.
@@ -59,7 +59,7 @@ class SeedStack:
     vmapped call, ``params`` (trainable, stacked) for one optimizer, ``clip`` per seed."""
 
     def __init__(self, models: list[nn.Module], loss):
-        """``loss(model, batch) -> (loss, stats)``: one seed's training loss (``trainer.batch_loss``)."""
+        """``loss(model, batch) -> (loss, stats)``: one seed's training loss (``epoch.batch_loss``)."""
         self.models, self._loss = models, loss
         stacked, buffers = stack_module_state(models)
         # a tensor equal in every seed (frozen pretrained vectors, a fixed table) is held once
