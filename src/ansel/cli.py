@@ -13,6 +13,17 @@ import sys
 from pathlib import Path
 
 
+def _seeds(text: str) -> list[int]:
+    """``--seeds 1,2,3``: distinct integers."""
+    try:
+        seeds = [int(s) for s in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seeds as integers separated by commas (1,2,3)") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed given twice")
+    return seeds
+
+
 def _json(text: str) -> dict:
     """A JSON object given inline, or the path of a JSON file (a run's config.json)."""
     if not text.lstrip().startswith("{"):
@@ -148,7 +159,8 @@ def cmd_train(a) -> None:
     from ansel.training.command import train_command  # the training code's digest starts there
 
     train_command(a.config, Path(a.processed), Path(a.run_dir), a.embeddings, a.threads, progress=not a.no_progress,
-                  timings=Path(a.timings) if a.timings else None, dvclive=not a.no_dvclive)
+                  timings=Path(a.timings) if a.timings else None, dvclive=not a.no_dvclive, seeds=a.seeds,
+                  checkpoint_minutes=a.checkpoint_minutes)
 
 
 def cmd_evaluate(a) -> None:
@@ -337,6 +349,12 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--no-progress", action="store_true")
     t.add_argument("--no-dvclive", action="store_true", help="no dvclive/ folder (where dvclive is not installed)")
     t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
+    t.add_argument("--seeds", type=_seeds, help="train the run at each of these seeds (1,2,3), as one stacked model "
+                   "where the model stacks (ansel.training.seed_stack), else one after another; {seed} in --run-dir "
+                   "and --timings names each seed's")
+    t.add_argument("--checkpoint-minutes", type=float, help="save the training state (state.pt) after an epoch only "
+                   "once this many minutes have passed since the last save (default: after every epoch); a restart "
+                   "resumes from the last saved epoch, exactly")
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)

@@ -14,6 +14,7 @@ from ansel.evaluation.evaluate import dev_evaluator, evaluate_run
 from ansel.evaluation.metrics import category_metrics
 from ansel.settings import ConfigError, SettingError
 from ansel.training.config import TrainConfig
+import ansel.training.epoch as epoch_mod
 import ansel.training.trainer as train_mod
 from tests.training.corpus import processed_synthetic
 
@@ -194,25 +195,25 @@ def _step_grads(c, processed, rows):
     from the same seeded generator."""
     data = _data(c, processed)
     t = TrainConfig(**{k: v for k, v in c["train"].items() if k != "negatives"})
-    model, params, optimizer = train_mod._model_and_optimizer(c, t, data, None, "cpu")
-    trainer = train_mod._EpochTrainer(c, t, data, model, optimizer, params, "cpu", progress=False)
+    model = train_mod._model_and_optimizer(c, t, data, None, "cpu")[0]
+    feed = epoch_mod.Feed(c, t, data, model, "cpu")
     model.zero_grad()
-    trainer._loss(rows, np.random.default_rng(0)).backward()
-    return trainer, {k: p.grad.clone() if p.grad is not None else None for k, p in model.named_parameters()}
+    epoch_mod.batch_loss(model, feed.batch(rows, np.random.default_rng(0)), t)[0].backward()
+    return feed, {k: p.grad.clone() if p.grad is not None else None for k, p in model.named_parameters()}
 
 
 def test_alpha_zero_is_the_ranking_loss_alone_and_alpha_above_zero_reaches_the_shared_encoder(processed):
     from ansel.training.losses import pair_loss
 
     rows = np.arange(16)
-    trainer, joint0 = _step_grads(cfg(category_weight=0.0), processed, rows)
+    feed, joint0 = _step_grads(cfg(category_weight=0.0), processed, rows)
     # the ranking loss alone, computed by hand: the same step, the same drawn negatives
-    model, data = trainer.model, trainer.data
+    model, data = feed.model, feed.data
     model.zero_grad()
-    q = trainer._ids(data.q_ids, trainer.pos_q[rows])
-    neg = trainer.sampler.sample(trainer.pos_q[rows], np.random.default_rng(0), model, data.q_ids, data.a_ids)
-    pair_loss(model(q, trainer._ids(data.a_ids, trainer.pos_a[rows])), model(q, trainer._ids(data.a_ids, neg)),
-              trainer.t).backward()
+    q = feed.ids(data.q_ids, feed.pos_q[rows])
+    neg = feed.sampler.sample(feed.pos_q[rows], np.random.default_rng(0), model, data.q_ids, data.a_ids)
+    pair_loss(model(q, feed.ids(data.a_ids, feed.pos_a[rows])), model(q, feed.ids(data.a_ids, neg)),
+              feed.t).backward()
     alone = {k: p.grad for k, p in model.named_parameters()}
     assert all((joint0[k] is None and alone[k] is None) or torch.equal(joint0[k], alone[k]) for k in alone)
 

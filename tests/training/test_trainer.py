@@ -22,6 +22,7 @@ from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
 from ansel.models.io import load_model
+import ansel.training.epoch as epoch_mod
 import ansel.training.trainer as train_mod
 from tests.training.corpus import processed_synthetic
 
@@ -91,8 +92,8 @@ def test_pairwise_epochs_log_the_mean_scores_of_positives_and_negatives(processe
     """pos_score / neg_score: what the hinge loss saw where the epoch ended, so a loss stuck at its
     margin shows whether the scores collapsed (reports/apnet-training-collapse.md)."""
     seen = []
-    real = train_mod.pair_loss
-    monkeypatch.setattr(train_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean())) or real(s, n, t))
+    real = epoch_mod.pair_loss
+    monkeypatch.setattr(epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean())) or real(s, n, t))
     c = cfg(epochs=1, loss="hinge", margin=0.2)
     c["train"].update(batch_size=4, max_batches=None)  # enough batches for a tenth of them
     _train(c, processed, tmp_path)
@@ -394,7 +395,7 @@ def test_a_classification_dataset_needs_the_classification_loss_a_ranking_one_ma
     c = run_config(config, "synthetic_en", "ggsa_ggsa_max_yahooqa", 1)
     data = _data(c, processed)
     t = parse(TrainConfig, c["train"], "train")
-    step = train_mod._EpochTrainer(c, t, data, None, None, [], "cpu", progress=False)
+    step = epoch_mod.Feed(c, t, data, None, "cpu")
     cands = data.pairs("train")[0]
     assert len(step.pos_q) == len(cands) and step.labels.sum() == (cands.label > 0).sum() < len(cands)
 

@@ -18,26 +18,54 @@ from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, eval_data, save_dev_scores
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
-from ansel.training.trainer import DivergedError, train_run
+from ansel.training.seed_stack import StackError
+from ansel.training.trainer import DivergedError, train_run, train_seeds
 
 
 def train_command(spec: dict, processed: Path, run_dir: Path, embeddings: str | None, threads: int = 1,
-                  progress: bool = True, timings: Path | None = None, dvclive: bool = True) -> None:
-    """Train the run ``spec`` names (a whole run config, or dataset/model/seed resolved through params.yaml)."""
+                  progress: bool = True, timings: Path | None = None, dvclive: bool = True,
+                  seeds: list[int] | None = None, checkpoint_minutes: float | None = None) -> None:
+    """Train the run ``spec`` names (a whole run config, or dataset/model/seed resolved through params.yaml);
+    with ``seeds``, that run at each of them, as one stacked model where the model stacks (else one
+    after another), ``{seed}`` in ``run_dir`` and ``timings`` standing for each seed; ``checkpoint_minutes``:
+    a training state saved at most this often (``trainer._Checkpoints``)."""
+    if checkpoint_minutes is not None and not checkpoint_minutes > 0:
+        raise ConfigError(f"--checkpoint-minutes: {checkpoint_minutes} is not > 0")
     cfg = resolve_run(spec, "--config")
     check_finite(cfg, "--config")
     t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
     if cfg["embeddings"] and not embeddings:  # never a silently random start
         raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
                           f"({embeddings_file(cfg)})")
+    for name, path in {"--run-dir": run_dir, "--timings": timings}.items():
+        if seeds and path is not None and "{seed}" not in str(path):
+            raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
     start_torch(threads)
     data = eval_data(RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"],
                                   cfg["max_len_a"]), ev)
+    vectors = load_matrix(embeddings) if embeddings else None
+    evaluate_dev = dev_evaluator(data, t.dev_split, ev)
+    monitors = {split: dev_evaluator(data, split, ev) for split in t.monitor_splits}
+    runs = ([({**cfg, "seed": s}, _at(run_dir, s), timings and _at(timings, s)) for s in seeds] if seeds
+            else [(cfg, run_dir, timings)])
     try:
-        trained = train_run(cfg, data, load_matrix(embeddings) if embeddings else None, run_dir,
-                            dev_evaluator(data, t.dev_split, ev), progress=progress, timings=timings,
-                            monitors={split: dev_evaluator(data, split, ev) for split in t.monitor_splits},
-                            dvclive=dvclive)
+        if seeds:
+            try:
+                trained = train_seeds([c for c, _, _ in runs], data, vectors, [d for _, d, _ in runs], evaluate_dev,
+                                      progress, [w for _, _, w in runs if w is not None] if timings else None, monitors, dvclive,
+                                      checkpoint_minutes)
+            except StackError as e:
+                print(f"ansel train: the seeds do not stack ({e}); training them one after another", flush=True)
+                trained = [train_run(c, data, vectors, d, evaluate_dev, progress, w, monitors, dvclive,
+                                     checkpoint_minutes) for c, d, w in runs]
+        else:
+            trained = [train_run(cfg, data, vectors, run_dir, evaluate_dev, progress, timings, monitors, dvclive,
+                                 checkpoint_minutes)]
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
-    save_dev_scores(trained.dev_scores, t.dev_split, run_dir / DEV_SCORES)
+    for (_, d, _), done in zip(runs, trained, strict=True):
+        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES)
+
+
+def _at(path: Path, seed: int) -> Path:
+    return Path(str(path).replace("{seed}", str(seed)))

@@ -1,12 +1,15 @@
 """Training one run: pairwise (hinge) or pointwise loss, dev-based checkpoint selection, resume.
 
-``train_run`` is a short driver over the steps below; the dev evaluator is passed in, so the
-trainer knows nothing of metrics or scoring (``ansel.evaluation``), only of "a higher dev value
-is better".
+``train_run`` is a short driver over the steps below; ``train_seeds`` drives a row's seeds through
+the same steps as one stacked model (``ansel.training.seed_stack``): per run a ``Feed`` (its batches)
+and a ``_Run`` (its directory), one ``EpochTrainer`` loop over all of them (``ansel.training.epoch``). The dev evaluator is
+passed in, so the trainer knows nothing of metrics or scoring (``ansel.evaluation``), only of "a
+higher dev value is better".
 
 Reproducibility: every epoch reseeds torch and numpy from (seed, epoch), so an interrupted
 run resumed from its last state produces exactly the numbers of an uninterrupted one.
-``state.pt`` (saved atomically after each epoch, weights-only loadable) holds the model,
+``state.pt`` (saved atomically after each epoch, or every N minutes: ``_Checkpoints``; weights-only
+loadable) holds the model,
 optimizer, best weights, their dev scores, the log and the epochs' wall times; it is removed once
 the run's outputs are written. Wall times go to a timings file outside the run directory only, so
 that every file of a run directory is the same bytes for the same seed (on CPU).
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -28,11 +32,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
-from tqdm import tqdm
 
 from ansel.code_digest import checkout_commit, train_code_digest
-from ansel.data.batches import RunData, trim_padding
+from ansel.data.batches import RunData
 from ansel.device import resolve_device
 from ansel.files import write_text_atomic
 from ansel.models import build_model
@@ -40,10 +42,10 @@ from ansel.models.registry import arch_module, needs_lexicon
 from ansel.models.io import load_checkpoint, save_atomic, save_torch
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
+from ansel.training.epoch import Alone, DivergedError, EpochTrainer, Feed, batch_loss
 from ansel.training.gradient_buffers import keep_gradient_buffers
-from ansel.training.losses import category_loss, pair_loss
 from ansel.training.row_blocks import RowBlocks
-from ansel.training.sampler import NegativeSampler
+from ansel.training.seed_stack import SeedStack, StackError, check_stackable, join_states, split_state
 from ansel.training.sparse_updates import SplitOptimizer, sparse_optimizer, sparse_tables
 
 # model -> (its scores of every candidate of the dev split, in the split's order; {metric: value})
@@ -66,18 +68,9 @@ def _kernel(t: TrainConfig) -> dict:
     return {"fused": True} if t.optimizer_kernel == "fused" else {}
 
 
-def learning_rate(t: TrainConfig, epoch: int) -> float:
-    """``constant``, or ``inverse_epoch``: lr / epoch (the per-epoch decay of dos Santos et al.)."""
-    return t.lr / epoch if t.lr_schedule == "inverse_epoch" else t.lr
-
-
 # What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
 # the same config and is refused for another): all of it belongs to the model that made it.
 EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", *LAST_RESULTS)
-
-
-class DivergedError(ArithmeticError):
-    """A training loss that is not finite: the weights are NaN or infinite from here on."""
 
 
 @dataclass
@@ -101,11 +94,74 @@ class _State:
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
               evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None,
-              monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True) -> Trained:
+              monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True,
+              checkpoint_minutes: float | None = None) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
     write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``.
     ``monitors`` ({split: evaluator}, ``train.monitor_splits``) are scored after every epoch into
-    the log only. ``dvclive=False`` writes no dvclive/ folder (the GPU record kit: no dvclive there)."""
+    the log only. ``dvclive=False`` writes no dvclive/ folder (the GPU record kit: no dvclive there).
+    ``checkpoint_minutes``: state.pt is saved after an epoch only once this long has passed since the
+    last save (None: after every epoch)."""
+    t = _prepared(cfg, data, run_dir)
+    started, device = time.time(), _device(t)
+    vectors = vectors_sha256(embeddings)
+    model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
+    del embeddings  # the model holds a copy: freed now, the array's memory serves the training's tensors
+    run = _Run(cfg, t, run_dir, model, model.state_dict, evaluate_dev, monitors, dvclive, device,
+               checkpoints=_Checkpoints(checkpoint_minutes, t.epochs))
+    if optimizer is not None and run.optimizer_state is not None:
+        optimizer.load_state_dict(run.optimizer_state)
+    step = EpochTrainer(cfg, t, [Feed(cfg, t, data, model, device)], Alone(model, params, t), optimizer, device,
+                         progress)
+    if run.cadence:
+        step.on_step = (t.monitor_every, run.cadence.evaluate)
+    _epochs([run], step, t, t.epochs if params else 0, lambda: [optimizer.state_dict()])
+    return run.finish(data, timings, device, started, vectors)
+
+
+def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, run_dirs: list[Path],
+                evaluate_dev: DevEvaluator, progress: bool = True, timings: list[Path] | None = None,
+                monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True,
+                checkpoint_minutes: float | None = None) -> list[Trained]:
+    """The runs ``cfgs`` (one row's seeds: configs equal but for ``seed``) trained as one stacked model
+    (``ansel.training.seed_stack``), each run's directory and timings written as ``train_run`` writes
+    them alone; a config that cannot stack is refused (``StackError``, naming the key) before any file
+    is touched."""
+    if len({json.dumps({**c, "seed": 0}, sort_keys=True) for c in cfgs}) != 1:
+        raise StackError("the stacked runs differ in more than their seed: one row's seeds stack, nothing else")
+    t = parse(TrainConfig, cfgs[0]["train"], f"models.{cfgs[0]['model']}.train")
+    device = resolve_device(t.device)
+    models = [_model(cfg, data, embeddings, device) for cfg in cfgs]
+    check_stackable(cfgs[0], t, models[0])
+    stack = SeedStack(models, functools.partial(batch_loss, t=t))
+    if not stack.params:
+        raise StackError(f"models.{cfgs[0]['model']}: nothing to train, so nothing to stack")
+    feeds = [Feed(cfg, t, data, model, device) for cfg, model in zip(cfgs, models)]
+    streams = [feed.epoch(1) for feed in feeds]  # each epoch reseeds its feeds: the probe's draws are not kept
+    stack.probe([feed.batch(order[:t.batch_size], rng) for feed, (order, rng) in zip(feeds, streams)], feeds,
+                f"models.{cfgs[0]['model']}")
+    for cfg, run_dir in zip(cfgs, run_dirs, strict=True):
+        _prepared(cfg, data, run_dir)
+    started, device, vectors = time.time(), _device(t), vectors_sha256(embeddings)
+    del embeddings
+    optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
+    runs = [_Run(cfg, t, run_dir, model, functools.partial(stack.weights, s), evaluate_dev, monitors, dvclive, device,
+                 label=f"seed {cfg['seed']}: ", checkpoints=_Checkpoints(checkpoint_minutes, t.epochs))
+            for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))]
+    saved = [run.optimizer_state for run in runs]
+    if len({run.state.epoch for run in runs}) != 1 or len({s is None for s in saved}) != 1:
+        raise StackError(f"{', '.join(str(r.state_path) for r in runs if r.state_path.exists())}: the seeds stand at "
+                         f"epochs {[r.state.epoch for r in runs]}: resume them alone, or delete the states")
+    if saved[0] is not None:
+        optimizer.load_state_dict(join_states(saved, [str(r.state_path) for r in runs]))
+    step = EpochTrainer(cfgs[0], t, feeds, stack, optimizer, device, progress)
+    _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
+    return [run.finish(data, path, device, started, vectors, stacked=len(runs))
+            for run, path in zip(runs, timings or [None] * len(runs))]
+
+
+def _prepared(cfg: dict, data: RunData, run_dir: Path) -> TrainConfig:
+    """The run's training settings, checked; its directory made and an earlier model's results removed."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     if not (data.pairs("train")[0].label == 1).any():  # epochs of no batch would save an untrained model
         raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
@@ -113,56 +169,120 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     run_dir.mkdir(parents=True, exist_ok=True)
     for name in EARLIER_RESULTS:  # an earlier model's: a training killed from here on must not leave them as the run's
         (run_dir / name).unlink(missing_ok=True)
-    started, device = time.time(), resolve_device(t.device)
+    return t
+
+
+def _device(t: TrainConfig) -> torch.device:
+    device = resolve_device(t.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    vectors = vectors_sha256(embeddings)
-    model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
-    del embeddings  # the model holds a copy: freed now, the array's memory serves the training's tensors
-    state_path, key = run_dir / "state.pt", fingerprint(cfg)
-    state = _resume(state_path, key, model, optimizer, device, t.epochs)
-    step = _EpochTrainer(cfg, t, data, model, optimizer, params, device, progress)
-    cadence = _Cadence(monitors, model) if t.monitor_every and monitors else None  # no split to score: none
-    if cadence:
-        step.on_step = (t.monitor_every, cadence.evaluate)
-    with _live(run_dir, state.log, dvclive) as live:
+    return device
+
+
+def _epochs(runs: list[_Run], step: EpochTrainer, t: TrainConfig, last: int,
+            optimizer_states: Callable[[], list[dict]]) -> None:
+    """The runs (standing at one epoch) trained by ``step`` to epoch ``last``; after each epoch every
+    run's dev scored, its epoch selected or not, its state saved."""
+    with contextlib.ExitStack() as lives:
+        for run in runs:
+            run.live = lives.enter_context(_live(run.dir, run.state.log, run.dvclive))
         if t.epochs == 0:  # the initial weights, scored as epoch 0: what training adds is measured against them
-            row = {"epoch": 0}
-            dev_scores, dev = _score_epoch(row, model, evaluate_dev, monitors, cadence)
-            _select(state, 0, row, dev[t.select_metric], model, dev_scores)
-            if live is not None:
-                _live_log(live, row)
-            print(f"epoch 0 (untrained): dev {t.select_metric} {dev[t.select_metric]:.4f}", flush=True)
-        for epoch in range(state.epoch + 1, (t.epochs if params else 0) + 1):  # nothing to train: no epoch
+            for run in runs:
+                run.untrained()
+        for epoch in range(runs[0].state.epoch + 1, last + 1):
             try:
-                row, timing = step.run(epoch)
+                rows, timing = step.run(epoch)
             except DivergedError as e:  # resumed, the same config diverges again: nothing of it is of use
-                state_path.unlink(missing_ok=True)
-                shutil.rmtree(run_dir / "dvclive", ignore_errors=True)
-                raise DivergedError(f"{run_dir}: {e}; nothing of the run is kept") from None
-            dev_started = time.perf_counter()
-            dev_scores, dev = _score_epoch(row, model, evaluate_dev, monitors, cadence)
-            timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
-            _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
-            state.timings.append(timing)
-            save_torch({"fingerprint": key, "model": model.state_dict(),
-                        "optimizer": optimizer.state_dict(), **vars(state)}, state_path)
-            if live is not None:
-                _live_log(live, row)
-            print(f"epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
-                  f"({timing['seconds']:.1f}s)", flush=True)
-    save_torch(state.best_model if state.best_model is not None else model.state_dict(), run_dir / "model.pt")
-    if t.keep_last:  # a model that trained no epoch has one state: that one
-        save_torch(model.state_dict(), run_dir / LAST_RESULTS[0])
-    _write_log(state.log, run_dir / "log.csv")
-    write_text_atomic(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-    if timings is not None:
-        _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])), vectors)
-    state_path.unlink(missing_ok=True)
-    scores = None
-    if state.best_scores is not None:
-        scores = data.pairs(t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
-    return Trained(len(state.log), scores)
+                runs[e.index].discard(e)
+            for run, row, optimizer_state in zip(runs, rows, optimizer_states(), strict=True):
+                run.epoch_done(epoch, row, dict(timing), optimizer_state)
+
+
+class _Checkpoints:
+    """When an epoch's state.pt is saved: after every epoch (``minutes`` None, and the GPU kit's cut runs
+    resume from their last epoch), or once ``minutes`` have passed since the last save (writing a large
+    state each epoch was half of an aMV-LSTM run's time), and never after the last epoch, whose outputs
+    are written next. A resumed run restarts from the epoch it saved: resuming stays exact."""
+
+    def __init__(self, minutes: float | None, epochs: int):
+        self.seconds, self.epochs, self.last = None if minutes is None else minutes * 60, epochs, _now()
+
+    def due(self, epoch: int) -> bool:
+        if self.seconds is None:
+            return True
+        return epoch < self.epochs and _now() - self.last >= self.seconds
+
+    def saved(self) -> None:
+        self.last = _now()
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+class _Run:
+    """One run's directory over its epochs: its resumed state, each epoch's dev selection and saved
+    state, and at the end its files. ``weights()``: the model's state_dict as saved."""
+
+    def __init__(self, cfg: dict, t: TrainConfig, run_dir: Path, model, weights: Callable[[], dict],
+                 evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None, dvclive: bool, device,
+                 label: str = "", checkpoints: _Checkpoints | None = None):
+        self.cfg, self.t, self.dir, self.model, self.weights = cfg, t, run_dir, model, weights
+        self.checkpoints = checkpoints or _Checkpoints(None, t.epochs)
+        self.evaluate_dev, self.monitors, self.dvclive, self.label = evaluate_dev, monitors, dvclive, label
+        self.state_path, self.key = run_dir / "state.pt", fingerprint(cfg)
+        self.state, self.optimizer_state = _resume(self.state_path, self.key, model, device, t.epochs)
+        self.cadence = _Cadence(monitors, model) if t.monitor_every and monitors else None  # no split to score: none
+        self.live = None
+
+    def untrained(self) -> None:
+        row = {"epoch": 0}
+        dev_scores, dev = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence)
+        _select(self.state, 0, row, dev[self.t.select_metric], self.model, dev_scores)
+        if self.live is not None:
+            _live_log(self.live, row)
+        print(f"{self.label}epoch 0 (untrained): dev {self.t.select_metric} {dev[self.t.select_metric]:.4f}", flush=True)
+
+    def discard(self, e: DivergedError):
+        self.state_path.unlink(missing_ok=True)
+        shutil.rmtree(self.dir / "dvclive", ignore_errors=True)
+        raise DivergedError(f"{self.dir}: {e}; nothing of the run is kept") from None
+
+    def epoch_done(self, epoch: int, row: dict, timing: dict, optimizer_state: dict) -> None:
+        t = self.t
+        dev_started = time.perf_counter()
+        dev_scores, dev = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence)
+        timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
+        _select(self.state, epoch, row, dev[t.select_metric], self.model, dev_scores)
+        self.state.timings.append(timing)
+        if self.checkpoints.due(epoch):
+            saving = time.perf_counter()
+            save_torch({"fingerprint": self.key, "model": self.weights(), "optimizer": optimizer_state,
+                        **vars(self.state)}, self.state_path)
+            timing["checkpoint_seconds"] = round(time.perf_counter() - saving, 3)
+            self.checkpoints.saved()
+        if self.live is not None:
+            _live_log(self.live, row)
+        print(f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
+              f"({timing['seconds']:.1f}s)", flush=True)
+
+    def finish(self, data: RunData, timings: Path | None, device, started: float, vectors: str | None,
+               stacked: int | None = None) -> Trained:
+        """Write model.pt (model_last.pt), log.csv, config.json and the timings; remove the state."""
+        state, cfg = self.state, self.cfg
+        save_torch(state.best_model if state.best_model is not None else self.weights(), self.dir / "model.pt")
+        if self.t.keep_last:  # a model that trained no epoch has one state: that one
+            save_torch(self.weights(), self.dir / LAST_RESULTS[0])
+        _write_log(state.log, self.dir / "log.csv")
+        write_text_atomic(self.dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        if timings is not None:
+            _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])),
+                           vectors, stacked)
+        self.state_path.unlink(missing_ok=True)
+        scores = None
+        if state.best_scores is not None:
+            scores = data.pairs(self.t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
+        return Trained(len(state.log), scores)
 
 
 def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches: int = 3) -> dict:
@@ -173,7 +293,7 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
-    steps = _timed_steps(cfg, t, data, model, optimizer, params, device, [batches]) if params else [0.0]
+    steps = _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches]) if params else [0.0]
     cost = {"device": device_label(device), "seconds_per_batch": steps[0]}
     started = time.perf_counter()
     evaluate_dev(model)
@@ -191,17 +311,39 @@ def step_seconds(cfg: dict, data: RunData, batches: int, rounds: int) -> tuple[s
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
     if not params:
         raise ValueError(f"models.{cfg['model']}: nothing to train, so no training step to time")
-    return device_label(device), _timed_steps(cfg, t, data, model, optimizer, params, device, [batches] * rounds)
+    return device_label(device), _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device,
+                                              [batches] * rounds)
 
 
-def _timed_steps(cfg: dict, t: TrainConfig, data: RunData, model, optimizer, params, device,
+def seed_step_seconds(cfgs: list[dict], data: RunData, batches: int, rounds: int) -> tuple[str, dict[str, list[float]]]:
+    """(device, {"separate": the seeds' training steps one model at a time, "stacked": as one stacked
+    model}: seconds per step of every seed, in each of ``rounds`` rounds of ``batches`` steps, the two
+    taking turns round by round); nothing is written."""
+    t = parse(TrainConfig, cfgs[0]["train"], f"models.{cfgs[0]['model']}.train")
+    device = resolve_device(t.device)
+    alone = [_model_and_optimizer(cfg, t, data, None, device) for cfg in cfgs]
+    models = [_model(cfg, data, None, device) for cfg in cfgs]
+    check_stackable(cfgs[0], t, models[0])
+    stack = SeedStack(models, functools.partial(batch_loss, t=t))
+    stacked_optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
+    seconds: dict[str, list[float]] = {"separate": [], "stacked": []}
+    for _ in range(rounds):
+        seconds["separate"].append(sum(_timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer,
+                                                    device, [batches])[0]
+                                       for cfg, (model, params, optimizer) in zip(cfgs, alone)))
+        seconds["stacked"] += _timed_steps(cfgs, t, data, models, stack, stacked_optimizer, device, [batches])
+    return device_label(device), seconds
+
+
+def _timed_steps(cfgs: list[dict], t: TrainConfig, data: RunData, models: list, trainee, optimizer, device,
                  rounds: list[int]) -> list[float]:
-    """Seconds per training step in each round of ``rounds[i]`` steps, after a one-step warm-up
-    (allocations, kernel choices)."""
+    """Seconds per training step of ``trainee`` (the runs ``cfgs``' ``models``: one, or stacked) in each
+    round of ``rounds[i]`` steps, after a one-step warm-up (allocations, kernel choices)."""
     seconds = []
     for epoch, n in enumerate([1, *rounds], 1):
-        step = _EpochTrainer(cfg, dataclasses.replace(t, max_batches=n), data, model, optimizer, params, device,
-                             progress=False)
+        short = dataclasses.replace(t, max_batches=n)
+        feeds = [Feed(cfg, short, data, model, device) for cfg, model in zip(cfgs, models)]
+        step = EpochTrainer(cfgs[0], short, feeds, trainee, optimizer, device, progress=False)
         started = time.perf_counter()  # the epoch's own figure is rounded to ms: too coarse for a short step
         timing = step.run(epoch)[1]
         seconds.append((time.perf_counter() - started) / max(1, timing["batches"]))
@@ -219,11 +361,16 @@ def device_label(device: torch.device) -> str:
 def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: np.ndarray | None, device):
     """The run's model, seeded, on ``device``; its trainable parameters and their optimizer (None:
     nothing to train)."""
-    torch.manual_seed(cfg["seed"])
-    model = build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}",
-                        data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)).to(device)
+    model = _model(cfg, data, embeddings, device)
     params = [p for p in model.parameters() if p.requires_grad]
     return model, params, run_optimizer(model, params, t)
+
+
+def _model(cfg: dict, data: RunData, embeddings: np.ndarray | None, device):
+    """The run's model, built from its seed, on ``device``."""
+    torch.manual_seed(cfg["seed"])
+    return build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}",
+                       data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)).to(device)
 
 
 def run_optimizer(model, params: list, t: TrainConfig):
@@ -258,97 +405,6 @@ class _Cadence:
         return max(rows, key=lambda r: r[key]) if rows else {}  # max keeps the first of equal values
 
 
-class _EpochTrainer:
-    """One epoch of steps, seeded by (seed, epoch): pairwise over the shuffled training positives
-    (each with a drawn negative), or, for ``loss: classification``, over every labelled training pair."""
-
-    def __init__(self, cfg, t: TrainConfig, data: RunData, model, optimizer, params, device, progress: bool):
-        self.cfg, self.t, self.data, self.model, self.optimizer = cfg, t, data, model, optimizer
-        self.params, self.device, self.progress = params, device, progress
-        self.on_step: tuple[int, Callable[[int], None]] | None = None  # (every N steps, call with the step)
-        # pairwise losses: each batch's mean score of the positives and of their drawn negatives (a
-        # loss stuck at the margin with equal scores is the collapse of reports/apnet-training-collapse.md)
-        self.scores: list[torch.Tensor] = []
-        cands, qi, ai = data.pairs("train")
-        labels = cands.label.to_numpy()
-        if t.loss == "classification":
-            self.pos_q, self.pos_a, self.labels = qi, ai, torch.from_numpy((labels > 0).astype(np.float32))
-        elif t.loss == "category":  # one step per training pair, as the joint loss sees each question
-            keep = (labels == 1) & (data.q_category[qi] >= 0)
-            self.pos_q, self.pos_a = qi[keep], ai[keep]
-        else:
-            self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
-            self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n,
-                                           t.negatives.source, one_call=torch.device(device).type != "cpu")
-
-    def _loss(self, rows: np.ndarray, rng: np.random.Generator) -> torch.Tensor:
-        q = self._ids(self.data.q_ids, self.pos_q[rows])
-        if self.t.loss == "category":
-            return self._category_loss(q, rows)
-        s = self.model(q, self._ids(self.data.a_ids, self.pos_a[rows]))
-        if self.t.loss == "classification":  # the score is the two-way head's log-odds (layers.OutputHead)
-            return F.binary_cross_entropy_with_logits(s, self.labels[rows].to(self.device))
-        neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, self.data.q_ids, self.data.a_ids)
-        s_neg = self.model(q, self._ids(self.data.a_ids, neg_a))
-        self.scores.append(torch.stack([s.detach().mean(), s_neg.detach().mean()]))
-        rank = pair_loss(s, s_neg, self.t)
-        alpha = self.t.category_weight
-        return (1 - alpha) * rank + alpha * self._category_loss(q, rows) if alpha else rank
-
-    def _category_loss(self, q: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
-        category = torch.from_numpy(self.data.q_category[self.pos_q[rows]]).to(self.device)
-        return category_loss(self.model.classify(q), category)
-
-    def _ids(self, ids: np.ndarray, rows: np.ndarray) -> torch.Tensor:
-        return trim_padding(torch.from_numpy(ids[rows])).to(self.device)
-
-    def run(self, epoch: int) -> tuple[dict, dict]:
-        """(the epoch's log row, its wall time)."""
-        t, seed = self.t, self.cfg["seed"]
-        rng = np.random.default_rng([seed, epoch])
-        torch.manual_seed(seed * 100_003 + epoch)
-        lr = learning_rate(t, epoch)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        order = rng.permutation(len(self.pos_q))
-        if t.max_batches:  # a preset's shorter epoch: a fresh random subset each epoch
-            order = order[:t.batch_size * t.max_batches]
-        steps_before = (epoch - 1) * -(-len(order) // t.batch_size)  # every epoch has as many batches
-        monitored = 0.0  # seconds of the cadence's evaluations: not the epoch's training time
-        self.model.train()
-        # summed on the device in float64 (what Python's float sums): no host synchronisation per batch
-        total = torch.zeros((), dtype=torch.float64, device=self.device)
-        self.scores.clear()
-        n_batches, started = 0, time.perf_counter()
-        bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seed} epoch {epoch}",
-                   disable=not self.progress, leave=False, mininterval=2)
-        for i in bar:
-            loss = self._loss(order[i:i + t.batch_size], rng)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if t.clip_norm:
-                torch.nn.utils.clip_grad_norm_(self.params, t.clip_norm)
-            self.optimizer.step()
-            total += loss.detach()
-            n_batches += 1
-            if self.on_step and (steps_before + n_batches) % self.on_step[0] == 0:
-                at = time.perf_counter()
-                self.on_step[1](steps_before + n_batches)
-                monitored += time.perf_counter() - at
-        loss_sum = total.item()  # waits for the device's queued work, so the epoch's time is all of it
-        if not math.isfinite(loss_sum):  # one non-finite batch makes the sum so: checked once an epoch
-            raise DivergedError(f"models.{self.cfg['model']} seed {seed}: the training loss of epoch {epoch} is "
-                                f"{loss_sum} (lr {lr}): the run diverged; lower train.lr or set train.clip_norm")
-        seconds = time.perf_counter() - started - monitored
-        row = {"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)}
-        if self.scores:  # where the epoch ended: over its last tenth of batches
-            end = torch.stack(self.scores[-max(1, len(self.scores) // 10):]).double().mean(0)
-            row["pos_score"], row["neg_score"] = end.tolist()
-        return (row,
-                {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
-                 "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
-
-
 def _score_epoch(row: dict, model, evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None,
                  cadence: "_Cadence | None") -> tuple[pd.DataFrame, dict[str, float]]:
     """Score dev (and the monitor splits, unless the cadence scored them) into the epoch's log ``row``;
@@ -367,9 +423,11 @@ def fingerprint(cfg: dict) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _State:
+def _resume(path: Path, key: str, model, device, epochs: int) -> tuple[_State, dict | None]:
+    """The run's state saved at its last epoch, its weights loaded into ``model``; with its optimizer's
+    state (None: no state saved)."""
     if not path.exists():
-        return _State()
+        return _State(), None
     st = load_checkpoint(path, device, "delete it to train the run again from its first epoch (the epochs it "
                                        "held are lost), then rerun the run's target")
     if "fingerprint" not in st:
@@ -378,10 +436,9 @@ def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _Sta
     if st["fingerprint"] != key:
         raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
     model.load_state_dict(st["model"])
-    if optimizer is not None:
-        optimizer.load_state_dict(st["optimizer"])
     print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
-    return _State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", []))
+    return (_State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", [])),
+            st["optimizer"])
 
 
 def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:
@@ -415,17 +472,19 @@ def vectors_sha256(embeddings: np.ndarray | None) -> str | None:
 
 
 def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float, code: str,
-                   vectors: str | None) -> None:
+                   vectors: str | None, stacked: int | None = None) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
     the device (a GPU's name too), its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
     end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance), the
     digest of the code it trained with (``ansel.code_digest``: the train rule's param), the pretrained
     vectors' ``vectors_sha256`` and, on a CPU, the instruction set torch's kernels dispatched to (AVX512,
-    AVX2 ...)}}."""
+    AVX2 ...); trained in a stack of seeds, their number (``stacked_seeds``: the epochs' times are the stack's)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
     train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time(),
               "commit": checkout_commit(), "code": code, "vectors_sha256": vectors}
+    if stacked:
+        train["stacked_seeds"] = stacked
     if device.type == "cpu":  # the kernels' instruction set: a CPU run's floats (and bytes) depend on it
         train["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     else:
