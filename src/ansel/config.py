@@ -346,18 +346,16 @@ def resolve_run(spec: dict, where: str) -> dict:
 def _check_reader(name: str, ds: dict) -> None:
     """The dataset's source and read options, refused here rather than by a preprocess job (which
     Snakemake starts by removing the dataset's processed tables)."""
-    from ansel.data.preprocess import check_options
     from ansel.data.registry import get_source
 
     try:
         reader = get_source(ds["source"])
     except KeyError as e:
         raise ConfigError(f"datasets.{name}.source: {e.args[0]}") from None
-    if hasattr(reader, "options"):  # the project's generated sources (synthetic, vectors) check their own
-        try:
-            check_options(ds["source"], ds.get("read", {}), reader.options)
-        except KeyError as e:
-            raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
+    try:
+        reader.check(ds.get("read", {}))
+    except KeyError as e:
+        raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
 
 
 def check_finite(value: Any, where: str) -> None:

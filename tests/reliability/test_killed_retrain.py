@@ -7,7 +7,7 @@ import pytest
 
 from ansel import cli
 from ansel.config import load, run_config
-from ansel.training import trainer
+from ansel.training.epoch import EpochTrainer
 
 
 class Killed(BaseException):
@@ -33,20 +33,20 @@ def test_a_killed_retrain_leaves_no_result_of_the_earlier_model(processed, tmp_p
     cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run_dir)])
     assert (run_dir / "metrics.json").exists() and (run_dir / "run.trec").exists()
 
-    real_run = trainer._EpochTrainer.run
+    real_run = EpochTrainer.run
 
     def killed_after_the_first_epoch(self, epoch):
         if epoch == 2:
             raise Killed
         return real_run(self, epoch)
 
-    monkeypatch.setattr(trainer._EpochTrainer, "run", killed_after_the_first_epoch)
+    monkeypatch.setattr(EpochTrainer, "run", killed_after_the_first_epoch)
     with pytest.raises(Killed):
         _train(processed, run_dir, lr=0.02)
     left = sorted(p.name for p in run_dir.iterdir())
     assert left == ["state.pt"], f"the earlier model's results survived the killed retrain: {left}"
 
-    monkeypatch.setattr(trainer._EpochTrainer, "run", real_run)
+    monkeypatch.setattr(EpochTrainer, "run", real_run)
     _train(processed, run_dir, lr=0.02)  # resumes epoch 2 of the new settings
     assert json.loads((run_dir / "config.json").read_text())["train"]["lr"] == 0.02
     assert not (run_dir / "state.pt").exists() and (run_dir / "model.pt").exists()

@@ -1,7 +1,8 @@
 """Dataset sources by name: how to fetch raw files and read them into canonical tables.
 
 A source is a class with ``fetch(raw_dir, mirror, options)`` (write verified raw files into
-raw_dir) and ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
+raw_dir), ``check(options)`` (a KeyError naming an unknown read option, before anything runs) and
+``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
 Readers register themselves with ``@source("name")``, which gives the class its ``name``
 (``readers.common.Reader``: the fetch of the files sources.yaml lists under it, the check of its
 read options); every module of ``ansel.data.readers`` is discovered and imported on first use, so
@@ -19,6 +20,8 @@ from ansel.data.canonical import Dataset
 
 class Source(Protocol):
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None: ...
+
+    def check(self, options: dict[str, Any]) -> None: ...
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset: ...
 

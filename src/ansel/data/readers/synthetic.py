@@ -115,10 +115,14 @@ class Synthetic(common.Reader):
         for lang in LANGUAGES:
             common.write_tsv(raw_dir / f"synthetic-{lang}.tsv", FIELDS, generate({**options, "language": lang}))
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+    def check(self, options: dict[str, Any]) -> None:
+        """Its own three options only (it applies none of COMMON_OPTIONS)."""
         unknown = set(options) - {"language", "tokenizer", "name"}
         if unknown:
-            raise ValueError(f"synthetic read options: unknown key(s) {sorted(unknown)}")
+            raise KeyError(f"{self.name}: unknown read option(s) {sorted(unknown)}; known: language, name, tokenizer")
+
+    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        self.check(options)
         path = raw_dir / f"synthetic-{options.get('language', 'en')}.tsv"
         df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE)
         missing = [c for c in FIELDS if c not in df.columns]

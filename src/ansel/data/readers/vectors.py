@@ -12,9 +12,15 @@ from ansel.data.registry import source
 
 
 class Vectors(common.Reader):
+    def check(self, options: dict[str, Any]) -> None:
+        """Refused as a dataset's source before anything runs (``ansel.config``)."""
+        raise KeyError(self._not_a_dataset())
+
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        raise TypeError(f"{self.name}: word vectors, not a dataset: name it in embeddings.pretrained, "
-                        "not as a dataset's source")
+        raise TypeError(self._not_a_dataset())
+
+    def _not_a_dataset(self) -> str:
+        return f"{self.name}: word vectors, not a dataset: name it in embeddings.pretrained, not as a dataset's source"
 
 
 for _name, _spec in load_sources().items():
