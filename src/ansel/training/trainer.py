@@ -74,7 +74,8 @@ def learning_rate(t: TrainConfig, epoch: int) -> float:
 
 # What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
 # the same config and is refused for another): all of it belongs to the model that made it.
-EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", *LAST_RESULTS)
+EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", "batches.csv",
+                   *LAST_RESULTS)
 
 
 class DivergedError(ArithmeticError):
@@ -98,6 +99,7 @@ class _State:
     best_scores: torch.Tensor | None = None
     log: list[dict] = field(default_factory=list)
     timings: list[dict] = field(default_factory=list)  # per epoch: wall time, kept out of the log
+    batches: list[dict] = field(default_factory=list)  # train.batch_log: one row per training step
 
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
@@ -146,6 +148,7 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
             timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
             _select(state, epoch, row, dev[t.select_metric], model, dev_scores)
             state.timings.append(timing)
+            state.batches += step.batch_rows(epoch)
             save_torch({"fingerprint": key, "model": model.state_dict(),
                         "optimizer": optimizer.state_dict(), **vars(state)}, state_path)
             if live is not None:
@@ -156,6 +159,8 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     if t.keep_last:  # a model that trained no epoch has one state: that one
         save_torch(model.state_dict(), run_dir / LAST_RESULTS[0])
     _write_log(state.log, run_dir / "log.csv")
+    if t.batch_log:
+        _write_log(state.batches, run_dir / "batches.csv")
     save_text(run_dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     if timings is not None:
         _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])), vectors)
@@ -270,6 +275,7 @@ class _EpochTrainer:
         # pairwise losses: each batch's mean score of the positives and of their drawn negatives (a
         # loss stuck at the margin with equal scores is the collapse of reports/apnet-training-collapse.md)
         self.scores: list[torch.Tensor] = []
+        self.losses: list[torch.Tensor] = []  # train.batch_log: each batch's loss (kept on the device)
         cands, qi, ai = data.pairs("train")
         labels = cands.label.to_numpy()
         if t.loss == "classification":
@@ -320,6 +326,7 @@ class _EpochTrainer:
         # summed on the device in float64 (what Python's float sums): no host synchronisation per batch
         total = torch.zeros((), dtype=torch.float64, device=self.device)
         self.scores.clear()
+        self.losses.clear()
         n_batches, started = 0, time.perf_counter()
         bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seed} epoch {epoch}",
                    disable=not self.progress, leave=False, mininterval=2)
@@ -331,6 +338,8 @@ class _EpochTrainer:
                 torch.nn.utils.clip_grad_norm_(self.params, t.clip_norm)
             self.optimizer.step()
             total += loss.detach()
+            if t.batch_log:
+                self.losses.append(loss.detach())
             n_batches += 1
             if self.on_step and (steps_before + n_batches) % self.on_step[0] == 0:
                 at = time.perf_counter()
@@ -348,6 +357,17 @@ class _EpochTrainer:
         return (row,
                 {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
                  "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
+
+
+    def batch_rows(self, epoch: int) -> list[dict]:
+        """``train.batch_log``: the epoch's rows of batches.csv (step counted over the run), else none."""
+        if not self.t.batch_log:
+            return []
+        steps_before = (epoch - 1) * len(self.losses)  # every epoch has as many batches
+        losses = torch.stack(self.losses).double().cpu().tolist()
+        scores = torch.stack(self.scores).double().cpu().tolist() if self.scores else [[None, None]] * len(losses)
+        return [{"epoch": epoch, "step": steps_before + i + 1, "loss": loss, "pos_score": pos, "neg_score": neg}
+                for i, (loss, (pos, neg)) in enumerate(zip(losses, scores))]
 
 
 def _score_epoch(row: dict, model, evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None,
@@ -382,7 +402,8 @@ def _resume(path: Path, key: str, model, optimizer, device, epochs: int) -> _Sta
     if optimizer is not None:
         optimizer.load_state_dict(st["optimizer"])
     print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
-    return _State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", []))
+    return _State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", []),
+                  st.get("batches", []))
 
 
 def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:
