@@ -122,27 +122,26 @@ def vectors_table() -> str:
 
 def recipe_table() -> str:
     """Each E3 run against the paper recipe's at the run's last epoch (log.csv's row: dev, and test scored
-    beside it, never selecting): 2 epochs, or 1 for a partial."""
+    beside it, never selecting): 2 epochs, or 1 for a partial (set beside the paper recipe's epoch 1)."""
     rows, paper = [], [pd.read_csv(r / "log.csv").set_index("epoch") for r in seeds_of("paper")]
-    for name in sorted(p.name for p in RECIPE.iterdir() if p.is_dir() and p.name not in E2_RUNS):
+    names = sorted(p.name for p in RECIPE.iterdir() if p.is_dir() and p.name not in E2_RUNS and seeds_of(p.name))
+    partial = {n: min(pd.read_csv(r / "log.csv").epoch.max() for r in seeds_of(n)) for n in names}
+    paper_epochs = [("paper", e) for e in sorted({2, *partial.values()}, reverse=True)]  # every epoch compared at
+    for name, epoch in paper_epochs + sorted((n, e) for n, e in partial.items() if n != "paper"):
         runs = seeds_of(name)
-        if not runs:
-            continue
         cfg = json.loads((runs[0] / "config.json").read_text())
         logs = [pd.read_csv(r / "log.csv").set_index("epoch") for r in runs]
-        last = min(log.index.max() for log in logs)
-        test = pd.Series([log.loc[last, "test_MAP"] for log in logs])
+        test = pd.Series([log.loc[epoch, "test_MAP"] for log in logs])
         rows.append({
-            "run": name, "seeds": ", ".join(r.name.removeprefix("seed") for r in runs), "epochs": last,
+            "run": name, "change": {"paper": "none"}.get(name, _change(cfg)),
+            "seeds": ", ".join(r.name.removeprefix("seed") for r in runs), "epoch": epoch,
             "batches / epoch": pd.read_csv(runs[0] / "batches.csv").groupby("epoch").size().iloc[0],
-            "loss by epoch": " ".join(f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(1)),
-            f"s+ / s- (epoch {last})": f"{at_epoch(runs, 'pos_score', last).split(' ')[0]} / "
-                                       f"{at_epoch(runs, 'neg_score', last).split(' ')[0]}",
-            f"dev MAP (epoch {last})": at_epoch(runs, "dev_MAP", last),
-            f"test MAP (epoch {last})": at_epoch(runs, "test_MAP", last),
-            f"test MAP vs the paper recipe's (epoch {last})":
-                "—" if name == "paper" else f"{test.mean() - pd.Series([p.loc[last, 'test_MAP'] for p in paper]).mean():+.4f}",
-            "change": {"paper": "none"}.get(name, _change(cfg)),
+            "loss by epoch": " ".join(f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(1)[:epoch]),
+            "s+ / s- (that epoch's last tenth)": f"{at_epoch(runs, 'pos_score', epoch).split(' ')[0]} / "
+                                                 f"{at_epoch(runs, 'neg_score', epoch).split(' ')[0]}",
+            "dev MAP": at_epoch(runs, "dev_MAP", epoch), "test MAP": at_epoch(runs, "test_MAP", epoch),
+            "test MAP vs the paper recipe's at that epoch":
+                "—" if name == "paper" else f"{test.mean() - pd.Series([p.loc[epoch, 'test_MAP'] for p in paper]).mean():+.4f}",
         })
     return pd.DataFrame(rows).to_markdown(index=False)
 
