@@ -32,7 +32,7 @@ RUNS = {
     # E3: the recipe, on word2vec-300
     "paper": PAPER,
     "sum_loss": deep_merge(PAPER, {"train": {"rank_reduction": "sum"}}),
-    # a partial: 1 epoch (1,040 steps), set against the paper recipe's epoch 1 (2 did not fit the shared CPU)
+    # a partial: 1 epoch (1,040 steps), set against the paper recipe's epoch 1 (decided before it was timed)
     "batch_1": deep_merge(PAPER, {"train": {"batch_size": 1, "epochs": 1}}),
     "lr_0.11": deep_merge(PAPER, {"train": {"lr": 0.11}}),
     "conv_no_bias": deep_merge(PAPER, {"hparams": {"conv_bias": False}}),
