@@ -136,7 +136,7 @@ def recipe_table() -> str:
             "run": name, "change": {"paper": "none"}.get(name, _change(cfg)),
             "seeds": ", ".join(r.name.removeprefix("seed") for r in runs), "epoch": epoch,
             "batches / epoch": pd.read_csv(runs[0] / "batches.csv").groupby("epoch").size().iloc[0],
-            "loss by epoch": " ".join(f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(1)[:epoch]),
+            "loss by epoch": " ".join(f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(axis=1)[:epoch]),
             "s+ / s- (that epoch's last tenth)": f"{at_epoch(runs, 'pos_score', epoch).split(' ')[0]} / "
                                                  f"{at_epoch(runs, 'neg_score', epoch).split(' ')[0]}",
             "dev MAP": at_epoch(runs, "dev_MAP", epoch), "test MAP": at_epoch(runs, "test_MAP", epoch),
