@@ -1,5 +1,6 @@
 """The tables of reports/gap-wikiqa/README.md from the committed runs: E6 (each model untrained, beside
-its trained runs of the same seeds in the records it came from) and E5 (the planted signal).
+its trained runs of the same seeds in the records it came from), E5 (the planted signal), E2 (AP-CNN's
+first batches on GloVe 6B 50-d and on word2vec-50) and E3 (AP-CNN's recipe, one change at a time).
 
     python reports/gap-wikiqa/summary.py"""
 import json
@@ -76,5 +77,86 @@ def planted_table() -> str:
     return pd.DataFrame(rows).to_markdown(index=False)
 
 
+RECIPE = HERE / "runs" / "recipe"
+E2_RUNS = {"glove6b_50": "GloVe 6B 50-d", "word2vec_50": "word2vec-50 (WikiQA train)"}
+E2_STEPS = (10, 50, 200)
+WINDOW = 10  # a step's loss / s+ / s-: the mean over the WINDOW batches that end at it (a batch holds 20)
+
+
+def seeds_of(name: str) -> list[Path]:
+    return sorted(r.parent for r in (RECIPE / name).glob("seed*/metrics.json"))
+
+
+def at_epoch(runs: list[Path], column: str, epoch: int) -> str:
+    """mean ± std over the runs of log.csv's column at the epoch (after it: the weights it ended with)."""
+    logs = [pd.read_csv(r / "log.csv").set_index("epoch") for r in runs]
+    return cell([log.loc[epoch, column] for log in logs if epoch in log.index])
+
+
+def at_step(runs: list[Path], column: str, step: int) -> str:
+    values = []
+    for r in runs:
+        log = pd.read_csv(r / "batches.csv")
+        if step <= log.step.max():
+            values.append(log[(log.step > step - WINDOW) & (log.step <= step)][column].mean())
+    return cell(values) if values else "—"
+
+
+def vectors_table() -> str:
+    rows = []
+    for name, label in E2_RUNS.items():
+        runs = seeds_of(name)
+        if not runs:
+            continue
+        row = {"vectors": label, "seeds": ", ".join(r.name.removeprefix("seed") for r in runs)}
+        for step in E2_STEPS:
+            row[f"loss / s+ / s- at batch {step}"] = " / ".join(
+                at_step(runs, c, step).removesuffix(f" (n={len(runs)})") for c in ("loss", "pos_score", "neg_score"))
+        row["dev MAP after 2 epochs"] = at_epoch(runs, "dev_MAP", 2)
+        row["test MAP after 2 epochs"] = at_epoch(runs, "test_MAP", 2)
+        row["dev / test MAP, dev-selected of 4 epochs"] = (cell([metrics(r)["dev"]["MAP"] for r in runs]) + " / "
+                                                            + cell([metrics(r)["test"]["MAP"] for r in runs]))
+        rows.append(row)
+    return pd.DataFrame(rows).to_markdown(index=False)
+
+
+def recipe_table() -> str:
+    """Each E3 run against the paper recipe's at the run's last epoch (log.csv's row: dev, and test scored
+    beside it, never selecting): 2 epochs, or 1 for a partial (set beside the paper recipe's epoch 1)."""
+    rows, paper = [], [pd.read_csv(r / "log.csv").set_index("epoch") for r in seeds_of("paper")]
+    names = sorted(p.name for p in RECIPE.iterdir() if p.is_dir() and p.name not in E2_RUNS and seeds_of(p.name))
+    partial = {n: min(pd.read_csv(r / "log.csv").epoch.max() for r in seeds_of(n)) for n in names}
+    paper_epochs = [("paper", e) for e in sorted({2, *partial.values()}, reverse=True)]  # every epoch compared at
+    for name, epoch in paper_epochs + sorted((n, e) for n, e in partial.items() if n != "paper"):
+        runs = seeds_of(name)
+        cfg = json.loads((runs[0] / "config.json").read_text())
+        logs = [pd.read_csv(r / "log.csv").set_index("epoch") for r in runs]
+        test = pd.Series([log.loc[epoch, "test_MAP"] for log in logs])
+        rows.append({
+            "run": name, "change": {"paper": "none"}.get(name, _change(cfg)),
+            "seeds": ", ".join(r.name.removeprefix("seed") for r in runs), "epoch": epoch,
+            "batches / epoch": pd.read_csv(runs[0] / "batches.csv").groupby("epoch").size().iloc[0],
+            "loss by epoch": " ".join(f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(axis=1)[:epoch]),
+            "s+ / s- (that epoch's last tenth)": f"{at_epoch(runs, 'pos_score', epoch).split(' ')[0]} / "
+                                                 f"{at_epoch(runs, 'neg_score', epoch).split(' ')[0]}",
+            "dev MAP": at_epoch(runs, "dev_MAP", epoch), "test MAP": at_epoch(runs, "test_MAP", epoch),
+            "test MAP vs the paper recipe's at that epoch":
+                "—" if name == "paper" else f"{test.mean() - pd.Series([p.loc[epoch, 'test_MAP'] for p in paper]).mean():+.4f}",
+        })
+    return pd.DataFrame(rows).to_markdown(index=False)
+
+
+def _change(cfg: dict) -> str:
+    t, h, neg = cfg["train"], cfg["hparams"], cfg["train"]["negatives"]
+    said = [f"train.rank_reduction {t['rank_reduction']}" if "rank_reduction" in t else "",
+            f"train.batch_size {t['batch_size']}" if t["batch_size"] != 20 else "",
+            f"train.lr {t['lr']}" if t["lr"] != 1.1 else "",
+            f"conv_bias {h['conv_bias']}" if "conv_bias" in h else "",
+            f"conv_padding {h['conv_padding']}" if "conv_padding" in h else "",
+            f"negatives.source {neg['source']}" if "source" in neg else ""]
+    return ", ".join(s for s in said if s)
+
+
 if __name__ == "__main__":
-    print("## E6: untrained\n\n" + untrained_table() + "\n\n## E5: planted signal\n\n" + planted_table())
+    print("## E6: untrained\n\n" + untrained_table() + "\n\n## E5: planted signal\n\n" + planted_table()
+          + "\n\n## E2: the vectors\n\n" + vectors_table() + "\n\n## E3: the recipe\n\n" + recipe_table())

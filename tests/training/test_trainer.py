@@ -147,6 +147,27 @@ def test_a_run_evaluated_against_another_datasets_tables_is_refused_naming_both(
     assert evaluate_run(run, own) == evaluate_run(run, processed)
 
 
+def test_batch_log_writes_every_steps_loss_and_mean_scores(processed, tmp_path, monkeypatch):
+    """train.batch_log: batches.csv holds each training step's loss and its batch's mean s+ / s-
+    (the first steps of a hinge loss that comes to sit at its margin), steps counted over the run."""
+    seen = []
+    real = train_mod.pair_loss
+    monkeypatch.setattr(train_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean(), real(s, n, t)))
+                        or seen[-1][2])
+    c = cfg(epochs=2, loss="hinge", margin=0.2, batch_log=True, max_batches=3)
+    _train(c, processed, tmp_path)
+    log = pd.read_csv(tmp_path / "batches.csv")
+    assert list(log.columns) == ["epoch", "step", "loss", "pos_score", "neg_score"]
+    assert list(log.epoch) == [1, 1, 1, 2, 2, 2] and list(log.step) == [1, 2, 3, 4, 5, 6]
+    assert log.loss.tolist() == pytest.approx([float(x.detach()) for _, _, x in seen], abs=1e-6)
+    assert log.pos_score.tolist() == pytest.approx([float(p) for p, _, _ in seen], abs=1e-6)
+    assert log.neg_score.tolist() == pytest.approx([float(n) for _, n, _ in seen], abs=1e-6)
+    epochs = pd.read_csv(tmp_path / "log.csv")
+    assert epochs.loss.tolist() == pytest.approx(log.groupby("epoch").loss.mean().tolist(), abs=1e-6)
+    _train(cfg(epochs=1, max_batches=2), processed, tmp_path)  # without it, none (nor an earlier run's)
+    assert not (tmp_path / "batches.csv").exists()
+
+
 def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, monkeypatch):
     steps = []
     step = torch.optim.RMSprop.step
@@ -161,7 +182,7 @@ def test_max_batches_cuts_every_epoch_to_that_many_steps(processed, tmp_path, mo
 @pytest.mark.parametrize("schedule", ["constant", "inverse_epoch"])  # the resumed epoch's own learning rate
 def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monkeypatch, capsys, schedule):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    _train(cfg(lr_schedule=schedule), processed, straight)
+    _train(cfg(lr_schedule=schedule, batch_log=True), processed, straight)
 
     real_log = train_mod._live_log
 
@@ -173,10 +194,10 @@ def test_interrupted_run_resumes_to_identical_results(processed, tmp_path, monke
     monkeypatch.setattr(train_mod, "_live_log", crash_after_epoch_2)
     timings = tmp_path / "timings/seed1.json"
     with pytest.raises(KeyboardInterrupt):
-        _train(cfg(lr_schedule=schedule), processed, resumed, timings)
+        _train(cfg(lr_schedule=schedule, batch_log=True), processed, resumed, timings)
     assert (resumed / "state.pt").exists() and not (resumed / "model.pt").exists() and not timings.exists()
     monkeypatch.setattr(train_mod, "_live_log", real_log)
-    _train(cfg(lr_schedule=schedule), processed, resumed, timings)
+    _train(cfg(lr_schedule=schedule, batch_log=True), processed, resumed, timings)
     assert "resuming from epoch 2 of 3" in capsys.readouterr().out
 
     a, b = _weights(straight), _weights(resumed)

@@ -29,28 +29,39 @@ class BiLSTMEncoder(nn.Module):
 
 
 class CNNEncoder(nn.Module):
-    """Wide convolution over k-word windows (zero padding of k-1 on both ends), tanh unless
-    ``activation=False`` (AP-CNN's Q = W1 Z + b1 is linear; its G applies the tanh).
+    """Convolution over k-word windows, tanh unless ``activation=False`` (AP-CNN's Q = W1 Z + b1 is
+    linear; its G applies the tanh); ``bias=False`` drops b1.
 
-    Output position j covers inputs j-k+1 .. j, so it is real iff it overlaps a real token:
-    j < length + k - 1. Padded embeddings are zero, so trailing padding acts as the wide
-    convolution's zero padding and results do not depend on how much a batch is padded.
+    ``padding``: ``wide`` (zero padding of k-1 on both ends; L + k - 1 outputs), ``narrow`` (none;
+    L - k + 1 outputs, one for a text shorter than k: its words and zeros), ``same`` (L outputs,
+    window j centred on word j: (k-1)//2 zeros before, the rest after; AP's "k word embeddings
+    centralized in the m-th word", Q of M columns). Output position j is real iff its window
+    overlaps the text as the padding rule says, and padded embeddings are zero, so trailing padding
+    acts as the zero padding and results do not depend on how much a batch is padded.
     """
 
-    def __init__(self, in_dim: int, filters: int, kernel: int, activation: bool = True):
+    def __init__(self, in_dim: int, filters: int, kernel: int, activation: bool = True, bias: bool = True,
+                 padding: str = "wide"):
         super().__init__()
-        self.kernel, self.activation = kernel, activation
-        self.conv = nn.Conv1d(in_dim, filters, kernel, padding=kernel - 1)
+        if padding not in ("wide", "narrow", "same"):
+            raise ValueError(f"CNNEncoder padding: unknown {padding!r} (wide, narrow, same)")
+        self.kernel, self.activation, self.padding = kernel, activation, padding
+        self.before = {"wide": kernel - 1, "narrow": 0, "same": (kernel - 1) // 2}[padding]
+        self.conv = nn.Conv1d(in_dim, filters, kernel, bias=bias)
         self.out_dim = filters
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = x * mask.unsqueeze(-1).to(x.dtype)
-        h = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        # zeros before the text, and after it enough for every real output's window (at least k in all)
+        after = {"wide": self.kernel - 1, "narrow": max(0, self.kernel - x.size(1)),
+                 "same": self.kernel - 1 - self.before}[self.padding]
+        h = self.conv(F.pad(x.transpose(1, 2), (self.before, after))).transpose(1, 2)
         h = torch.tanh(h) if self.activation else h
         lengths = mask.sum(1, keepdim=True)
+        real = {"wide": lengths + self.kernel - 1, "narrow": (lengths - self.kernel + 1).clamp_min(1),
+                "same": lengths}[self.padding]
         positions = torch.arange(h.size(1), device=h.device).unsqueeze(0)
-        out_mask = (positions < lengths + self.kernel - 1) & (lengths > 0)
-        return h, out_mask
+        return h, (positions < real) & (lengths > 0)
 
 
 class QRNNGateEncoder(nn.Module):

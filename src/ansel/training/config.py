@@ -69,6 +69,9 @@ class TrainConfig:
     # run file (run_last.trec, metrics_last.json): a paper that reports its last iteration (aMV-LSTM)
     # has its claims tested at its own protocol, not only on the dev-selected checkpoint
     keep_last: bool = False
+    # log every training batch (batches.csv: epoch, step, loss, pos_score, neg_score): the first tens
+    # of steps, where a hinge loss that sits at the margin (s+ ~ s-) gets there, not only each epoch's end
+    batch_log: bool = False
     device: str = "auto"        # auto: CUDA when available, else the CPU
     # sparse: trainable embedding tables updated on the rows a batch reads (ansel.training.sparse_updates;
     # exact for adadelta, adagrad and plain sgd, "lazy" moments for adam)

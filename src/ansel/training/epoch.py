@@ -129,6 +129,8 @@ class EpochTrainer:
         self.device, self.progress = device, progress
         self.on_step: tuple[int, Callable[[int], None]] | None = None  # (every N steps, call with the step)
         self.scores: list[torch.Tensor] = []  # pairwise: each batch's mean positive and negative scores
+        self.losses: list[torch.Tensor] = []  # train.batch_log: each batch's loss (kept on the device)
+        self.steps_before = 0  # the steps of the epochs before the one run last
 
     def run(self, epoch: int) -> tuple[list[dict], dict]:
         """(the epoch's log row of each feed's run, its wall time)."""
@@ -138,12 +140,13 @@ class EpochTrainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         order = streams[0][0]  # every feed's is as long
-        steps_before = (epoch - 1) * -(-len(order) // t.batch_size)  # every epoch has as many batches
+        steps_before = self.steps_before = (epoch - 1) * -(-len(order) // t.batch_size)  # every epoch as many
         monitored = 0.0  # seconds of the cadence's evaluations: not the epoch's training time
         self.trainee.train()
         # summed on the device in float64 (what Python's float sums): no host synchronisation per batch
         total = torch.zeros(self.trainee.loss_shape, dtype=torch.float64, device=self.device)
         self.scores.clear()
+        self.losses.clear()
         n_batches, started = 0, time.perf_counter()
         seeds = "+".join(str(feed.seed) for feed in self.feeds)
         bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seeds} epoch {epoch}",
@@ -159,6 +162,8 @@ class EpochTrainer:
                 self.trainee.clip(t.clip_norm)
             self.optimizer.step()
             total += loss.detach()
+            if t.batch_log:
+                self.losses.append(loss.detach())
             n_batches += 1
             if self.on_step and (steps_before + n_batches) % self.on_step[0] == 0:
                 at = time.perf_counter()
@@ -179,3 +184,16 @@ class EpochTrainer:
         return (rows,
                 {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
                  "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
+
+    def batch_rows(self, epoch: int) -> list[list[dict]]:
+        """``train.batch_log``: each feed's rows of batches.csv for the epoch just run (the step counted
+        over the run; the mean positive and negative scores where the loss is pairwise), else none."""
+        if not self.t.batch_log:
+            return [[] for _ in self.feeds]
+        n, runs = len(self.losses), len(self.feeds)
+        losses = torch.stack(self.losses).double().reshape(n, runs).cpu().tolist()
+        scores = (torch.stack(self.scores).double().reshape(n, runs, 2).cpu().tolist() if self.scores
+                  else [[[None, None]] * runs] * n)
+        return [[{"epoch": epoch, "step": self.steps_before + i + 1, "loss": losses[i][r],
+                  "pos_score": scores[i][r][0], "neg_score": scores[i][r][1]} for i in range(n)]
+                for r in range(runs)]

@@ -70,7 +70,8 @@ def _kernel(t: TrainConfig) -> dict:
 
 # What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
 # the same config and is refused for another): all of it belongs to the model that made it.
-EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", *LAST_RESULTS)
+EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", "batches.csv",
+                   *LAST_RESULTS)
 
 
 @dataclass
@@ -90,6 +91,7 @@ class _State:
     best_scores: torch.Tensor | None = None
     log: list[dict] = field(default_factory=list)
     timings: list[dict] = field(default_factory=list)  # per epoch: wall time, kept out of the log
+    batches: list[dict] = field(default_factory=list)  # train.batch_log: one row per training step
 
 
 def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
@@ -194,7 +196,9 @@ def _epochs(runs: list[_Run], step: EpochTrainer, t: TrainConfig, last: int,
                 rows, timing = step.run(epoch)
             except DivergedError as e:  # resumed, the same config diverges again: nothing of it is of use
                 runs[e.index].discard(e)
-            for run, row, optimizer_state in zip(runs, rows, optimizer_states(), strict=True):
+            for run, row, optimizer_state, batch_rows in zip(runs, rows, optimizer_states(), step.batch_rows(epoch),
+                                                             strict=True):
+                run.state.batches += batch_rows
                 run.epoch_done(epoch, row, dict(timing), optimizer_state)
 
 
@@ -274,6 +278,8 @@ class _Run:
         if self.t.keep_last:  # a model that trained no epoch has one state: that one
             save_torch(self.weights(), self.dir / LAST_RESULTS[0])
         _write_log(state.log, self.dir / "log.csv")
+        if self.t.batch_log:
+            _write_log(state.batches, self.dir / "batches.csv")
         write_text_atomic(self.dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         if timings is not None:
             _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])),
@@ -437,8 +443,8 @@ def _resume(path: Path, key: str, model, device, epochs: int) -> tuple[_State, d
         raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
     model.load_state_dict(st["model"])
     print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
-    return (_State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", [])),
-            st["optimizer"])
+    return (_State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", []),
+                   st.get("batches", [])), st["optimizer"])
 
 
 def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:

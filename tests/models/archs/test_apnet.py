@@ -50,6 +50,32 @@ def test_gradient_reaches_attention_matrix_encoder_and_embeddings(arch):
     assert model.embed.embedding.weight.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("padding, extra", [("wide", 2), ("narrow", -2), ("same", 0)])  # k = 3
+def test_conv_padding_sets_the_real_positions_and_extra_padding_keeps_scores(padding, extra):
+    """AP-CNN's convolution (E3 of issue 51): L + k - 1 positions (wide), L - k + 1 but at least
+    one (narrow: a text shorter than k is one window of its words and zeros), L (same)."""
+    torch.manual_seed(0)
+    model = build_model("ap_cnn", {**SMALL["ap_cnn"], "conv_padding": padding}, vocab_size=30).eval()
+    q, q_len = random_batch(seed=1)
+    a, a_len = random_batch(max_len=12, seed=2)
+    q[0, 2:], q_len[0] = 0, 2  # shorter than the kernel
+    sigma_q, sigma_a = model.attention(q, a)
+    for sigma, lengths in ((sigma_q, q_len), (sigma_a, a_len)):
+        assert sigma.gt(0).sum(1).tolist() == (lengths + extra).clamp_min(1).tolist()
+    with torch.no_grad():
+        assert torch.allclose(model(q, a), model(F.pad(q, (0, 5)), F.pad(a, (0, 7))), atol=1e-6)
+    with torch.no_grad():  # a batch padded to fewer positions than the kernel still has a narrow window
+        assert model(q[:1, :2], a[:1, :2]).isfinite().all()
+
+
+def test_conv_bias_false_drops_b1_and_a_wrong_padding_is_named():
+    model = build_model("ap_cnn", {**SMALL["ap_cnn"], "conv_bias": False}, vocab_size=30)
+    assert model.encoder.conv.bias is None
+    assert build_model("ap_cnn", SMALL["ap_cnn"], vocab_size=30).encoder.conv.bias is not None
+    with pytest.raises(ModelConfigError, match="conv_padding"):
+        build_model("ap_cnn", {**SMALL["ap_cnn"], "conv_padding": "full"}, vocab_size=10)
+
+
 def test_unknown_hyperparameter_is_rejected():
     with pytest.raises(ModelConfigError, match="hidden"):
         build_model("ap_cnn", {"hidden": 3}, vocab_size=10)

@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ansel.models.archs.qa_baselines import QACNNConfig, QALSTMConfig
-from ansel.models.hparams import hparam, positive
+from ansel.models.hparams import hparam, one_of, positive
 from ansel.models.registry import register
 
 
 @dataclass
 class APCNNConfig(QACNNConfig):
     kernel: int = hparam(3, positive)
+    conv_bias: bool = True  # the paper's b1; false: Q = W1 Z (a recipe variant, issue 51's E3)
+    # wide (the records'), narrow, or same (AP §2.1's Q of M columns): ``encoders.CNNEncoder``
+    conv_padding: str = hparam("wide", one_of("wide", "narrow", "same"))
 
 
 def _attentive_pooling(embed, encoder, read_padding: int = 0):
@@ -33,7 +36,8 @@ def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings):
 
     embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
     # The paper's convolution is linear (Q = W1 Z + b1, §2.1); the non-linearity is G's tanh.
-    return _attentive_pooling(embed, CNNEncoder(cfg.embedding_dim, cfg.filters, cfg.kernel, activation=False))
+    return _attentive_pooling(embed, CNNEncoder(cfg.embedding_dim, cfg.filters, cfg.kernel, activation=False,
+                                                      bias=cfg.conv_bias, padding=cfg.conv_padding))
 
 
 @register("ap_bilstm", QALSTMConfig)  # AP-biLSTM has QA-biLSTM's hyperparameters
