@@ -23,6 +23,7 @@ from ansel.training.config import TrainConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
 from ansel.models.io import load_model
 import ansel.training.epoch as epoch_mod
+import ansel.training.epoch as epoch_mod
 import ansel.training.trainer as train_mod
 from tests.training.corpus import processed_synthetic
 
@@ -151,8 +152,8 @@ def test_batch_log_writes_every_steps_loss_and_mean_scores(processed, tmp_path, 
     """train.batch_log: batches.csv holds each training step's loss and its batch's mean s+ / s-
     (the first steps of a hinge loss that comes to sit at its margin), steps counted over the run."""
     seen = []
-    real = train_mod.pair_loss
-    monkeypatch.setattr(train_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean(), real(s, n, t)))
+    real = epoch_mod.pair_loss
+    monkeypatch.setattr(epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean(), real(s, n, t)))
                         or seen[-1][2])
     c = cfg(epochs=2, loss="hinge", margin=0.2, batch_log=True, max_batches=3)
     _train(c, processed, tmp_path)
