@@ -117,6 +117,29 @@ def test_a_budget_record_prints_no_verdict_and_a_stand_in_no_gap(tmp_path):
     assert "A > B: not tested at the paper's settings |" in row and "**" not in row
 
 
+def test_a_context_row_prints_the_tables_paired_test_against_ours_never_as_a_verdict(tmp_path):
+    """Where the record's table compares the headline row with its context row (its baseline's family),
+    the row says which is above and the Holm-adjusted p, in plain words; where it does not, the value alone."""
+    from ansel.records import results_table
+
+    _record(tmp_path, "device/x")
+    twin = tmp_path / "reports/device/x/t.json"
+    cells = json.loads(twin.read_text())
+    cells["C"] = {"d test MAP": {"mean": 0.52, "std": 0.0, "n": 1}}
+    _checkout(tmp_path, {"device/x": "paper"}, "{record: device/x, table: t, row: A, column: d test MAP, context: C}")
+    for other, sign in (("A vs C", 1), ("C vs A", -1)):
+        cells["significance"] |= {"test": "t", "alpha": 0.05, "comparisons": {other: {"d test MAP": {"pooled": {
+            "n_questions": 40, "difference": sign * -0.02, "t": {"p": 0.01, "p_holm": 0.03}}}}}}
+        twin.write_text(json.dumps(cells))
+        row = results_table(tmp_path).splitlines()[2]
+        assert ("0.5000 ± 0.0100 (n=5); C: 0.5200, above A: A − C -0.0200 over 40 questions, paired t-test "
+                "p = 0.03 (Holm): significant |") in row
+        assert row.count("**") == 2  # the claim's verdict alone
+    cells["significance"]["comparisons"] = {}
+    twin.write_text(json.dumps(cells))
+    assert "(n=5); C: 0.5200 |" in results_table(tmp_path)
+
+
 def test_a_headline_not_at_the_papers_protocol_or_naming_no_cell_is_refused(tmp_path):
     from ansel.config import ConfigError
     from ansel.records import results_table

@@ -98,12 +98,30 @@ def _twin_source(base: Path, entry: dict, scale: str, where: str) -> Source:
         row = cells.get(entry["context"], {}).get(entry["column"])
         if row is None:
             raise ConfigError(f"{where}: {twin} has no context cell ({entry['context']!r}, {entry['column']!r})")
-        context = f"{entry['context']}: {row['mean']:.4f}"
+        context = f"{entry['context']}: {row['mean']:.4f}{_against_context(cells, entry)}"
     claims = cells.get("significance", {}).get("claims", {})
     return Source(entry["record"], scale, f"reports/{entry['record']}/{entry['table']}.md", entry["row"],
                   Cell(configs[0]["dataset"], column.split, column.metric, column.protocol),
                   cell["mean"], cell["std"], cell["n"], {c["embeddings"] for c in configs}, claims,
                   entry["column"], context)
+
+
+def _against_context(cells: dict, entry: dict) -> str:
+    """The twin's paired test of the headline row against its context row on the column, where its table
+    compares the two (the baseline's family: pooled over the seeds, the spec's test, Holm-adjusted), in
+    words; "" where it does not. A context row is no claim of the paper: never a verdict in bold."""
+    from ansel.report.significance import TEST_NAMES
+
+    sig = cells.get("significance", {})
+    row, other = entry["row"], entry["context"]
+    for key, sign in ((f"{row} vs {other}", 1), (f"{other} vs {row}", -1)):
+        pooled = sig.get("comparisons", {}).get(key, {}).get(entry["column"], {}).get("pooled")
+        if pooled and pooled[sig["test"]]["p_holm"] is not None:
+            p, difference = pooled[sig["test"]]["p_holm"], sign * pooled["difference"]
+            return (f", {'below' if difference > 0 else 'above'} {row}: {row} − {other} {difference:+.4f} over "
+                    f"{pooled['n_questions']} questions, {TEST_NAMES[sig['test']]} p = {p:.2g} (Holm): "
+                    f"{'significant' if p < sig['alpha'] else 'not significant'}")
+    return ""
 
 
 def _runs_source(base: Path, entry: dict, scale: str, where: str) -> Source:

@@ -45,10 +45,18 @@ def test_a_run_without_epochs_shows_its_one_state_under_protocol_last(runs):
 
 
 def test_context_note_names_the_rows_and_the_sources(runs):
-    [note] = context_notes(TABLE)
+    [note] = context_notes(CONFIG, TABLE)
     assert "Word Cnt (context)" in note and "Yang, Yih, Meek (2015)" in note
     assert "brmson" not in note  # its value is TREC-QA's, a dataset this table does not show
-    assert context_notes({"rows": [{"label": "NN", "model": "nn"}]}) == []
+    assert context_notes(CONFIG, {"rows": [{"label": "NN", "model": "nn"}]}) == []
+
+
+def test_a_trained_context_row_is_not_called_a_lexical_baseline(runs):
+    config = {**CONFIG, "models": {**CONFIG["models"], "mz": {"arch": "mv_lstm"}}}
+    table = {**TABLE, "rows": [*TABLE["rows"], {"label": "MZ (context)", "model": "mz", "context": True}]}
+    lexical, trained = context_notes(config, table)
+    assert "Word Cnt (context)" in lexical and "MZ" not in lexical
+    assert trained.startswith("Context rows trained here (MZ (context)): not the paper's rows")
 
 
 def test_a_table_with_context_rows_reads_the_context_results(runs):

@@ -48,7 +48,7 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
         render_vector_variants(config, table, notes, out_prefix)
         return
     cells = aggregate(config, paper, table, published_lookup(published, paper, table.get("published_table", table_id)))
-    notes += (grid_notes(config, table) + protocol_notes(table, benchmark(paper, table)) + context_notes(table) + expected_notes(config, table)
+    notes += (grid_notes(config, table) + protocol_notes(table, benchmark(paper, table)) + context_notes(config, table) + expected_notes(config, table)
               + table_setting_notes(config, table, config["paper_settings"]))
     cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
     provenance = table_provenance(config, table)

@@ -1,12 +1,14 @@
-"""Context rows of a metrics table (``context: true`` in a spec): the lexical baselines the pipeline
-computes (``ansel.evaluation.lexical``), not the paper's. Their published values come from other
-papers, in workflow/papers/context_results.csv (dataset, split, model = the params.yaml model,
+"""Context rows of a metrics table (``context: true`` in a spec), not the paper's rows: the lexical
+baselines the pipeline computes (``ansel.evaluation.lexical``), or a model trained here in another
+source's setting (MV-LSTM as MatchZoo 1.0 configures it). Their published values come from other
+sources, in workflow/papers/context_results.csv (dataset, split, model = the params.yaml model,
 metric, value, source), whatever the paper and table they are shown in."""
 from __future__ import annotations
 
 import pandas as pd
 
 from ansel.config import root
+from ansel.models.registry import is_trained
 from ansel.targets import CONTEXT_PUBLISHED
 
 _COLUMNS = ["dataset", "split", "model", "metric", "value", "source"]
@@ -30,16 +32,31 @@ def context_lookup() -> dict[tuple, float]:
     return {(r.dataset, r.split, r.model, r.metric): float(r.value) for r in _results().itertuples()}
 
 
-def context_notes(table: dict) -> list[str]:
-    """What the table's context rows are and where their published values come from."""
+def context_notes(config: dict, table: dict) -> list[str]:
+    """What the table's context rows are and where their published values come from: the untrained
+    (lexical) rows, and rows trained here that the paper does not report (another source's setting)."""
     rows = context_rows(table)
     if not rows:
         return []
     results = _results()
     results = results[results.dataset.isin({c.get("published_dataset", c["dataset"]) for c in table["columns"]})]
-    sources = [f"{row['label']}: {'; '.join(dict.fromkeys(results[results.model == row['model']].source))}"
-               for row in rows if (results.model == row["model"]).any()]
-    return ["Context rows (" + ", ".join(row["label"] for row in rows) + "): deterministic lexical baselines "
-            "computed by the pipeline from the canonical tokens (ansel.evaluation.lexical; one run), not the "
-            "paper's; their published values are other papers' (workflow/papers/context_results.csv)"
-            + (": " + " | ".join(sources) if sources else "") + "."]
+
+    def named(group: list[dict]) -> str:
+        sources = [f"{row['label']}: {'; '.join(dict.fromkeys(results[results.model == row['model']].source))}"
+                   for row in group if (results.model == row["model"]).any()]
+        return ", ".join(row["label"] for row in group), (": " + " | ".join(sources) if sources else "")
+
+    untrained = [row for row in rows if not is_trained(config["models"][row["model"]]["arch"])]
+    trained = [row for row in rows if row not in untrained]
+    notes = []
+    if untrained:
+        labels, sources = named(untrained)
+        notes.append(f"Context rows ({labels}): deterministic lexical baselines computed by the pipeline from the "
+                     "canonical tokens (ansel.evaluation.lexical; one run), not the paper's; their published values "
+                     f"are other papers' (workflow/papers/context_results.csv){sources}.")
+    if trained:
+        labels, sources = named(trained)
+        notes.append(f"Context rows trained here ({labels}): not the paper's rows, trained by the pipeline in "
+                     "another source's setting (params.yaml says which), so the deviations below leave them out; "
+                     f"their published values are that source's (workflow/papers/context_results.csv){sources}.")
+    return notes
