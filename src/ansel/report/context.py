@@ -41,7 +41,7 @@ def context_notes(config: dict, table: dict) -> list[str]:
     results = _results()
     results = results[results.dataset.isin({c.get("published_dataset", c["dataset"]) for c in table["columns"]})]
 
-    def named(group: list[dict]) -> str:
+    def named(group: list[dict]) -> tuple[str, str]:
         sources = [f"{row['label']}: {'; '.join(dict.fromkeys(results[results.model == row['model']].source))}"
                    for row in group if (results.model == row["model"]).any()]
         return ", ".join(row["label"] for row in group), (": " + " | ".join(sources) if sources else "")
