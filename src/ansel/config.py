@@ -16,14 +16,13 @@ import functools
 import json
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
+from ansel.schema import check_schema
 from ansel.settings import ConfigError, parse
 from ansel.training.config import TrainConfig
 from ansel.yamlfile import read_yaml
@@ -120,32 +119,6 @@ def typed_overrides(overrides: dict) -> dict:
         return scalar(value) if isinstance(value, str) else value
 
     return {k: typed(v) if isinstance(v, (dict, list)) else v for k, v in (overrides or {}).items()}
-
-
-def check_schema(instance: Any, schema_path: Path, label: str) -> None:
-    """Refuse ``instance`` unless it obeys the JSON schema at ``schema_path``, in one line naming
-    the key path (an unknown key: the key and the allowed ones)."""
-    import jsonschema
-
-    schema = _schema(schema_path, schema_path.stat().st_mtime_ns)
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(instance))
-    if error is None:
-        return
-    at = ".".join(str(p) for p in error.absolute_path)
-    if error.validator == "additionalProperties":
-        allowed = error.schema.get("properties", {})
-        unknown = [k for k in error.instance if k not in allowed and not
-                   any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
-        message = (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                   f"allowed: {', '.join(allowed)}")
-    else:
-        message = error.message
-    raise ConfigError(f"{label}: {at + ': ' if at else ''}{message}")
-
-
-@functools.lru_cache(maxsize=None)
-def _schema(path: Path, mtime_ns: int) -> dict:
-    return yaml.safe_load(path.read_text())
 
 
 def params_schema() -> Path:

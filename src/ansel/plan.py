@@ -36,6 +36,7 @@ import pandas as pd
 from ansel import targets as T
 from ansel.config import root
 from ansel.data.vocab import run_vocab_file
+from ansel.gpukit import GPU_PARALLEL
 from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
 from ansel.settings import ConfigError, SettingError, check, parse
@@ -421,8 +422,6 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
     fifteen-minute leases they take one at a time and at the kit's packing, the runs too long for
     one command, each unpriced shape ({shape: [a run config of it, its runs, why]}) and the
     overheads of the devices that priced them ({device: ``Overhead`` or None})."""
-    from ansel.gpukit.device import GPU_PARALLEL
-
     examples = {} if examples is None else examples
     totals, priced, long_runs, unpriced, overheads = dict.fromkeys(PARTS, 0.0), 0, [], {}, {}
     for run in sorted(set(T.paper_runs(config))):

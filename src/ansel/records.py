@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import ConfigError, check_schema, root
+from ansel.config import ConfigError, root
 from ansel.report.printable import (PROTOCOL_NAMES, PROTOCOL_SUFFIX, SCALES, Cell, Printed, comparable, refusals, same_data,
                                     stand_in, verdict_allowed)
+from ansel.schema import check_schema
 from ansel.yamlfile import read_yaml
 
 HEADLINES = "reports/headlines.yaml"

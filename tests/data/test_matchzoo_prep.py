@@ -139,7 +139,8 @@ def test_quoraqp_bad_resplit_options_name_the_key(tmp_path, opts, error, match):
 def test_params_datasets_validate_with_task_and_min_df(repo_root):
     import yaml
 
-    from ansel.config import ConfigError, check_schema
+    from ansel.config import ConfigError
+    from ansel.schema import check_schema
 
     schema = repo_root / "workflow/schemas/params.schema.yaml"
     params = yaml.safe_load((repo_root / "params.yaml").read_text())

@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from ansel.config import check_schema, root
+from ansel.config import root
+from ansel.schema import check_schema
 from ansel.data.canonical import Dataset
 from ansel.report.misranked_categories import draw, misranked_counts, render_misranked
 from ansel.settings import ConfigError

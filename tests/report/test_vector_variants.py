@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from ansel.config import check_schema, load, root, run_config
+from ansel.config import load, root, run_config
+from ansel.schema import check_schema
 from ansel.report.vector_variants import render_vector_variants, variant_rows
 
 SCHEMA = root() / "workflow/schemas/paper.schema.yaml"  # found before a test moves into tmp_path

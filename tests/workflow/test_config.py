@@ -5,7 +5,8 @@ import sys
 import pytest
 import yaml
 
-from ansel.config import ConfigError, apply_preset, check_schema, load, model_config, run_config, validate
+from ansel.config import ConfigError, apply_preset, load, model_config, run_config, validate
+from ansel.schema import check_schema
 
 SCHEMA = "workflow/schemas/params.schema.yaml"
 

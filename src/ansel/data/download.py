@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from ansel.data import transfer
 from ansel.files import atomic_path
+from ansel.schema import check_schema
 from ansel.yamlfile import read_yaml
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
@@ -51,7 +52,6 @@ class FetchError(RuntimeError):
 @lru_cache(maxsize=1)
 def load_sources() -> dict[str, Any]:
     """sources.yaml, refused naming the key path where it breaks sources.schema.yaml."""
-    from ansel.config import check_schema  # ansel.config imports numpy: a fetch that reads no sources needs none
 
     sources = read_yaml(SOURCES_FILE)
     check_schema(sources, SOURCES_SCHEMA, str(SOURCES_FILE))

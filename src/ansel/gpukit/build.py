@@ -17,9 +17,10 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
-from ansel.config import ConfigError, check_schema, load, root
+from ansel.config import ConfigError, load, root
 from ansel.files import write_text_atomic
-from ansel.gpukit import KIT_FILE
+from ansel.gpukit import GPU_PARALLEL, KIT_FILE
+from ansel.schema import check_schema
 from ansel.yamlfile import read_yaml
 
 RECORDS = "reports/device/records.yaml"
@@ -252,7 +253,7 @@ def summary(kit: dict, out: Path) -> str:
         if rec["measure"]:
             parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
         if rec["runs"]:
-            from ansel.gpukit.device import GPU_PARALLEL, finished
+            from ansel.gpukit.device import finished
 
             left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
             known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]

@@ -26,16 +26,13 @@ import threading
 import time
 from pathlib import Path
 
-from ansel.gpukit import KIT_FILE
+from ansel.gpukit import GPU_PARALLEL, KIT_FILE
 
 ARCHIVE_MARGIN_S = 20  # kept back from the deadline to stop jobs and write the archive
 STOP = threading.Event()  # SIGTERM or SIGINT: the deadline is now
 KIT_COMMIT = [""]  # the commit the kit was packed from: the runs' provenance
 PART_BYTES = 15 * 2**20  # the device tool brings back files of at most 16 MiB
 STATE_BYTES = 40 * 2**20  # unfinished runs' state.pt travel back up to this much in all (64 MiB come back)
-# Runs sharing one GPU slow each other once it is busy: measured on an H200, 12 AP WikiQA trainings at once
-# (GPU 92% busy) each ran ~5x slower than alone, i.e. about 2.4 runs' worth of work at a time.
-GPU_PARALLEL = 2.4
 DEFAULT_PEAK_MB = 4096  # a training's device memory where no peak was measured
 RUN_FILES = ("metrics.json", "config.json", "log.csv", "timings.json", "run.trec.gz")
 # a run with train.keep_last adds its last epoch's evaluation (the protocol of a paper reporting it)

@@ -1,0 +1,39 @@
+"""A hand-edited YAML file checked against its JSON Schema where it is read: one line naming the file,
+the key path and (for an unknown key) the allowed ones. Light on purpose (no numpy, no torch): the
+download step and the record wing check their files with it."""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ansel.settings import ConfigError
+
+
+def check_schema(instance: Any, schema_path: Path, label: str) -> None:
+    """Refuse ``instance`` unless it obeys the JSON schema at ``schema_path``, in one line naming
+    the key path (an unknown key: the key and the allowed ones)."""
+    import jsonschema
+
+    schema = _schema(schema_path, schema_path.stat().st_mtime_ns)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(instance))
+    if error is None:
+        return
+    at = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = error.schema.get("properties", {})
+        unknown = [k for k in error.instance if k not in allowed and not
+                   any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
+        message = (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                   f"allowed: {', '.join(allowed)}")
+    else:
+        message = error.message
+    raise ConfigError(f"{label}: {at + ': ' if at else ''}{message}")
+
+
+@functools.lru_cache(maxsize=None)
+def _schema(path: Path, mtime_ns: int) -> dict:
+    return yaml.safe_load(path.read_text())
