@@ -12,6 +12,7 @@ from ansel.data.vocab import Vocab
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import dev_evaluator
 from tests.training.corpus import processed_synthetic
+from tests.training.interrupt import interrupt_after_epoch
 
 
 @pytest.fixture(scope="module")
@@ -57,15 +58,9 @@ def test_states_are_saved_at_the_cadence_and_a_cut_run_resumes_exactly(processed
     for f in ("model.pt", "log.csv"):
         assert (tmp_path / "timed" / f).read_bytes() == (tmp_path / "every" / f).read_bytes()
 
-    real = train_mod._Run.epoch_done
-
-    def cut(run, epoch, *args):
-        real(run, epoch, *args)
-        if epoch == 3:
-            raise KeyboardInterrupt
     with monkeypatch.context() as m:
         saved = _saved_epochs(m)
-        m.setattr(train_mod._Run, "epoch_done", cut)
+        interrupt_after_epoch(m, 3)
         clock = itertools.count(0, 60)
         m.setattr(train_mod, "_now", lambda: next(clock))
         with pytest.raises(KeyboardInterrupt):

@@ -18,6 +18,7 @@ from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import dev_evaluator
 from ansel.training.seed_stack import SeedStack, StackError
 from tests.training.corpus import processed_synthetic
+from tests.training.interrupt import interrupt_after_epoch
 
 SEEDS = [1, 2, 3]
 # small models: QA-CNN with sampled_max negatives (scored by each seed's own model), Adam and per-seed
@@ -158,14 +159,8 @@ def test_a_stacked_state_resumes_stacked_exactly_and_alone_to_1e6(processed, tmp
     data = _data(cfgs[0], processed)
     dirs = {k: [tmp_path / f"{k}{s}" for s in SEEDS] for k in ("whole", "cut")}
     train_mod.train_seeds(cfgs, data, None, dirs["whole"], _evaluator(data), progress=False, dvclive=False)
-    real = train_mod._Run.epoch_done
-
-    def cut(run, epoch, *args):
-        real(run, epoch, *args)
-        if epoch == 2:
-            raise KeyboardInterrupt
     with monkeypatch.context() as m:
-        m.setattr(train_mod._Run, "epoch_done", cut)
+        interrupt_after_epoch(m, 2)
         with pytest.raises(KeyboardInterrupt):
             train_mod.train_seeds(cfgs, data, None, dirs["cut"], _evaluator(data), progress=False, dvclive=False)
     # seed 1 stopped after its epoch-2 state; seeds 2 and 3 stand at epoch 1: the stack refuses, naming it
