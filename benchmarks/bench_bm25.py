@@ -9,6 +9,7 @@ with ``--threads`` threads, and their ratio. Target: under a minute on 2 cores.
 
     PYTHONPATH=src python benchmarks/bench_bm25.py [--answers 100000] [--questions 10000] [--threads 2] [--real]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ def synthetic(n_answers: int, n_questions: int, vocab: int = 50_000, seed: int =
     rng = np.random.default_rng(seed)
     # Zipf(1.1) ranks over a fixed vocabulary: a realistic head of frequent words and long tail.
     ranks = np.arange(1, vocab + 1)
-    p = 1.0 / ranks ** 1.1
+    p = 1.0 / ranks**1.1
     p /= p.sum()
     words = np.array([f"w{i}" for i in range(vocab)])
 

@@ -19,6 +19,7 @@ in the process, as in ``ansel evaluate`` (``ansel.memory``).
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_eval_cache.py --old be9a607 --arch ap_cnn \\
         --questions 60 --answers 2000 --filters 400      # ~1 CPU minute (AP-CNN; the others ~0.5)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,10 +55,16 @@ def synthetic_pool(questions: int, candidates: int, answers: int, q_len: int, a_
 
 
 def model_for(args, vocab: int):
-    hparams = {"qa_cnn": {"embedding_dim": 100, "filters": args.filters, "kernel": 3},
-               "ap_cnn": {"embedding_dim": 100, "filters": args.filters, "kernel": 3},
-               "mv_lstm": {"embedding_dim": 100, "hidden": args.hidden, "text1_maxlen": args.question_len,
-                           "text2_maxlen": args.answer_len}}[args.arch]
+    hparams = {
+        "qa_cnn": {"embedding_dim": 100, "filters": args.filters, "kernel": 3},
+        "ap_cnn": {"embedding_dim": 100, "filters": args.filters, "kernel": 3},
+        "mv_lstm": {
+            "embedding_dim": 100,
+            "hidden": args.hidden,
+            "text1_maxlen": args.question_len,
+            "text2_maxlen": args.answer_len,
+        },
+    }[args.arch]
     return build_model(args.arch, hparams, vocab).eval()
 
 
@@ -66,10 +73,12 @@ def count_encoding(model) -> dict[str, list[int]]:
     counts = {"q": [0, 0], "a": [0, 0]}
     for name in ENCODERS:
         if hasattr(model, name):
+
             def counted(ids, *args, name=name, encode=getattr(model, name), **kwargs):
                 side = counts["a" if "answer" in name or kwargs.get("answer") else "q"]
                 side[0], side[1] = side[0] + 1, side[1] + len(ids)
                 return encode(ids, *args, **kwargs)
+
             setattr(model, name, counted)
     return counts
 
@@ -90,8 +99,9 @@ def calls_text(c) -> str:
 def scoring_at(rev: str):
     """The module src/ansel/evaluation/scoring.py as it was at git commit ``rev``."""
     path = "src/ansel/evaluation/scoring.py"
-    shown = subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True, text=True,
-                           cwd=Path(__file__).resolve().parent)
+    shown = subprocess.run(
+        ["git", "show", f"{rev}:{path}"], capture_output=True, text=True, cwd=Path(__file__).resolve().parent
+    )
     if shown.returncode:
         raise SystemExit(f"--old {rev}: git show {rev}:{path} failed: {shown.stderr.strip()}")
     module = types.ModuleType(f"scoring_{rev}")
@@ -104,36 +114,48 @@ def versus_old(args, model, counts, q_ids, a_ids, qi, ai, cached, cached_s, cach
     previous, old_s, old_calls = timed(counts, old.score, model, q_ids, a_ids, qi, ai, args.batch_size)
     print(f"{args.old}:  {len(qi):>9,} candidates in {old_s:8.1f} s; {calls_text(old_calls)}")
     ranks = [np.argsort(-s.reshape(args.questions, args.candidates), 1, kind="stable") for s in (cached, previous)]
-    print(f"max |new - {args.old}| score difference: {np.abs(cached - previous).max():.2e}; "
-          f"rankings identical: {np.array_equal(*ranks)}")
-    print(f"speed-up new / {args.old}: {old_s / cached_s:.2f}x; answer texts encoded "
-          f"{old_calls['a'][1] / cached_calls['a'][1]:.1f}x fewer")
+    print(
+        f"max |new - {args.old}| score difference: {np.abs(cached - previous).max():.2e}; "
+        f"rankings identical: {np.array_equal(*ranks)}"
+    )
+    print(
+        f"speed-up new / {args.old}: {old_s / cached_s:.2f}x; answer texts encoded "
+        f"{old_calls['a'][1] / cached_calls['a'][1]:.1f}x fewer"
+    )
 
     # sampled-max: a batch's B x n candidates as REV's sampler scored them (batches of 256 pairs) and
     # as NegativeSampler does, in one call (an accelerator's) or in length-sorted batches (the CPU's)
     B, n = args.sample_batch, args.sample_n
     labels = (np.arange(len(qi)) % args.candidates == 0).astype(int)
-    samplers = {mode: NegativeSampler(qi, ai, labels, "sampled_max", n, one_call=mode == "one call")
-                for mode in ("one call", "sorted")}
+    samplers = {
+        mode: NegativeSampler(qi, ai, labels, "sampled_max", n, one_call=mode == "one call")
+        for mode in ("one call", "sorted")
+    }
     totals = {mode: [0.0, 0, 0] for mode in (*samplers, args.old)}  # seconds, answer calls, question calls
     for k, q_batch in enumerate(np.random.default_rng(args.seed).choice(args.questions, (args.sample_batches, B))):
         chosen = {}
         for mode, sampler in samplers.items():  # the same draws (seed k): the same negatives
-            chosen[mode], seconds, c = timed(counts, sampler.sample, q_batch, np.random.default_rng(k), model,
-                                             q_ids, a_ids)
+            chosen[mode], seconds, c = timed(
+                counts, sampler.sample, q_batch, np.random.default_rng(k), model, q_ids, a_ids
+            )
             totals[mode] = [totals[mode][0] + seconds, totals[mode][1] + c["a"][0], totals[mode][2] + c["q"][0]]
         rng = np.random.default_rng(k)
         cand = np.stack([samplers["sorted"]._draw(int(q), n, rng) for q in q_batch])
         s, seconds, c = timed(counts, old.score, model, q_ids, a_ids, np.repeat(q_batch, n), cand.reshape(-1))
-        totals[args.old] = [totals[args.old][0] + seconds, totals[args.old][1] + c["a"][0],
-                            totals[args.old][2] + c["q"][0]]
+        totals[args.old] = [
+            totals[args.old][0] + seconds,
+            totals[args.old][1] + c["a"][0],
+            totals[args.old][2] + c["q"][0],
+        ]
         chosen[args.old] = cand[np.arange(B), s.reshape(B, n).argmax(1)]
         assert all(np.array_equal(c, chosen[args.old]) for c in chosen.values()), "negatives differ"
     per = args.sample_batches
     print(f"sampled-max, {per} batches of {B} x {n} candidates (the same negatives every way):")
     for mode, (seconds, a_calls, q_calls) in totals.items():
-        print(f"  {mode:>9}: {seconds / per * 1e3:7.1f} ms a batch ({totals[args.old][0] / seconds:.2f}x "
-              f"{args.old}'s); answers in {a_calls / per:.1f} calls a batch, questions in {q_calls / per:.1f}")
+        print(
+            f"  {mode:>9}: {seconds / per * 1e3:7.1f} ms a batch ({totals[args.old][0] / seconds:.2f}x "
+            f"{args.old}'s); answers in {a_calls / per:.1f} calls a batch, questions in {q_calls / per:.1f}"
+        )
 
 
 def main() -> None:
@@ -147,8 +169,15 @@ def main() -> None:
     parser.add_argument("--filters", type=int, default=4000)
     parser.add_argument("--hidden", type=int, default=50, help="MV-LSTM's hidden size per direction")
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--quick", type=int, nargs="?", const=2000, default=None, metavar="PAIRS",
-                        help="time the per-pair path on this many sampled pairs (default 2000)")
+    parser.add_argument(
+        "--quick",
+        type=int,
+        nargs="?",
+        const=2000,
+        default=None,
+        metavar="PAIRS",
+        help="time the per-pair path on this many sampled pairs (default 2000)",
+    )
     parser.add_argument("--old", metavar="REV", help="time git commit REV's scoring instead of the per-pair path")
     parser.add_argument("--sample-batch", type=int, default=20, help="sampled-max questions a batch (--old)")
     parser.add_argument("--sample-n", type=int, default=50, help="sampled-max candidates a question (--old)")
@@ -160,17 +189,22 @@ def main() -> None:
     torch.manual_seed(args.seed)
     vocab = 20000
     model = model_for(args, vocab)
-    q_ids, a_ids, qi, ai = synthetic_pool(args.questions, args.candidates, args.answers,
-                                          args.question_len, args.answer_len, vocab, args.seed)
+    q_ids, a_ids, qi, ai = synthetic_pool(
+        args.questions, args.candidates, args.answers, args.question_len, args.answer_len, vocab, args.seed
+    )
     distinct = len(np.unique(ai))
-    print(f"pool: {len(qi):,} candidates, {args.questions:,} questions, {distinct:,} distinct answers "
-          f"of up to {args.answer_len} tokens; {args.arch}; torch threads {torch.get_num_threads()}")
+    print(
+        f"pool: {len(qi):,} candidates, {args.questions:,} questions, {distinct:,} distinct answers "
+        f"of up to {args.answer_len} tokens; {args.arch}; torch threads {torch.get_num_threads()}"
+    )
 
     counts = count_encoding(model)
     cached, cached_s, cached_calls = timed(counts, scoring.score, model, q_ids, a_ids, qi, ai, args.batch_size)
     cached_rate = len(qi) / cached_s
-    print(f"cached:   {len(qi):>9,} candidates in {cached_s:8.1f} s = {cached_rate:10,.0f} candidates/s; "
-          f"{calls_text(cached_calls)}")
+    print(
+        f"cached:   {len(qi):>9,} candidates in {cached_s:8.1f} s = {cached_rate:10,.0f} candidates/s; "
+        f"{calls_text(cached_calls)}"
+    )
     if args.old:
         versus_old(args, model, counts, q_ids, a_ids, qi, ai, cached, cached_s, cached_calls)
         if not args.quick:

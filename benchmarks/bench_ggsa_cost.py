@@ -24,6 +24,7 @@ Freed memory stays in the process during the run (``ansel.memory.keep_freed_memo
 
     python benchmarks/bench_ggsa_cost.py [--quick] [--threads 2] [--system-allocator] [--device cuda]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,13 @@ from typing import Callable
 import torch
 
 from ansel.memory import keep_freed_memory
-from ansel.models.self_attention import (GlobalAttention, GroupAttention, LocalAttention, SelfAttentionEncoder,
-                                         head_offsets)
+from ansel.models.self_attention import (
+    GlobalAttention,
+    GroupAttention,
+    LocalAttention,
+    SelfAttentionEncoder,
+    head_offsets,
+)
 
 DIM, HEADS, GROUP = 300, 6, 10
 DEVICE = torch.device("cpu")  # --device
@@ -117,8 +123,12 @@ def multiply_adds(name: str, length: int) -> dict[str, int]:
     """Multiply-adds per word, fwd: projections (q, k, v, out), FFN (D -> 4D -> D), the gate's
     D x D linear, and attention (scores + weighted sum over the keys a word sees)."""
     seen = length if name == "global" else GROUP
-    return {"projections": 4 * DIM * DIM, "ffn": 2 * DIM * 4 * DIM,
-            "gate": DIM * DIM if name in ("ggsa", "local+gate") else 0, "attention": 2 * seen * DIM}
+    return {
+        "projections": 4 * DIM * DIM,
+        "ffn": 2 * DIM * 4 * DIM,
+        "gate": DIM * DIM if name in ("ggsa", "local+gate") else 0,
+        "attention": 2 * seen * DIM,
+    }
 
 
 def exponent(lengths, times) -> float:
@@ -145,10 +155,12 @@ def main() -> None:
     torch.manual_seed(0)
     batch, sweep_batch = (16, 4) if args.quick else (128, 16)
     where = torch.cuda.get_device_name(DEVICE) if DEVICE.type == "cuda" else f"CPU, {args.threads} threads"
-    print(f"torch {torch.__version__}, {where}, fastest of {args.repeats} fwd+bwd "
-          f"({attention_repeats} for attention steps alone), interleaved, "
-          f"{'freed memory kept' if kept else 'system allocator'}, "
-          f"D={DIM}, heads={HEADS}, group/window={GROUP}")
+    print(
+        f"torch {torch.__version__}, {where}, fastest of {args.repeats} fwd+bwd "
+        f"({attention_repeats} for attention steps alone), interleaved, "
+        f"{'freed memory kept' if kept else 'system allocator'}, "
+        f"D={DIM}, heads={HEADS}, group/window={GROUP}"
+    )
 
     print(f"\n1. B={batch}, L=200: seconds per batch")
     variants = attentions()
@@ -160,14 +172,20 @@ def main() -> None:
     runs = seconds(blocks, args.repeats) | seconds(attention, attention_repeats)
     print(f"{'':12s}{'block':>10s}{'floor':>10s}{'attention':>12s}   (fastest run)")
     for name in variants:
-        print(f"{name:12s}" + "".join(f"{min(runs[name, part]):{w}.4f}" for part, w in
-                                      (("block", 10), ("floor", 10), ("attention", 12))))
+        print(
+            f"{name:12s}"
+            + "".join(
+                f"{min(runs[name, part]):{w}.4f}" for part, w in (("block", 10), ("floor", 10), ("attention", 12))
+            )
+        )
     print("GGSA / baseline, median [quartiles] of the ratio within each round:")
     for other, target in (("global", 0.5), ("local", 0.25), ("local+gate", 0.25), ("group", None)):
         block, floor = (ratio(runs, ("ggsa", part), (other, "block"))[1] for part in ("block", "floor"))
         q1, median, q3 = ratio(runs, ("ggsa", "attention"), (other, "attention"))
-        print(f"  {other:10s}: block {block:.2f}x (lowest reachable: floor {floor:.2f}x), "
-              f"attention {median:.3f}x [{q1:.3f}, {q3:.3f}]" + (f"  (target <= {target}x)" if target else ""))
+        print(
+            f"  {other:10s}: block {block:.2f}x (lowest reachable: floor {floor:.2f}x), "
+            f"attention {median:.3f}x [{q1:.3f}, {q3:.3f}]" + (f"  (target <= {target}x)" if target else "")
+        )
     print("  the paper's Table 3 (whole model, seconds per batch): GGSA / local 0.25x, GGSA / local+gate 0.25x")
 
     print("\n2. multiply-adds per word at L=200 (thousands)")
@@ -175,11 +193,16 @@ def main() -> None:
     parts = list(counts["ggsa"])
     print(f"{'':12s}" + "".join(f"{part:>13s}" for part in parts) + f"{'block':>8s}")
     for name, count in counts.items():
-        print(f"{name:12s}" + "".join(f"{count[part] / 1e3:13.0f}" for part in parts)
-              + f"{sum(count.values()) / 1e3:8.0f}")
+        print(
+            f"{name:12s}"
+            + "".join(f"{count[part] / 1e3:13.0f}" for part in parts)
+            + f"{sum(count.values()) / 1e3:8.0f}"
+        )
     for other in ("global", "local"):
-        print(f"GGSA / {other:10s}: block {sum(counts['ggsa'].values()) / sum(counts[other].values()):.2f}x "
-              f"by arithmetic, attention {counts['ggsa']['attention'] / counts[other]['attention']:.2f}x")
+        print(
+            f"GGSA / {other:10s}: block {sum(counts['ggsa'].values()) / sum(counts[other].values()):.2f}x "
+            f"by arithmetic, attention {counts['ggsa']['attention'] / counts[other]['attention']:.2f}x"
+        )
 
     lengths = (100, 200, 400, 800)
     print(f"\n3. B={sweep_batch}: seconds per batch vs L, growth exponent (log-log slope)")

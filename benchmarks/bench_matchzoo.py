@@ -32,6 +32,7 @@ freezes them. An architecture not registered yet is skipped with a note.
     PYTHONPATH=src python benchmarks/bench_matchzoo.py [--quick] [--models mv_lstm,dssm]
         [--steps 200] [--threads 2] [--data DIR | --synthetic]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,12 +73,12 @@ DEFAULT_DATA = [ROOT / "data/processed/wikiqa_mz", ROOT / "data/processed/wikiqa
 @dataclass
 class BenchData:
     source: str
-    q_ids: "object"        # [n_questions, Q_LEN] int64
-    a_ids: "object"        # [n_answers, A_LEN] int64
+    q_ids: "object"  # [n_questions, Q_LEN] int64
+    a_ids: "object"  # [n_answers, A_LEN] int64
     vocab_size: int
-    train: tuple           # (qi, ai, labels) of the training candidates
-    test: tuple            # (qi, ai) of the test candidates
-    lexicon_fn: "object"   # () -> Lexicon, built only for the archs that read it
+    train: tuple  # (qi, ai, labels) of the training candidates
+    test: tuple  # (qi, ai) of the test candidates
+    lexicon_fn: "object"  # () -> Lexicon, built only for the archs that read it
 
 
 def real_data(directory: Path, q_len: int = Q_LEN, a_len: int = A_LEN) -> BenchData:
@@ -87,12 +88,21 @@ def real_data(directory: Path, q_len: int = Q_LEN, a_len: int = A_LEN) -> BenchD
     data = RunData.load(directory, Vocab.load(directory / "vocab.json"), q_len, a_len)
     train_cands, tqi, tai = data.pairs("train")
     test_cands, sqi, sai = data.pairs("test")
-    source = (f"real WikiQA from {directory.relative_to(ROOT) if directory.is_relative_to(ROOT) else directory}: "
-              f"vocabulary {data.vocab_size:,}, {len(train_cands):,} training candidates "
-              f"({int((train_cands.label == 1).sum()):,} positives), {len(test_cands):,} test candidates over "
-              f"{test_cands.qid.nunique():,} questions")
-    return BenchData(source, data.q_ids, data.a_ids, data.vocab_size, (tqi, tai, train_cands.label.to_numpy()),
-                     (sqi, sai), lambda: data.lexicon)
+    source = (
+        f"real WikiQA from {directory.relative_to(ROOT) if directory.is_relative_to(ROOT) else directory}: "
+        f"vocabulary {data.vocab_size:,}, {len(train_cands):,} training candidates "
+        f"({int((train_cands.label == 1).sum()):,} positives), {len(test_cands):,} test candidates over "
+        f"{test_cands.qid.nunique():,} questions"
+    )
+    return BenchData(
+        source,
+        data.q_ids,
+        data.a_ids,
+        data.vocab_size,
+        (tqi, tai, train_cands.label.to_numpy()),
+        (sqi, sai),
+        lambda: data.lexicon,
+    )
 
 
 def synthetic_data(seed: int = 0) -> BenchData:
@@ -117,8 +127,9 @@ def synthetic_data(seed: int = 0) -> BenchData:
         return rank_to_id[rng.choice(len(words), (n, length), p=zipf)]
 
     def candidates(n_questions: int, n_cands: int, q_offset: int, a_offset: int, positives: int):
-        qi = q_offset + np.sort(np.concatenate([np.arange(n_questions),
-                                                rng.integers(0, n_questions, n_cands - n_questions)]))
+        qi = q_offset + np.sort(
+            np.concatenate([np.arange(n_questions), rng.integers(0, n_questions, n_cands - n_questions)])
+        )
         ai = a_offset + np.arange(n_cands)
         labels = np.zeros(n_cands, dtype=np.int64)
         first = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # each question's first candidate
@@ -135,15 +146,17 @@ def synthetic_data(seed: int = 0) -> BenchData:
         docs = [[vocab.tokens[i] for i in row] for row in (*q_ids[:n_train_q], *a_ids[:n_train_c])]
         return Lexicon.build(vocab, docs)
 
-    source = (f"synthetic stand-in with WikiQA's sizes (no processed WikiQA found): vocabulary {len(vocab):,} "
-              f"random lower-case words, {n_train_c:,} training candidates ({train[2].sum():,} positives), "
-              f"{n_test_c:,} test candidates over {n_test_q} questions, texts of {Q_LEN}/{A_LEN} tokens")
+    source = (
+        f"synthetic stand-in with WikiQA's sizes (no processed WikiQA found): vocabulary {len(vocab):,} "
+        f"random lower-case words, {n_train_c:,} training candidates ({train[2].sum():,} positives), "
+        f"{n_test_c:,} test candidates over {n_test_q} questions, texts of {Q_LEN}/{A_LEN} tokens"
+    )
     return BenchData(source, q_ids, a_ids, len(vocab), train, test, lexicon)
 
 
 def load_data(args) -> BenchData:
     if not args.synthetic:
-        for directory in ([Path(args.data)] if args.data else DEFAULT_DATA):
+        for directory in [Path(args.data)] if args.data else DEFAULT_DATA:
             if (directory / "vocab.json").exists():
                 return real_data(directory, *json.loads(args.lengths))
         if args.data:
@@ -155,8 +168,9 @@ def hparams_for(arch: str, extra: dict) -> dict:
     from ansel.models.registry import hparams_fields
 
     fields = hparams_fields(arch)
-    hp = {k: v for k, v in (("text1_maxlen", Q_LEN), ("text2_maxlen", A_LEN), ("embedding_dim", EMBED_DIM))
-          if k in fields}
+    hp = {
+        k: v for k, v in (("text1_maxlen", Q_LEN), ("text2_maxlen", A_LEN), ("embedding_dim", EMBED_DIM)) if k in fields
+    }
     return {**hp, **extra}
 
 
@@ -196,14 +210,23 @@ def run_one(name: str, args) -> dict:
         embeddings = rng.random((vocab_size, hparams["embedding_dim"]), dtype=np.float32)
         embeddings *= 0.4
         embeddings -= 0.2
-    model = build_model(arch, hparams, vocab_size, embeddings, f"bench.{name}",
-                        data.lexicon_fn() if needs_lexicon(arch) else None)
+    model = build_model(
+        arch, hparams, vocab_size, embeddings, f"bench.{name}", data.lexicon_fn() if needs_lexicon(arch) else None
+    )
     del embeddings  # the model holds its own copy, as ``ansel.training.trainer.train_run`` drops them
     peaks["model"] = peak_rss_mb()
     params = [p for p in model.parameters() if p.requires_grad]
-    train = TrainConfig(epochs=1, batch_size=BATCH, optimizer=args.optimizer, lr=args.lr or OPTIMIZER_LR[args.optimizer],
-                        loss="hinge", margin=MARGIN, select_metric="MAP", embedding_updates=args.embedding_updates,
-                        optimizer_kernel=args.optimizer_kernel)
+    train = TrainConfig(
+        epochs=1,
+        batch_size=BATCH,
+        optimizer=args.optimizer,
+        lr=args.lr or OPTIMIZER_LR[args.optimizer],
+        loss="hinge",
+        margin=MARGIN,
+        select_metric="MAP",
+        embedding_updates=args.embedding_updates,
+        optimizer_kernel=args.optimizer_kernel,
+    )
     optimizer = run_optimizer(model, params, train)
     peaks["optimizer"] = peak_rss_mb()
 
@@ -246,22 +269,34 @@ def run_one(name: str, args) -> dict:
     score_s = sorted(times)[len(times) // 2]
     peaks["scoring"] = peak_rss_mb()
     return {
-        "name": name, "arch": arch, "hparams": hparams, "source": data.source, "vocab_size": vocab_size,
-        "threads": torch.get_num_threads(), "siamese": bool(model.siamese),
-        "params": sum(p.numel() for p in model.parameters()), "trainable": sum(p.numel() for p in params),
-        "steps": args.steps, "train_s": train_s, "triples_per_s": args.steps * BATCH / train_s,
-        "candidates": len(sqi), "score_s": score_s, "candidates_per_s": len(sqi) / score_s,
-        "peak_rss_mb": peak_rss_mb(), "phase_peaks_mb": peaks,
+        "name": name,
+        "arch": arch,
+        "hparams": hparams,
+        "source": data.source,
+        "vocab_size": vocab_size,
+        "threads": torch.get_num_threads(),
+        "siamese": bool(model.siamese),
+        "params": sum(p.numel() for p in model.parameters()),
+        "trainable": sum(p.numel() for p in params),
+        "steps": args.steps,
+        "train_s": train_s,
+        "triples_per_s": args.steps * BATCH / train_s,
+        "candidates": len(sqi),
+        "score_s": score_s,
+        "candidates_per_s": len(sqi) / score_s,
+        "peak_rss_mb": peak_rss_mb(),
+        "phase_peaks_mb": peaks,
     }
 
 
 def child(argv: list[str]) -> tuple[dict | None, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *argv], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(MARKER):
-            return json.loads(line[len(MARKER):]), ""
+            return json.loads(line[len(MARKER) :]), ""
     return None, f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-1500:]}"
 
 
@@ -270,9 +305,8 @@ def child(argv: list[str]) -> tuple[dict | None, str]:
 FLOORS = {
     "import torch": "import torch",
     "+ pandas (and pyarrow)": "import torch, pandas",
-    "+ one torch.optim.Adam step (it imports torch._dynamo)":
-        "import torch, pandas; p = torch.nn.Parameter(torch.zeros(1)); o = torch.optim.Adam([p]); "
-        "p.sum().backward(); o.step()",
+    "+ one torch.optim.Adam step (it imports torch._dynamo)": "import torch, pandas; p = torch.nn.Parameter(torch.zeros(1)); o = torch.optim.Adam([p]); "
+    "p.sum().backward(); o.step()",
 }
 
 
@@ -300,43 +334,56 @@ def print_peer_ratios(path: Path = PEER_RUN) -> None:
         return
     run = json.loads(path.read_text())
     args = run["args"]
-    print(f"MatchZoo-py, like for like (`make bench-peer`, {shown}, {run['when']}, {run['cores']} "
-          f"cores, medians of {args['rounds']} rounds of {args['steps']} steps, torch threads {args['threads']}): "
-          f"both sides measured there with the same settings; ratio = ansel / MatchZoo-py")
-    head = (f"{'model':<9}{'settings':<9}{'vectors':<16} | {'triples/s MZ-py':>15}{'ansel':>8}{'ratio':>10} | "
-            f"{'cand/s MZ-py':>13}{'ansel':>8}{'ratio':>10} | {'RSS MB MZ-py':>13}{'ansel':>7}{'<':>5}")
+    print(
+        f"MatchZoo-py, like for like (`make bench-peer`, {shown}, {run['when']}, {run['cores']} "
+        f"cores, medians of {args['rounds']} rounds of {args['steps']} steps, torch threads {args['threads']}): "
+        f"both sides measured there with the same settings; ratio = ansel / MatchZoo-py"
+    )
+    head = (
+        f"{'model':<9}{'settings':<9}{'vectors':<16} | {'triples/s MZ-py':>15}{'ansel':>8}{'ratio':>10} | "
+        f"{'cand/s MZ-py':>13}{'ansel':>8}{'ratio':>10} | {'RSS MB MZ-py':>13}{'ansel':>7}{'<':>5}"
+    )
     print(head)
     print("-" * len(head))
     for s in run["summary"]:
         train, cand = (s[f"ansel_{k}"] / s[f"peer_{k}"] for k in ("triples_per_s", "candidates_per_s"))
-        print(f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16} | {s['peer_triples_per_s']:>15,.0f}"
-              f"{s['ansel_triples_per_s']:>8,.0f}{f'{train:.1f}x':>6}{'ok' if train >= SPEED_TARGET else 'LOW':>4} | "
-              f"{s['peer_candidates_per_s']:>13,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
-              f"{f'{cand:.1f}x':>6}{'ok' if cand >= SPEED_TARGET else 'LOW':>4} | "
-              f"{s['peer_peak_rss_mb']:>13,.0f}{s['ansel_peak_rss_mb']:>7,.0f}"
-              f"{'ok' if s['ansel_peak_rss_mb'] < s['peer_peak_rss_mb'] else 'HIGH':>5}")
+        print(
+            f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16} | {s['peer_triples_per_s']:>15,.0f}"
+            f"{s['ansel_triples_per_s']:>8,.0f}{f'{train:.1f}x':>6}{'ok' if train >= SPEED_TARGET else 'LOW':>4} | "
+            f"{s['peer_candidates_per_s']:>13,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
+            f"{f'{cand:.1f}x':>6}{'ok' if cand >= SPEED_TARGET else 'LOW':>4} | "
+            f"{s['peer_peak_rss_mb']:>13,.0f}{s['ansel_peak_rss_mb']:>7,.0f}"
+            f"{'ok' if s['ansel_peak_rss_mb'] < s['peer_peak_rss_mb'] else 'HIGH':>5}"
+        )
 
 
 def print_phases(results: list[dict]) -> None:
     """Per model: the peak after its imports, then how much each later phase raised it."""
-    print("peak resident memory by phase, MB: after the imports (Python, numpy, torch, ansel), then each "
-          "phase's rise of the peak (data: tables and id matrices, pandas/pyarrow; optimizer: its "
-          "construction imports torch._dynamo)")
+    print(
+        "peak resident memory by phase, MB: after the imports (Python, numpy, torch, ansel), then each "
+        "phase's rise of the peak (data: tables and id matrices, pandas/pyarrow; optimizer: its "
+        "construction imports torch._dynamo)"
+    )
     head = f"{'model':<14}" + "".join(f"{p:>10}" for p in PHASES) + f"{'peak':>8}"
     print(head)
     print("-" * len(head))
     for r in results:
         peaks = [r["phase_peaks_mb"][p] for p in PHASES]
         rises = [peaks[0]] + [b - a for a, b in zip(peaks, peaks[1:])]
-        print(f"{r['name']:<14}{rises[0]:>10,.0f}" + "".join(f"{f'+{x:,.0f}':>10}" for x in rises[1:])
-              + f"{r['peak_rss_mb']:>8,.0f}")
+        print(
+            f"{r['name']:<14}{rises[0]:>10,.0f}"
+            + "".join(f"{f'+{x:,.0f}':>10}" for x in rises[1:])
+            + f"{r['peak_rss_mb']:>8,.0f}"
+        )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of: {', '.join(MODELS)}")
     p.add_argument("--steps", type=int, default=None, help="timed training steps per model (default 200; --quick 10)")
-    p.add_argument("--score-repeats", type=int, default=None, help="timed scoring passes, median (default 3; --quick 1)")
+    p.add_argument(
+        "--score-repeats", type=int, default=None, help="timed scoring passes, median (default 3; --quick 1)"
+    )
     p.add_argument("--threads", type=int, default=2, help="torch threads (MatchZoo-py's figures: 2)")
     p.add_argument("--quick", action="store_true", help="10 steps and one scoring pass per model (smoke)")
     p.add_argument("--data", help="a processed dataset directory (default: data/processed/wikiqa_mz or wikiqa)")
@@ -366,16 +413,28 @@ def main() -> None:
     if unknown:
         p.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(MODELS)}")
     known = set(registered())
-    passed = ["--steps", str(args.steps), "--score-repeats", str(args.score_repeats), "--threads", str(args.threads),
-              *(["--data", str(Path(args.data).resolve())] if args.data else []), *(["--synthetic"] if args.synthetic else [])]
+    passed = [
+        "--steps",
+        str(args.steps),
+        "--score-repeats",
+        str(args.score_repeats),
+        "--threads",
+        str(args.threads),
+        *(["--data", str(Path(args.data).resolve())] if args.data else []),
+        *(["--synthetic"] if args.synthetic else []),
+    ]
 
     floors = {label: floor_rss_mb(code) for label, code in FLOORS.items()}
     floor = floors[list(FLOORS)[-1]]
-    print(f"MatchZoo-family models on WikiQA; {os.cpu_count()} cores here, torch threads {args.threads}; "
-          f"{args.steps} timed training steps of {BATCH} (question, positive, negative) triples after "
-          f"{WARMUP_STEPS} warm-up, scoring median of {args.score_repeats} pass(es); target peak RSS <= {RSS_TARGET_MB} MB")
-    print(f"floors, peak RSS of a process that only does this: {'; '.join(f'{k} {v:.0f} MB' for k, v in floors.items())}"
-          f" = every training process before its data and model, {floor - RSS_TARGET_MB:+.0f} MB against the target")
+    print(
+        f"MatchZoo-family models on WikiQA; {os.cpu_count()} cores here, torch threads {args.threads}; "
+        f"{args.steps} timed training steps of {BATCH} (question, positive, negative) triples after "
+        f"{WARMUP_STEPS} warm-up, scoring median of {args.score_repeats} pass(es); target peak RSS <= {RSS_TARGET_MB} MB"
+    )
+    print(
+        f"floors, peak RSS of a process that only does this: {'; '.join(f'{k} {v:.0f} MB' for k, v in floors.items())}"
+        f" = every training process before its data and model, {floor - RSS_TARGET_MB:+.0f} MB against the target"
+    )
 
     results, notes = [], []
     for name in names:
@@ -391,16 +450,22 @@ def main() -> None:
         print(f"  {name}: done ({result['train_s']:.1f} s training, {result['score_s']:.1f} s scoring)", flush=True)
     if results:
         print(f"data: {results[0]['source']}")
-        print(f"hparams: each arch's defaults with {', '.join(f'{k}={v}' for k, v in results[0]['hparams'].items())}"
-              " where it has them; aMV-LSTM = mv_lstm with attend_question")
-        head = (f"{'model':<14}{'params':>9}{'trainable':>10} | {'triples/s':>10} | {'cand/s':>8} | {'RSS MB':>7}"
-                f"{'<=' + str(RSS_TARGET_MB):>7}")
+        print(
+            f"hparams: each arch's defaults with {', '.join(f'{k}={v}' for k, v in results[0]['hparams'].items())}"
+            " where it has them; aMV-LSTM = mv_lstm with attend_question"
+        )
+        head = (
+            f"{'model':<14}{'params':>9}{'trainable':>10} | {'triples/s':>10} | {'cand/s':>8} | {'RSS MB':>7}"
+            f"{'<=' + str(RSS_TARGET_MB):>7}"
+        )
         print(head)
         print("-" * len(head))
         for r in results:
             rss = r["peak_rss_mb"]
-            print(f"{r['name']:<14}{r['params'] / 1e6:>8.2f}M{r['trainable'] / 1e6:>9.2f}M | {r['triples_per_s']:>10,.0f} | "
-                  f"{r['candidates_per_s']:>8,.0f} | {rss:>7,.0f}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}")
+            print(
+                f"{r['name']:<14}{r['params'] / 1e6:>8.2f}M{r['trainable'] / 1e6:>9.2f}M | {r['triples_per_s']:>10,.0f} | "
+                f"{r['candidates_per_s']:>8,.0f} | {rss:>7,.0f}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}"
+            )
         print_phases(results)
     print_peer_ratios()
     for note in notes:

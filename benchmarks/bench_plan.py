@@ -12,6 +12,7 @@ model building, every epoch and its dev scoring; not the evaluation job). A reco
 
     python benchmarks/bench_plan.py [RECORD ...]   (default: every record under reports/ with timings)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,9 +62,14 @@ def check(record: Path, others: list[Path]) -> list[dict]:
         others = [c for seed, c in by_shape[shape(cfg)] if seed != cfg["seed"]]
         if not others:
             continue
-        mine = Cost(statistics.median(c.seconds_per_batch for c in others),
-                    statistics.median(c.dev_seconds or 0 for c in others), others[0].device, "",
-                    batches=others[0].batches, overhead=fitted.get(others[0].device))  # batches: a clone has no data
+        mine = Cost(
+            statistics.median(c.seconds_per_batch for c in others),
+            statistics.median(c.dev_seconds or 0 for c in others),
+            others[0].device,
+            "",
+            batches=others[0].batches,
+            overhead=fitted.get(others[0].device),
+        )  # batches: a clone has no data
         minutes, _ = plan_minutes(cfg, {shape(cfg): mine}, examples)
         if minutes is None:
             continue
@@ -73,8 +79,17 @@ def check(record: Path, others: list[Path]) -> list[dict]:
         row["measured"] += (train["finished"] - train["started"]) / 60
         row["start"].append(train["started"])
         row["end"].append(train["finished"])
-    return [{"record": record.name, "dataset": ds, "runs": r["runs"], "predicted": r["predicted"],
-             "measured": r["measured"], "wall": (max(r["end"]) - min(r["start"])) / 60} for ds, r in rows.items()]
+    return [
+        {
+            "record": record.name,
+            "dataset": ds,
+            "runs": r["runs"],
+            "predicted": r["predicted"],
+            "measured": r["measured"],
+            "wall": (max(r["end"]) - min(r["start"])) / 60,
+        }
+        for ds, r in rows.items()
+    ]
 
 
 def main() -> None:
@@ -82,12 +97,16 @@ def main() -> None:
     p.add_argument("records", nargs="*", type=Path)
     every = sorted(d for d in [*root().glob("reports/*"), *root().glob("reports/device/*")] if d.is_dir())
     records = p.parse_args().records or every
-    print(f"{'record':16s}{'dataset':18s}{'runs':>6s}{'predicted min':>15s}{'measured min':>14s}"
-          f"{'ratio':>7s}{'record wall':>13s}")
+    print(
+        f"{'record':16s}{'dataset':18s}{'runs':>6s}{'predicted min':>15s}{'measured min':>14s}"
+        f"{'ratio':>7s}{'record wall':>13s}"
+    )
     for record in records:
         for r in check(record, every):
-            print(f"{r['record']:16s}{r['dataset']:18s}{r['runs']:6d}{r['predicted']:15.1f}{r['measured']:14.1f}"
-                  f"{r['predicted'] / r['measured']:7.2f}{r['wall']:13.1f}")
+            print(
+                f"{r['record']:16s}{r['dataset']:18s}{r['runs']:6d}{r['predicted']:15.1f}{r['measured']:14.1f}"
+                f"{r['predicted'] / r['measured']:7.2f}{r['wall']:13.1f}"
+            )
 
 
 if __name__ == "__main__":

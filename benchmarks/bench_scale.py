@@ -10,6 +10,7 @@ process per job, as before warm jobs) for the ratio.
 
     PYTHONPATH=src python benchmarks/bench_scale.py [--cold-dag] [--gpu-model qa_lstm]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,7 +82,7 @@ def job_seconds(log: str) -> dict[str, list[float]]:
     stamps = list(STAMP.finditer(log))
     for stamp, following in zip(stamps, stamps[1:] + [None]):
         at = datetime.datetime.strptime(stamp[1], "%a %b %d %H:%M:%S %Y")
-        body = log[stamp.end():following.start() if following else len(log)]
+        body = log[stamp.end() : following.start() if following else len(log)]
         if job := re.match(r"\s*(?:local)?rule \w+:.*?jobid: (\d+)", body, re.S):
             started[job[1]] = at
         for done in re.finditer(r"Finished jobid: (\d+) \(Rule: (\w+)\)", body):
@@ -97,24 +98,44 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
     dag_wall, dag_cpu = snakemake([*profile, "--dry-run", "--quiet"], repo, env)
     seconds, cpu = snakemake(profile, repo, env)
     runs = len(list(repo.glob("results/runs/*/*/seed*/metrics.json")))
-    print(f"smoke DAG, {'warm jobs' if warm else 'a process per job'}, {os.cpu_count()} cores: {seconds:.0f} s "
-          f"for {runs} runs = {runs / seconds * 3600:.0f} runs/hour")
+    print(
+        f"smoke DAG, {'warm jobs' if warm else 'a process per job'}, {os.cpu_count()} cores: {seconds:.0f} s "
+        f"for {runs} runs = {runs / seconds * 3600:.0f} runs/hour"
+    )
     print(f"  DAG build (snakemake --dry-run all): {dag_wall:.1f} s, {dag_cpu:.1f} s CPU")
-    print(f"  the Snakemake process over the run: {cpu:.1f} s CPU ({cpu / seconds:.2f} of a core), "
-          f"{max(cpu - dag_cpu, 0):.1f} s of it beyond the DAG build (scheduling, job bookkeeping)")
+    print(
+        f"  the Snakemake process over the run: {cpu:.1f} s CPU ({cpu / seconds:.2f} of a core), "
+        f"{max(cpu - dag_cpu, 0):.1f} s of it beyond the DAG build (scheduling, job bookkeeping)"
+    )
     log = max((repo / ".snakemake/log").glob("*.snakemake.log"), key=lambda f: f.stat().st_mtime).read_text()
     spans = job_seconds(log)
     for rule, times in sorted(spans.items(), key=lambda kv: -sum(kv[1])):
-        print(f"  {rule}: {len(times)} jobs, {sum(times):.0f} s of job wall time "
-              f"(median {statistics.median(times):.0f} s)")
+        print(
+            f"  {rule}: {len(times)} jobs, {sum(times):.0f} s of job wall time "
+            f"(median {statistics.median(times):.0f} s)"
+        )
     return seconds, runs
 
 
 def one_job(repo: Path, run_dir: Path, env: dict) -> float:
     config = json.loads((repo / "results/runs/synthetic_en/qa_cnn/seed1/config.json").read_text())
-    return timed(["ansel", "train", "--config", json.dumps(config), "--processed", "data/processed/synthetic_en",
-                  "--embeddings", "data/embeddings/synthetic_en/word2vec-60.npy", "--run-dir", str(run_dir),
-                  "--no-progress"], repo, env)
+    return timed(
+        [
+            "ansel",
+            "train",
+            "--config",
+            json.dumps(config),
+            "--processed",
+            "data/processed/synthetic_en",
+            "--embeddings",
+            "data/embeddings/synthetic_en/word2vec-60.npy",
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+        ],
+        repo,
+        env,
+    )
 
 
 def job_against_import(repo: Path, tmp: Path, repeats: int = 3) -> None:
@@ -127,13 +148,21 @@ def job_against_import(repo: Path, tmp: Path, repeats: int = 3) -> None:
         for i in range(repeats):  # interleaved, so load on the machine hits all three alike
             imports.append(timed([sys.executable, "-c", "import torch"], repo, env))
             cold.append(one_job(repo, tmp / f"cold{i}", env))
-            warm.append(one_job(repo, tmp / f"warm{i}", {**env_for(repo, warm=True), forkserver.ENV: os.environ[forkserver.ENV]}))
+            warm.append(
+                one_job(
+                    repo, tmp / f"warm{i}", {**env_for(repo, warm=True), forkserver.ENV: os.environ[forkserver.ENV]}
+                )
+            )
     finally:
         forkserver.stop()
     t = statistics.median(imports)
     print(f"import torch: {t:.2f} s (median of {repeats})")
-    print(f"one smoke training job (qa_cnn seed 1), cold: {statistics.median(cold):.2f} s = {statistics.median(cold) / t:.2f}x")
-    print(f"one smoke training job (qa_cnn seed 1), warm: {statistics.median(warm):.2f} s = {statistics.median(warm) / t:.2f}x")
+    print(
+        f"one smoke training job (qa_cnn seed 1), cold: {statistics.median(cold):.2f} s = {statistics.median(cold) / t:.2f}x"
+    )
+    print(
+        f"one smoke training job (qa_cnn seed 1), warm: {statistics.median(warm):.2f} s = {statistics.median(warm) / t:.2f}x"
+    )
 
 
 def gpu_sharing(repo: Path, tmp: Path, model: str) -> None:
@@ -158,21 +187,41 @@ def gpu_sharing(repo: Path, tmp: Path, model: str) -> None:
             def sample(samples: list, done: threading.Event):
                 while not done.wait(0.2):
                     samples.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+
             sampler = threading.Thread(target=sample, args=(samples, done))
             sampler.start()
             started = time.perf_counter()
-            procs = [subprocess.Popen(["ansel", "train", "--config", json.dumps({**config, "seed": k + 1}),
-                                       "--processed", "data/processed/synthetic_en", "--embeddings",
-                                       "data/embeddings/synthetic_en/word2vec-60.npy", "--run-dir",
-                                       str(tmp / f"gpu{jobs}-{k}"), "--no-progress"], cwd=repo, env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(jobs)]
+            procs = [
+                subprocess.Popen(
+                    [
+                        "ansel",
+                        "train",
+                        "--config",
+                        json.dumps({**config, "seed": k + 1}),
+                        "--processed",
+                        "data/processed/synthetic_en",
+                        "--embeddings",
+                        "data/embeddings/synthetic_en/word2vec-60.npy",
+                        "--run-dir",
+                        str(tmp / f"gpu{jobs}-{k}"),
+                        "--no-progress",
+                    ],
+                    cwd=repo,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                for k in range(jobs)
+            ]
             codes = [p.wait() for p in procs]
             seconds = time.perf_counter() - started
             done.set()
             sampler.join()
-            print(f"{jobs} {model} jobs sharing {torch.cuda.get_device_name(0)}: {seconds:.1f} s, "
-                  f"{jobs / seconds * 3600:.0f} runs/hour, mean utilisation {statistics.mean(samples or [0]):.0f}%"
-                  + ("" if not any(codes) else f" (exit codes {codes})"))
+            print(
+                f"{jobs} {model} jobs sharing {torch.cuda.get_device_name(0)}: {seconds:.1f} s, "
+                f"{jobs / seconds * 3600:.0f} runs/hour, mean utilisation {statistics.mean(samples or [0]):.0f}%"
+                + ("" if not any(codes) else f" (exit codes {codes})")
+            )
     finally:
         forkserver.stop()
 

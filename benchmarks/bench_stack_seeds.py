@@ -9,6 +9,7 @@ one-step warm-up), and prints seed-steps per second and their ratio (stacked / s
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py --model ggsa_global_sa_max_insuranceqa \\
         --embedding-dim 60                                                   # dropout 0.3: masks per seed
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,13 +58,19 @@ def main() -> None:
         data = RunData.load(processed, Vocab.load(processed / "vocab.json"), cfgs[0]["max_len_q"], cfgs[0]["max_len_a"])
         device, seconds = seed_step_seconds(cfgs, data, a.batches, a.rounds)
     n = len(seeds)
-    print(f"{a.model}: {n} seeds, batch {a.batch_size}, {a.batches} steps x {a.rounds} rounds, {device}, "
-          f"{torch.get_num_threads()} thread(s)")
+    print(
+        f"{a.model}: {n} seeds, batch {a.batch_size}, {a.batches} steps x {a.rounds} rounds, {device}, "
+        f"{torch.get_num_threads()} thread(s)"
+    )
     for r, (sep, stk) in enumerate(zip(seconds["separate"], seconds["stacked"]), 1):
-        print(f"  round {r}: separate {n / sep:7.2f} seed-steps/s   stacked {n / stk:7.2f} seed-steps/s   "
-              f"ratio {sep / stk:.2f}")
+        print(
+            f"  round {r}: separate {n / sep:7.2f} seed-steps/s   stacked {n / stk:7.2f} seed-steps/s   "
+            f"ratio {sep / stk:.2f}"
+        )
     sep, stk = statistics.median(seconds["separate"]), statistics.median(seconds["stacked"])
-    print(f"median: separate {n / sep:.2f} seed-steps/s, stacked {n / stk:.2f} seed-steps/s, stacked/separate {sep / stk:.2f}x")
+    print(
+        f"median: separate {n / sep:.2f} seed-steps/s, stacked {n / stk:.2f} seed-steps/s, stacked/separate {sep / stk:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ ratio is what the parsing costs). Targets: >= 100 MB/s, <= 1 GB peak RSS.
 
     PYTHONPATH=src python benchmarks/bench_vectors_loader.py [--words 2000000] [--dim 300] [--vocab 50000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +51,7 @@ def child(mode: str, path: str, dim: int, vocab_size: int) -> None:
         from ansel.data.vocab import Vocab
         from ansel.pretrained import load_pretrained
 
-        words = [f"w{i}" for i in range(0, 4 * vocab_size, 2)][:vocab_size // 2]  # half found in the file
+        words = [f"w{i}" for i in range(0, 4 * vocab_size, 2)][: vocab_size // 2]  # half found in the file
         words += [f"absent{i}" for i in range(vocab_size - len(words))]
         _, coverage, report = load_pretrained(path, Vocab(["<pad>", "<unk>", *words]), dim)
         out = {"coverage": round(coverage, 4), "words": report.words, "malformed": report.malformed}
@@ -60,8 +61,9 @@ def child(mode: str, path: str, dim: int, vocab_size: int) -> None:
 
 
 def measure(mode: str, path: Path, dim: int, vocab: int) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", mode, str(path), str(dim), str(vocab)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path), str(dim), str(vocab)], capture_output=True, text=True
+    )
     if done.returncode:
         raise SystemExit(f"{mode}: {done.stderr.strip()}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -82,15 +84,21 @@ def main() -> None:
         started = time.perf_counter()
         generate(path, a.words, a.dim)
         gb = path.stat().st_size / 1e9
-        print(f"generated {path.name}: {a.words:,} words x {a.dim}, {gb:.2f} GB, {MALFORMED} malformed lines "
-              f"({time.perf_counter() - started:.0f} s)")
+        print(
+            f"generated {path.name}: {a.words:,} words x {a.dim}, {gb:.2f} GB, {MALFORMED} malformed lines "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
         base = measure("baseline", path, a.dim, a.vocab)
         load = measure("loader", path, a.dim, a.vocab)
     for name, r in (("read lines only (baseline)", base), ("load_pretrained", load)):
-        print(f"{name:28s} {r['seconds']:6.1f} s  {gb * 1000 / r['seconds']:6.0f} MB/s  {r['seconds'] / gb:5.1f} s/GB  "
-              f"peak RSS {r['peak_rss_mb']:5.0f} MB")
-    print(f"loader / baseline time: {load['seconds'] / base['seconds']:.2f}x; vocabulary coverage {load['coverage']}, "
-          f"{load['words']:,} words read, {load['malformed']} malformed lines reported")
+        print(
+            f"{name:28s} {r['seconds']:6.1f} s  {gb * 1000 / r['seconds']:6.0f} MB/s  {r['seconds'] / gb:5.1f} s/GB  "
+            f"peak RSS {r['peak_rss_mb']:5.0f} MB"
+        )
+    print(
+        f"loader / baseline time: {load['seconds'] / base['seconds']:.2f}x; vocabulary coverage {load['coverage']}, "
+        f"{load['words']:,} words read, {load['malformed']} malformed lines reported"
+    )
 
 
 if __name__ == "__main__":

@@ -19,4 +19,3 @@ def _deterministic_torch():
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
-

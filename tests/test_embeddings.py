@@ -1,5 +1,6 @@
 """Corpus vectors: all-but-the-top, alignment to a vocabulary (keeping the vectors' words or not),
 the isotropy measures, the recipes' config checks and the CLI from corpus to a run's vocabulary."""
+
 import json
 import subprocess
 import sys
@@ -62,9 +63,11 @@ def _config(**recipes):
 
 
 def test_recipes_that_train_alike_share_one_training_and_name_their_vocabulary():
-    c = _config(a={"corpus": ["synthetic_en"], "epochs": 2},
-                a_abtt={"corpus": ["synthetic_en"], "epochs": 2, "all_but_the_top": 1, "keep_vector_words": True},
-                b={"corpus": ["synthetic_en"], "epochs": 3})
+    c = _config(
+        a={"corpus": ["synthetic_en"], "epochs": 2},
+        a_abtt={"corpus": ["synthetic_en"], "epochs": 2, "all_but_the_top": 1, "keep_vector_words": True},
+        b={"corpus": ["synthetic_en"], "epochs": 3},
+    )
     validate(c)
     assert [trained_recipe(c, r) for r in ("a", "a_abtt", "b")] == ["a", "a", "b"]
     model = next(m for m, v in c["models"].items() if v.get("embeddings") == "word2vec")
@@ -77,11 +80,14 @@ def test_recipes_that_train_alike_share_one_training_and_name_their_vocabulary()
     assert run_vocab_file(run, "p").as_posix() == "p/vocab.json"
 
 
-@pytest.mark.parametrize("recipes, key", [
-    ({"word2vec": {"corpus": ["synthetic_en"]}}, "embeddings.word2vec.word2vec"),
-    ({"glove": {"corpus": ["synthetic_en"]}}, "embeddings.word2vec.glove"),
-    ({"x": {"corpus": ["nope"]}}, "embeddings.word2vec.x.corpus"),
-])
+@pytest.mark.parametrize(
+    "recipes, key",
+    [
+        ({"word2vec": {"corpus": ["synthetic_en"]}}, "embeddings.word2vec.word2vec"),
+        ({"glove": {"corpus": ["synthetic_en"]}}, "embeddings.word2vec.glove"),
+        ({"x": {"corpus": ["nope"]}}, "embeddings.word2vec.x.corpus"),
+    ],
+)
 def test_a_recipe_clashing_with_a_method_or_naming_an_unknown_dataset_is_refused(recipes, key):
     with pytest.raises(ConfigError, match=key):
         validate(_config(**recipes))
@@ -90,12 +96,17 @@ def test_a_recipe_clashing_with_a_method_or_naming_an_unknown_dataset_is_refused
 def _dataset(path, train_texts, dev_texts):
     """A tiny processed dataset: one question per text, its answer the same text."""
     rows = [(f"{s}{i}", t) for s, texts in (("t", train_texts), ("d", dev_texts)) for i, t in enumerate(texts)]
-    questions = pd.DataFrame({"qid": [q for q, _ in rows], "text": [t for _, t in rows],
-                              "tokens": [t.split() for _, t in rows]})
+    questions = pd.DataFrame(
+        {"qid": [q for q, _ in rows], "text": [t for _, t in rows], "tokens": [t.split() for _, t in rows]}
+    )
     answers = questions.rename(columns={"qid": "aid"})
     questions["category"] = None
-    splits = {s: pd.DataFrame({"qid": [q for q, _ in rows if q[0] == s[0]], "aid": [q for q, _ in rows if q[0] == s[0]],
-                               "label": 1}) for s in ("train", "dev")}
+    splits = {
+        s: pd.DataFrame(
+            {"qid": [q for q, _ in rows if q[0] == s[0]], "aid": [q for q, _ in rows if q[0] == s[0]], "label": 1}
+        )
+        for s in ("train", "dev")
+    }
     Dataset("x", questions, answers, splits).save(path)
     Vocab.build([t.split() for t in train_texts]).save(path / "vocab.json")
 
@@ -107,18 +118,51 @@ def test_the_cli_trains_on_training_splits_only_and_writes_the_runs_vocabulary(t
     recipe = {"corpus": ["one", "two"], "epochs": 2, "all_but_the_top": 1, "keep_vector_words": True}
     vectors = tmp_path / "vectors" / "r-16.npy"
     ansel = [sys.executable, "-m", "ansel.cli"]
-    subprocess.run(ansel + ["corpus-vectors", "--config", json.dumps(recipe), "--processed", str(tmp_path / "one"),
-                            str(tmp_path / "two"), "--dim", "16", "--out", str(vectors)], check=True)
+    subprocess.run(
+        ansel
+        + [
+            "corpus-vectors",
+            "--config",
+            json.dumps(recipe),
+            "--processed",
+            str(tmp_path / "one"),
+            str(tmp_path / "two"),
+            "--dim",
+            "16",
+            "--out",
+            str(vectors),
+        ],
+        check=True,
+    )
     words = json.loads(vectors.with_suffix(".words.json").read_text())
     assert "bird" in words and "cat" in words
     assert not {"secretdevword", "dev", "anothersecret"} & set(words)  # dev text never trains the vectors
-    assert json.loads(vectors.with_suffix(".json").read_text())["training_tokens"] == {"one": 480, "two": 240}  # questions + answers
+    assert json.loads(vectors.with_suffix(".json").read_text())["training_tokens"] == {
+        "one": 480,
+        "two": 240,
+    }  # questions + answers
     out = tmp_path / "emb" / "r-16.npy"
-    subprocess.run(ansel + ["embeddings", "--config", json.dumps({"recipes": {"r": recipe}}), "--processed",
-                            str(tmp_path / "one"), "--method", "r", "--vectors", str(vectors), "--dim", "16",
-                            "--out", str(out)], check=True)
+    subprocess.run(
+        ansel
+        + [
+            "embeddings",
+            "--config",
+            json.dumps({"recipes": {"r": recipe}}),
+            "--processed",
+            str(tmp_path / "one"),
+            "--method",
+            "r",
+            "--vectors",
+            str(vectors),
+            "--dim",
+            "16",
+            "--out",
+            str(out),
+        ],
+        check=True,
+    )
     vocab, grown = Vocab.load(tmp_path / "one" / "vocab.json"), Vocab.load(out.with_suffix(".vocab.json"))
-    assert grown.tokens[:len(vocab)] == vocab.tokens and {"bird", "flew", "house"} <= set(grown.tokens)
+    assert grown.tokens[: len(vocab)] == vocab.tokens and {"bird", "flew", "house"} <= set(grown.tokens)
     matrix, info = np.load(out), json.loads(out.with_suffix(".json").read_text())
     assert matrix.shape == (len(grown), 16) and info["coverage"] == 1.0
     assert info["vocabulary"] == len(grown) and info["training_vocabulary"] == len(vocab)

@@ -1,4 +1,5 @@
 """The import graph of src/ansel: no circles, no trainer in the report, no torch where no model runs."""
+
 import ast
 import subprocess
 import sys
@@ -25,7 +26,9 @@ def import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                    )
                 # `from ansel.models import io` imports the module ansel.models.io
                 edges |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
         graph[name] = {e for e in edges if e in modules and e != name}
@@ -39,7 +42,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                found.append(stack[stack.index(nxt):] + [nxt])
+                found.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt, stack + [nxt])
         state[node] = "done"
@@ -76,10 +79,22 @@ def test_nothing_in_report_reaches_the_trainer():
 
 
 def test_commands_that_run_no_model_do_not_import_torch():
-    modules = ["ansel.cli", "ansel.data.download", "ansel.data.preprocess", "ansel.data.registry",
-               "ansel.embeddings", "ansel.report.tables", "ansel.report.figures", "ansel.report.deviations",
-               "ansel.report.build", "ansel.targets", "ansel.config", "ansel.training.config",
-               "ansel.evaluation.config", "ansel.models.registry"]
+    modules = [
+        "ansel.cli",
+        "ansel.data.download",
+        "ansel.data.preprocess",
+        "ansel.data.registry",
+        "ansel.embeddings",
+        "ansel.report.tables",
+        "ansel.report.figures",
+        "ansel.report.deviations",
+        "ansel.report.build",
+        "ansel.targets",
+        "ansel.config",
+        "ansel.training.config",
+        "ansel.evaluation.config",
+        "ansel.models.registry",
+    ]
     code = f"import sys; {'; '.join(f'import {m}' for m in modules)}; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

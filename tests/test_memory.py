@@ -14,9 +14,12 @@ def test_glibc_keeps_freed_memory_in_the_process():
 
 
 def test_datasets_are_read_into_mallocs_memory_not_arrows_default_pool(tmp_path):
-    ds = Dataset("tiny", pd.DataFrame({"qid": ["q1"], "text": ["a b"], "tokens": [["a", "b"]], "category": [None]}),
-                 pd.DataFrame({"aid": ["a1", "a2"], "text": ["c", "d e"], "tokens": [["c"], ["d", "e"]]}),
-                 {"train": pd.DataFrame({"qid": ["q1", "q1"], "aid": ["a1", "a2"], "label": [1, 0]})})
+    ds = Dataset(
+        "tiny",
+        pd.DataFrame({"qid": ["q1"], "text": ["a b"], "tokens": [["a", "b"]], "category": [None]}),
+        pd.DataFrame({"aid": ["a1", "a2"], "text": ["c", "d e"], "tokens": [["c"], ["d", "e"]]}),
+        {"train": pd.DataFrame({"qid": ["q1", "q1"], "aid": ["a1", "a2"], "label": [1, 0]})},
+    )
     ds.save(tmp_path)
     pa.set_memory_pool(pa.mimalloc_memory_pool())
     loaded = Dataset.load(tmp_path)

@@ -1,4 +1,5 @@
 """`ansel plan`: device-minutes from per-batch costs measured per run shape."""
+
 import json
 
 import pytest
@@ -28,7 +29,9 @@ def test_a_cost_is_shared_by_runs_of_one_shape_and_not_by_others():
     config = load(preset="smoke")
     base = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
     other_seed = Run("synthetic_en", Variant("qa_cnn"), 2).config(config)
-    assert P.shape(base) == P.shape(other_seed) == P.shape({**base, "train": {**base["train"], "lr": 9.0, "epochs": 99}})
+    assert (
+        P.shape(base) == P.shape(other_seed) == P.shape({**base, "train": {**base["train"], "lr": 9.0, "epochs": 99}})
+    )
     assert P.shape(base) != P.shape({**base, "hparams": {**base["hparams"], "filters": 4000}})
 
 
@@ -127,16 +130,34 @@ def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path
 def test_a_record_layout_is_read_with_its_device_and_instruction_set(tmp_path):
     run = tmp_path / "runs/wikiqa/qa_cnn/seed1"
     run.mkdir(parents=True)
-    cfg = {"dataset": "wikiqa", "model": "qa_cnn", "arch": "qa_cnn", "hparams": {"filters": 8}, "max_len_q": 4,
-           "max_len_a": 8, "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None}}
+    cfg = {
+        "dataset": "wikiqa",
+        "model": "qa_cnn",
+        "arch": "qa_cnn",
+        "hparams": {"filters": 8},
+        "max_len_q": 4,
+        "max_len_a": 8,
+        "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None},
+    }
     (run / "config.json").write_text(json.dumps(cfg))
     epochs = [{"seconds": 2.0, "batches": 4, "dev_seconds": 1.0}, {"seconds": 4.0, "batches": 4, "dev_seconds": 3.0}]
-    (run / "timings.json").write_text(json.dumps({"train": {"device": "cpu", "cpu_capability": "AVX2",
-                                                            "epochs": epochs}}))
+    (run / "timings.json").write_text(
+        json.dumps({"train": {"device": "cpu", "cpu_capability": "AVX2", "epochs": epochs}})
+    )
     (gpu := tmp_path / "costs").mkdir()
     other = {**cfg, "dataset": "trecqa"}
-    (gpu / "cuda-NVIDIA-H200.json").write_text(json.dumps(
-        {P.shape(other): {"device": "cuda/NVIDIA H200", "seconds_per_batch": 0.01, "dev_seconds": 0.5, "peak_mb": 300}}))
+    (gpu / "cuda-NVIDIA-H200.json").write_text(
+        json.dumps(
+            {
+                P.shape(other): {
+                    "device": "cuda/NVIDIA H200",
+                    "seconds_per_batch": 0.01,
+                    "dev_seconds": 0.5,
+                    "peak_mb": 300,
+                }
+            }
+        )
+    )
     costs = P.measured_costs([tmp_path])
     assert costs[P.shape(cfg)].seconds_per_batch == 0.75 and costs[P.shape(cfg)].dev_seconds == 2.0
     assert costs[P.shape(cfg)].device == "cpu/AVX2" and costs[P.shape(other)].peak_mb == 300
@@ -155,13 +176,21 @@ def test_the_committed_records_count_as_measured_by_default():
 
 
 def test_another_devices_cost_of_a_shape_never_hides_this_devices(tmp_path):
-    cfg = {"dataset": "wikiqa", "model": "qa_cnn", "arch": "qa_cnn", "hparams": {}, "max_len_q": 4, "max_len_a": 8,
-           "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None}}
+    cfg = {
+        "dataset": "wikiqa",
+        "model": "qa_cnn",
+        "arch": "qa_cnn",
+        "hparams": {},
+        "max_len_q": 4,
+        "max_len_a": 8,
+        "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None},
+    }
     cpu, gpu = tmp_path / "cpu", tmp_path / "gpu"  # the GPU record is read after the CPU checkout
     for src, device in ((cpu, "cpu/AVX512"), (gpu, "cuda/NVIDIA H200")):
         (src / "costs").mkdir(parents=True)
-        (src / "costs/c.json").write_text(json.dumps({P.shape(cfg): {"device": device, "seconds_per_batch": 0.5,
-                                                                       "dev_seconds": 1.0}}))
+        (src / "costs/c.json").write_text(
+            json.dumps({P.shape(cfg): {"device": device, "seconds_per_batch": 0.5, "dev_seconds": 1.0}})
+        )
     assert P.measured_costs([cpu, gpu], "cpu")[P.shape(cfg)].device == "cpu/AVX512"
     assert P.measured_costs([cpu, gpu])[P.shape(cfg)].device == "cuda/NVIDIA H200"  # no filter: the later wins
 
@@ -176,10 +205,12 @@ def test_the_budget_chooses_the_cheapest_items_counting_a_shared_run_once(monkey
     runs = {m: [Run("synthetic_en", Variant(m), s) for s in (1, 2)] for m in ("qa_cnn", "qa_lstm", "random")}
     cost = {"qa_cnn": 10.0, "qa_lstm": 30.0, "random": None}  # random: its shape unmeasured here
     monkeypatch.setattr(P, "plan_minutes", lambda cfg, costs, positives: (cost[cfg["model"]], None))
-    items = [("a", "cnn", runs["qa_cnn"]),                           # 20 min
-             ("a", "both", runs["qa_cnn"] + runs["qa_lstm"]),       # 80, of which 60 new after "cnn"
-             ("b", "lstm", runs["qa_lstm"]),                        # 60
-             ("b", "unmeasured", runs["random"])]
+    items = [
+        ("a", "cnn", runs["qa_cnn"]),  # 20 min
+        ("a", "both", runs["qa_cnn"] + runs["qa_lstm"]),  # 80, of which 60 new after "cnn"
+        ("b", "lstm", runs["qa_lstm"]),  # 60
+        ("b", "unmeasured", runs["random"]),
+    ]
     assert P.choose(config, items, {}, {}, 80) == ["a/cnn", "b/lstm", "a/both"]  # 20 + 60 + 0 new
     assert P.choose(config, items, {}, {}, 79) == ["a/cnn"]  # neither 60-minute item fits after it
 
@@ -218,11 +249,26 @@ def test_a_shape_is_keyed_by_what_changes_the_arithmetic_only():
     def with_(cfg, train=None, **hparams):
         return P.shape({**cfg, "hparams": {**cfg["hparams"], **hparams}, "train": {**cfg["train"], **(train or {})}})
 
-    same = [with_(ggsa, shared_encoder=True), with_(ggsa, heads=6), with_(ggsa, dropout=0.5),
-            with_(ggsa, train={"embedding_updates": "dense"})]
+    same = [
+        with_(ggsa, shared_encoder=True),
+        with_(ggsa, heads=6),
+        with_(ggsa, dropout=0.5),
+        with_(ggsa, train={"embedding_updates": "dense"}),
+    ]
     assert set(same) == {P.shape(ggsa)}
-    assert len({P.shape(ggsa), with_(ggsa, dropout=0.0), with_(ggsa, heads=4), with_(ggsa, freeze_embeddings=True),
-                with_(ggsa, train={"embedding_updates": "sparse"}), with_(ggsa, train={"loss": "category"})}) == 6
+    assert (
+        len(
+            {
+                P.shape(ggsa),
+                with_(ggsa, dropout=0.0),
+                with_(ggsa, heads=4),
+                with_(ggsa, freeze_embeddings=True),
+                with_(ggsa, train={"embedding_updates": "sparse"}),
+                with_(ggsa, train={"loss": "category"}),
+            }
+        )
+        == 6
+    )
     arc_i = Run("wikiqa_mz", Variant("amv_arc_i_wikiqa"), 1).config(config)
     assert arc_i["hparams"]["normalize_embeddings"] is True  # also added after costs-full ran
     assert with_(arc_i, normalize_embeddings=False) == P.shape(arc_i)
@@ -234,12 +280,20 @@ def test_a_cost_keyed_before_the_keys_it_lacks_prices_the_runs_of_its_shape(tmp_
     """A committed cost's key written with the hyperparameters as the config gave them then (no
     shared_encoder, no defaults, no train options added since) prices today's runs of that arithmetic."""
     cfg = Run("insuranceqa_v2", Variant("ggsa_group_sa_insuranceqa"), 1).config(load(preset="paper"))
-    old = {"dataset": cfg["dataset"], "arch": cfg["arch"], "max_len_q": cfg["max_len_q"], "max_len_a": cfg["max_len_a"],
-           "hparams": {k: v for k, v in cfg["hparams"].items() if k != "shared_encoder"},
-           **{k: cfg["train"].get(k) for k in P.TRAIN_SHAPE_KEYS}}
+    old = {
+        "dataset": cfg["dataset"],
+        "arch": cfg["arch"],
+        "max_len_q": cfg["max_len_q"],
+        "max_len_a": cfg["max_len_a"],
+        "hparams": {k: v for k, v in cfg["hparams"].items() if k != "shared_encoder"},
+        **{k: cfg["train"].get(k) for k in P.TRAIN_SHAPE_KEYS},
+    }
     (tmp_path / "costs").mkdir()
-    (tmp_path / "costs/cuda.json").write_text(json.dumps({json.dumps(old): {"device": "cuda/X", "seconds_per_batch": 0.02,
-                                                                               "dev_seconds": 1.0, "batches": 100}}))
+    (tmp_path / "costs/cuda.json").write_text(
+        json.dumps(
+            {json.dumps(old): {"device": "cuda/X", "seconds_per_batch": 0.02, "dev_seconds": 1.0, "batches": 100}}
+        )
+    )
     costs = P.measured_costs([tmp_path])
     assert list(costs) == [P.shape(cfg)]
     minutes, _ = P.plan_minutes(cfg, costs, {cfg["dataset"]: None})
@@ -250,12 +304,29 @@ def _timed_run(root, dataset, seed, epochs, outside):
     """A record's run of ``epochs`` epochs (10 batches in 1 s, dev scoring 0.5 s) and ``outside`` seconds besides."""
     run = root / f"runs/{dataset}/qa_cnn/seed{seed}"
     run.mkdir(parents=True)
-    cfg = {"dataset": dataset, "model": "qa_cnn", "arch": "qa_cnn", "hparams": {}, "max_len_q": 4, "max_len_a": 8,
-           "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None, "epochs": epochs}}
+    cfg = {
+        "dataset": dataset,
+        "model": "qa_cnn",
+        "arch": "qa_cnn",
+        "hparams": {},
+        "max_len_q": 4,
+        "max_len_a": 8,
+        "train": {"batch_size": 2, "negatives": {"n": 1}, "max_batches": None, "epochs": epochs},
+    }
     (run / "config.json").write_text(json.dumps(cfg))
-    (run / "timings.json").write_text(json.dumps({"train": {
-        "device": "cuda:0", "device_name": "H", "started": 1000.0, "finished": 1000.0 + epochs * 1.5 + outside,
-        "epochs": [{"seconds": 1.0, "batches": 10, "dev_seconds": 0.5}] * epochs}}))
+    (run / "timings.json").write_text(
+        json.dumps(
+            {
+                "train": {
+                    "device": "cuda:0",
+                    "device_name": "H",
+                    "started": 1000.0,
+                    "finished": 1000.0 + epochs * 1.5 + outside,
+                    "epochs": [{"seconds": 1.0, "batches": 10, "dev_seconds": 0.5}] * epochs,
+                }
+            }
+        )
+    )
     return cfg
 
 
@@ -266,10 +337,20 @@ def test_checkpoints_and_start_up_are_fitted_from_the_timed_runs_and_counted(tmp
     _timed_run(tmp_path, "b", 1, 40, 5.0 + 40 * 0.25)
     costs = P.measured_costs([tmp_path])
     overhead = costs[P.shape(short)].overhead
-    assert (overhead.start_seconds, overhead.epoch_seconds, overhead.runs) == (pytest.approx(5.0), pytest.approx(0.25), 2)
+    assert (overhead.start_seconds, overhead.epoch_seconds, overhead.runs) == (
+        pytest.approx(5.0),
+        pytest.approx(0.25),
+        2,
+    )
     parts, _ = P.run_parts({**short, "train": {**short["train"], "epochs": 100}}, costs, {"a": None})
-    assert parts == pytest.approx({"training": 100 * 1.0 / 60, "dev scoring": 100 * 0.5 / 60,
-                                   "checkpoints": 100 * 0.25 / 60, "start-up": 5.0 / 60})
+    assert parts == pytest.approx(
+        {
+            "training": 100 * 1.0 / 60,
+            "dev scoring": 100 * 0.5 / 60,
+            "checkpoints": 100 * 0.25 / 60,
+            "start-up": 5.0 / 60,
+        }
+    )
     # a run resumed in a later process (its epochs all, its start the last process's) moves no median
     _timed_run(tmp_path, "b", 2, 40, -50.0)
     _timed_run(tmp_path, "b", 3, 40, 5.0 + 40 * 0.25)
@@ -296,18 +377,34 @@ def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_sha
     config = smoke_synthetic_table_only()
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
     (tmp_path / "costs").mkdir()
-    (tmp_path / "costs/c.json").write_text(json.dumps({P.shape(cfg): {
-        "device": "cuda/X", "seconds_per_batch": 60.0 / cfg["train"]["epochs"], "dev_seconds": 0.0, "batches": 10}}))
+    (tmp_path / "costs/c.json").write_text(
+        json.dumps(
+            {
+                P.shape(cfg): {
+                    "device": "cuda/X",
+                    "seconds_per_batch": 60.0 / cfg["train"]["epochs"],
+                    "dev_seconds": 0.0,
+                    "batches": 10,
+                }
+            }
+        )
+    )
     r = P.reproduction(config, P.measured_costs([tmp_path]), {"synthetic_en": None, "synthetic_zh": None})
     # qa_cnn on synthetic_en: 10 minutes a run (over one command's 9), 2 seeds; the 2 x 2 others unpriced
     assert (r["priced"], r["minutes"], len(r["long runs"])) == (2, pytest.approx(20.0), 2)
     assert (r["leases"], r["packed leases"]) == (2, 1)  # 20 / 13 one at a time; 20 / (13 x 2.4) packed
     assert sorted((c["dataset"], c["model"], n) for c, n, _ in r["unpriced"].values()) == [
-        ("synthetic_en", "qa_lstm", 2), ("synthetic_zh", "qa_cnn", 2), ("synthetic_zh", "qa_lstm", 2)]
+        ("synthetic_en", "qa_lstm", 2),
+        ("synthetic_zh", "qa_cnn", 2),
+        ("synthetic_zh", "qa_lstm", 2),
+    ]
     assert r["overheads"] == {"cuda/X": None}
     cli.print_reproduction(r, "cuda")
     out = capsys.readouterr().out
-    assert "20.0 device-minutes (training 20.0 + dev scoring 0.0 + checkpoints 0.0 + start-up 0.0) for 2 runs; 6 runs unpriced" in out
+    assert (
+        "20.0 device-minutes (training 20.0 + dev scoring 0.0 + checkpoints 0.0 + start-up 0.0) for 2 runs; 6 runs unpriced"
+        in out
+    )
     assert "checkpoints and start-up on cuda/X: not counted" in out
     assert "leases (13 device-minutes of each used): 2 one run at a time, 1 at the kit's packing" in out
     assert "runs over one command's 9 minutes alone: 2 (20.0 minutes)" in out

@@ -1,5 +1,6 @@
 """Published vectors files: GloVe text (plain, .gz, the .zip member), word2vec text and binary;
 GloVe 840B's tokens with spaces; malformed lines counted and named, never words."""
+
 import gzip
 import zipfile
 
@@ -46,8 +47,7 @@ def test_text_formats_give_the_same_rows(tmp_path, kind):
 
 
 def test_word2vec_binary(tmp_path):
-    body = b"".join(w.encode() + b" " + np.asarray(v, "<f4").tobytes() + b"\n" for w, v in ROWS.items()
-                    if " " not in w)
+    body = b"".join(w.encode() + b" " + np.asarray(v, "<f4").tobytes() + b"\n" for w, v in ROWS.items() if " " not in w)
     path = tmp_path / "GoogleNews-vectors-negative3.bin.gz"
     path.write_bytes(gzip.compress(b"3 3\n" + body))
     matrix, coverage, report = load_pretrained(path, VOCAB, 3)

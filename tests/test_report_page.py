@@ -1,4 +1,5 @@
 """The report's first page embeds its figures: one self-contained HTML file, no links to the checkout."""
+
 import base64
 
 from docutils.core import publish_parts

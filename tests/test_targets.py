@@ -3,19 +3,43 @@ import pytest
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
 
-TRAIN = {"epochs": 1, "batch_size": 4, "optimizer": "adam", "lr": 1e-3, "loss": "hinge", "margin": 0.1,
-         "select_metric": "MAP"}
+TRAIN = {
+    "epochs": 1,
+    "batch_size": 4,
+    "optimizer": "adam",
+    "lr": 1e-3,
+    "loss": "hinge",
+    "margin": 0.1,
+    "select_metric": "MAP",
+}
 GGSA = {"arch": "ggsa", "hparams": {"embedding_dim": 60, "heads": 6, "group_size": 10}}
 
 
 def sweep_spec(**over):
-    return {"id": "fig", "kind": "sweep", "dataset": "ds", "splits": ["test"], "metric": "P@1", "x": "group_size",
-            "values": [4, 10, 20], "base_model": "g", "reference_model": "ref", **over}
+    return {
+        "id": "fig",
+        "kind": "sweep",
+        "dataset": "ds",
+        "splits": ["test"],
+        "metric": "P@1",
+        "x": "group_size",
+        "values": [4, 10, 20],
+        "base_model": "g",
+        "reference_model": "ref",
+        **over,
+    }
 
 
 def config(**over):
-    return {"seeds": 2, "datasets": {"ds": {}, "syn": {}}, "dataset_alias": {}, "scale": {}, "train": TRAIN,
-            "models": {"g": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}}, **over}
+    return {
+        "seeds": 2,
+        "datasets": {"ds": {}, "syn": {}},
+        "dataset_alias": {},
+        "scale": {},
+        "train": TRAIN,
+        "models": {"g": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}},
+        **over,
+    }
 
 
 def named(points):
@@ -35,8 +59,9 @@ def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value(
 
 def test_sweep_runs_include_the_reference_model_for_every_seed():
     runs = T.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
-    assert dirs(runs) == sorted(f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"]
-                                for s in (1, 2))
+    assert dirs(runs) == sorted(
+        f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"] for s in (1, 2)
+    )
     assert T.Run("syn", T.Variant("g", ("group_size", 20)), 1) in runs
 
 
@@ -51,12 +76,15 @@ def test_derived_model_config_overrides_the_hparam_after_scale():
     assert model_config(config(), "g")["hparams"]["group_size"] == 10
 
 
-@pytest.mark.parametrize("model,point,message", [
-    ("g", ("window", 3), r"models\.g@window=3: window is neither a hyperparameter"),
-    ("g", ("group_size", "ten"), r"models\.g@group_size=\"ten\"\.hparams\.group_size: 'ten' is not of type"),
-    ("g", ("group_size", 1.5), r"models\.g@group_size=1\.5\.hparams\.group_size"),  # typed hparams reject a float
-    ("nope", ("group_size", 4), "models.nope"),
-])
+@pytest.mark.parametrize(
+    "model,point,message",
+    [
+        ("g", ("window", 3), r"models\.g@window=3: window is neither a hyperparameter"),
+        ("g", ("group_size", "ten"), r"models\.g@group_size=\"ten\"\.hparams\.group_size: 'ten' is not of type"),
+        ("g", ("group_size", 1.5), r"models\.g@group_size=1\.5\.hparams\.group_size"),  # typed hparams reject a float
+        ("nope", ("group_size", 4), "models.nope"),
+    ],
+)
 def test_bad_points_are_named_errors(model, point, message):
     with pytest.raises(ConfigError, match=message):
         model_config(config(), model, point)
@@ -69,18 +97,31 @@ def test_lr_grid_points_are_runs_and_the_models_own_lr_is_the_model_itself():
     cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}})
     assert named(T.grid_points(cfg, "g")) == [(1e-4, "g"), (5e-5, "g@lr=5e-05")]
     assert named(T.grid_points(cfg, "plain")) == [(0.1, "plain")]
-    table = {"rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
-             "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}]}
-    assert dirs(T.table_runs(cfg, table)) == [f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)]
+    table = {
+        "rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
+        "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
+    }
+    assert dirs(T.table_runs(cfg, table)) == [
+        f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)
+    ]
 
 
 def test_grid_point_config_sets_lr_after_scale_and_leaves_the_grid_out_of_the_run():
     from ansel.config import run_config
 
-    cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}},
-                 train={**TRAIN, "epochs": 9}, scale={"train": {"lr": 0.5, "lr_grid": [1e-4], "epochs": 1}},
-                 datasets={"ds": {"max_len_q": 5, "max_len_a": 9, "splits": ["train", "dev"]}})
-    assert model_config(cfg, "g", ("lr", 5e-5))["train"] == {**TRAIN, **GRID, "lr": 5e-5, "lr_grid": [1e-4], "epochs": 1}
+    cfg = config(
+        models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}},
+        train={**TRAIN, "epochs": 9},
+        scale={"train": {"lr": 0.5, "lr_grid": [1e-4], "epochs": 1}},
+        datasets={"ds": {"max_len_q": 5, "max_len_a": 9, "splits": ["train", "dev"]}},
+    )
+    assert model_config(cfg, "g", ("lr", 5e-5))["train"] == {
+        **TRAIN,
+        **GRID,
+        "lr": 5e-5,
+        "lr_grid": [1e-4],
+        "epochs": 1,
+    }
     run = run_config(cfg, "ds", "g", 1, ("lr", 5e-5))
     assert run["train"] == {**TRAIN, "lr": 5e-5, "select_metric": "P@1", "epochs": 1}
     assert run["model"] == "g@lr=5e-05"
@@ -88,8 +129,11 @@ def test_grid_point_config_sets_lr_after_scale_and_leaves_the_grid_out_of_the_ru
     assert "lr_grid" not in model_config(cfg, "plain")["train"]
     assert named(T.grid_points(cfg, "g")) == [(1e-4, "g@lr=0.0001")]  # the preset's lr 0.5 is the model's own
     # a preset's grid with none of the model's points leaves the model's own lr (MTAS's 0.3 under smoke's 1e-4)
-    other = config(models={"m": {**GGSA, "train": {"lr": 0.3, "lr_grid": [0.3, 3.0]}}}, train=TRAIN,
-                   scale={"train": {"lr_grid": [1e-4]}})
+    other = config(
+        models={"m": {**GGSA, "train": {"lr": 0.3, "lr_grid": [0.3, 3.0]}}},
+        train=TRAIN,
+        scale={"train": {"lr_grid": [1e-4]}},
+    )
     assert named(T.grid_points(other, "m")) == [(0.3, "m")]
 
 
@@ -97,7 +141,11 @@ def test_a_preset_can_sweep_fewer_points():
     spec = {**sweep_spec(), "paper": "p"}
     cfg = config(papers={"p": {"sweeps": {"fig": [10, 20]}}})
     assert named(T.sweep_models(cfg, spec)) == [(10, "g"), (20, "g@group_size=20")]
-    assert named(T.sweep_models(cfg, {**spec, "id": "other"})) == [(4, "g@group_size=4"), (10, "g"), (20, "g@group_size=20")]
+    assert named(T.sweep_models(cfg, {**spec, "id": "other"})) == [
+        (4, "g@group_size=4"),
+        (10, "g"),
+        (20, "g@group_size=20"),
+    ]
 
 
 def test_figure_runs_per_kind():
@@ -118,18 +166,27 @@ def test_figure_runs_per_kind():
 def test_a_model_may_have_its_own_number_of_seeds():
     cfg = config(models={"g": {**GGSA, "seeds": 5}, "ref": GGSA})
     assert T.seeds(cfg) == T.seeds(cfg, T.Variant("ref")) == [1, 2]
-    assert T.seeds(cfg, T.Variant("g")) == T.seeds(cfg, T.Variant("g", ("lr", 5e-5))) == [1, 2, 3, 4, 5]  # derived: the base's
-    table = {"rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
-             "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}]}
-    assert dirs(T.table_runs(cfg, table)) == ([f"results/runs/ds/g/seed{s}" for s in range(1, 6)]
-                                              + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"])
+    assert (
+        T.seeds(cfg, T.Variant("g")) == T.seeds(cfg, T.Variant("g", ("lr", 5e-5))) == [1, 2, 3, 4, 5]
+    )  # derived: the base's
+    table = {
+        "rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
+        "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
+    }
+    assert dirs(T.table_runs(cfg, table)) == (
+        [f"results/runs/ds/g/seed{s}" for s in range(1, 6)] + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"]
+    )
     assert T.seed_count(cfg, ["g", "ref", "g"]) == "2-5" and T.seed_count(cfg, ["g"]) == "5"
     assert T.seed_count(cfg, []) == "2"  # no model rows: the config's count
 
 
 def test_dataset_stats_tables_read_statistics_not_runs():
-    table = {"id": "t", "kind": "dataset_stats", "columns": ["questions"],
-             "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}]}
+    table = {
+        "id": "t",
+        "kind": "dataset_stats",
+        "columns": ["questions"],
+        "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}],
+    }
     assert T.table_inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
     assert T.published_file(table) == "workflow/papers/dataset_stats_published.csv"
     assert T.published_file({"id": "m"}) == "workflow/papers/published_results.csv"
@@ -137,8 +194,9 @@ def test_dataset_stats_tables_read_statistics_not_runs():
 
 def _declared(paper):
     spec = load_paper(paper)
-    return ({f"results/tables/{paper}/{t['id']}.{e}" for t in spec.get("tables", []) for e in T.TABLE_EXTENSIONS}
-            | {f"figures/{paper}/{f['id']}.{e}" for f in spec.get("figures", []) for e in T.FIGURE_EXTENSIONS})
+    return {f"results/tables/{paper}/{t['id']}.{e}" for t in spec.get("tables", []) for e in T.TABLE_EXTENSIONS} | {
+        f"figures/{paper}/{f['id']}.{e}" for f in spec.get("figures", []) for e in T.FIGURE_EXTENSIONS
+    }
 
 
 def _synthetic(path: str) -> bool:
@@ -183,18 +241,27 @@ def test_unknown_table_id_in_papers_is_named():
 
 
 def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
-    cfg = config(dataset_alias={"pairs": "syn"},
-                 models={"g": GGSA, "g2": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}})
-    table = {"rows": [{"label": "G", "model": "g", "models": {"pairs": "g2"}},
-                      {"label": "R", "model": "ref", "models": {"pairs": None}},
-                      {"label": "Prior"}],
-             "columns": [{"dataset": "ds", "split": "test", "metric": "MAP"},
-                         {"dataset": "pairs", "split": "test", "metric": "accuracy"}]}
+    cfg = config(
+        dataset_alias={"pairs": "syn"},
+        models={"g": GGSA, "g2": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}},
+    )
+    table = {
+        "rows": [
+            {"label": "G", "model": "g", "models": {"pairs": "g2"}},
+            {"label": "R", "model": "ref", "models": {"pairs": None}},
+            {"label": "Prior"},
+        ],
+        "columns": [
+            {"dataset": "ds", "split": "test", "metric": "MAP"},
+            {"dataset": "pairs", "split": "test", "metric": "accuracy"},
+        ],
+    }
     cells = [(row["label"], row["model"], col["dataset"], ds) for row, col, ds in T.table_cells(cfg, table)]
     assert cells == [("G", "g", "ds", "ds"), ("G", "g2", "pairs", "syn"), ("R", "ref", "ds", "ds")]
     assert T.table_models(table) == ["g", "g2", "ref"]
-    assert dirs(T.table_runs(cfg, table)) == [f"results/runs/{ds}/{m}/seed{s}" for ds, m in
-                                              [("ds", "g"), ("ds", "ref"), ("syn", "g2")] for s in (1, 2)]
+    assert dirs(T.table_runs(cfg, table)) == [
+        f"results/runs/{ds}/{m}/seed{s}" for ds, m in [("ds", "g"), ("ds", "ref"), ("syn", "g2")] for s in (1, 2)
+    ]
     rows, (ranking, pairs) = table["rows"], table["columns"]
     assert T.not_applicable(rows[1], pairs)  # a row with runs, none here: n/a
     assert not T.not_applicable(rows[1], ranking) and not T.not_applicable(rows[0], pairs)
@@ -214,8 +281,12 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
     for row, _, ds in T.table_cells(cfg, table):
         for run in T.runs(cfg, ds, T.Variant(row["model"])):
             run.config(cfg)  # refuses a loss that does not fit the dataset's task (ranking / classification)
-    assert {T.cell_model(row, col) for row in table["rows"] for col in table["columns"]
-            if col["dataset"] == "quoraqp_standin" and T.not_applicable(row, col)} == {None}
+    assert {
+        T.cell_model(row, col)
+        for row in table["rows"]
+        for col in table["columns"]
+        if col["dataset"] == "quoraqp_standin" and T.not_applicable(row, col)
+    } == {None}
     heatmap = T.spec_figure("matrix", "heatmap")  # reads the table's runs and files
     assert T.figure_runs(cfg, heatmap) == T.table_runs(cfg, table)
     assert T.figure_inputs(cfg, heatmap) == T.table_inputs(cfg, table)
@@ -225,8 +296,9 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
 def test_a_presets_evaluation_cadence_applies_only_where_a_model_has_one():
     """scale.train.monitor_every shrinks the MTAS rows' cadence (smoke's short runs); a model that
     scores no split on a cadence gets none (it would have no monitor split to score)."""
-    cfg = config(models={"cadenced": {**GGSA, "train": {"monitor_splits": ["test"], "monitor_every": 1000}},
-                         "plain": GGSA},
-                 scale={"train": {"monitor_every": 4}})
+    cfg = config(
+        models={"cadenced": {**GGSA, "train": {"monitor_splits": ["test"], "monitor_every": 1000}}, "plain": GGSA},
+        scale={"train": {"monitor_every": 4}},
+    )
     assert model_config(cfg, "cadenced")["train"]["monitor_every"] == 4
     assert "monitor_every" not in model_config(cfg, "plain")["train"]

@@ -1,6 +1,7 @@
 """A local stand-in for the upstream servers (127.0.0.1), for the tests that fetch over HTTP with
 the URLs rewritten to it (``data.upstream_rewrite``): the files it serves, the faults it makes on
 request, the paths asked for; and WikiQACorpus.zip as Microsoft serves it, built from the mirror."""
+
 from __future__ import annotations
 
 import contextlib
@@ -72,7 +73,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if fault == "stall":
             time.sleep(3)
         asked = self.headers.get("Range", "")
-        start = int(asked[len("bytes="):].rstrip("-")) if self.server.honour_range and asked else None
+        start = int(asked[len("bytes=") :].rstrip("-")) if self.server.honour_range and asked else None
         self.send_response(200 if start is None else 206)
         if start is not None:
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
@@ -120,8 +121,10 @@ def wikiqa_corpus_zip() -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for split in ("train", "dev", "test"):
-            z.writestr(f"WikiQACorpus/WikiQA-{split}.tsv",
-                       gzip.decompress((MIRROR / f"wikiqa/WikiQA-{split}.tsv.gz").read_bytes()))
+            z.writestr(
+                f"WikiQACorpus/WikiQA-{split}.tsv",
+                gzip.decompress((MIRROR / f"wikiqa/WikiQA-{split}.tsv.gz").read_bytes()),
+            )
     return buf.getvalue()
 
 

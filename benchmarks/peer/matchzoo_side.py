@@ -14,6 +14,7 @@ Settings (``--settings``): ``fork``, the aMV-LSTM authors' WikiQA configs (upstr
 as MatchZoo-py's models express them; ``peer``, MatchZoo-py's model defaults. ``--train-embeddings``
 updates the embedding table (MatchZoo-py's default), else it is frozen (the fork's configs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,15 +25,40 @@ import time
 WARMUP = 3
 SETTINGS = {  # model -> settings -> (MatchZoo-py params, optimizer, lr, text lengths, embedding dim)
     "mv_lstm": {
-        "fork": ({"hidden_size": 50, "top_k": 100, "dropout_rate": 0.5, "mlp_num_layers": 1, "mlp_num_units": 10,
-                  "mlp_num_fan_out": 10}, "adadelta", 1.0, (10, 40), 300),
+        "fork": (
+            {
+                "hidden_size": 50,
+                "top_k": 100,
+                "dropout_rate": 0.5,
+                "mlp_num_layers": 1,
+                "mlp_num_units": 10,
+                "mlp_num_fan_out": 10,
+            },
+            "adadelta",
+            1.0,
+            (10, 40),
+            300,
+        ),
         "peer": ({}, "adam", 1e-3, (10, 40), 300),
     },
     "arc_i": {
-        "fork": ({"left_length": 20, "right_length": 40, "left_filters": [128], "left_kernel_sizes": [3],
-                  "left_pool_sizes": [4], "right_filters": [128], "right_kernel_sizes": [3],
-                  "right_pool_sizes": [4], "dropout_rate": 0.95},  # the fork's convolution is linear: MatchZoo-py has no such choice (relu)
-                 "adam", 1e-3, (20, 40), 50),
+        "fork": (
+            {
+                "left_length": 20,
+                "right_length": 40,
+                "left_filters": [128],
+                "left_kernel_sizes": [3],
+                "left_pool_sizes": [4],
+                "right_filters": [128],
+                "right_kernel_sizes": [3],
+                "right_pool_sizes": [4],
+                "dropout_rate": 0.95,
+            },  # the fork's convolution is linear: MatchZoo-py has no such choice (relu)
+            "adam",
+            1e-3,
+            (20, 40),
+            50,
+        ),
         "peer": ({"left_length": 10, "right_length": 40}, "adam", 1e-3, (10, 40), 300),
     },
 }
@@ -70,11 +96,12 @@ def main() -> None:
     test_pack = preprocessor.transform(test_raw, verbose=0)
     vocab_size = preprocessor.context["vocab_size"]
     rng = np.random.default_rng(0)
-    embedding = (rng.random((vocab_size, dim), dtype=np.float32) * 0.4 - 0.2)
+    embedding = rng.random((vocab_size, dim), dtype=np.float32) * 0.4 - 0.2
 
     padding = model_class.get_default_padding_callback(fixed_length_left=left, fixed_length_right=right)
-    trainset = mz.dataloader.Dataset(train_pack, mode="pair", num_dup=1, num_neg=1, batch_size=a.batch,
-                                     resample=True, shuffle=True)
+    trainset = mz.dataloader.Dataset(
+        train_pack, mode="pair", num_dup=1, num_neg=1, batch_size=a.batch, resample=True, shuffle=True
+    )
     trainloader = mz.dataloader.DataLoader(trainset, stage="train", callback=padding)
     testset = mz.dataloader.Dataset(test_pack, mode="point", batch_size=256, shuffle=False)
     testloader = mz.dataloader.DataLoader(testset, stage="dev", callback=padding)
@@ -88,8 +115,9 @@ def main() -> None:
     model.guess_and_fill_missing_params(verbose=0)
     model.build()
     trainable = [q for q in model.parameters() if q.requires_grad]
-    optimizer = (torch.optim.Adadelta(trainable, lr=lr) if optimizer_name == "adadelta"
-                 else torch.optim.Adam(trainable, lr=lr))
+    optimizer = (
+        torch.optim.Adadelta(trainable, lr=lr) if optimizer_name == "adadelta" else torch.optim.Adam(trainable, lr=lr)
+    )
     loss_fn = mz.losses.RankHingeLoss()
 
     model.train()
@@ -125,13 +153,27 @@ def main() -> None:
         candidates = predict()
         times.append(time.perf_counter() - t0)
     score_s = sorted(times)[len(times) // 2]
-    print(json.dumps({
-        "side": "matchzoo-py", "version": mz.__version__, "model": a.model, "settings": a.settings,
-        "train_embeddings": a.train_embeddings, "vocab_size": int(vocab_size), "rows_per_step": rows,
-        "trainable": sum(q.numel() for q in trainable), "steps": a.steps, "train_s": train_s,
-        "triples_per_s": triples / train_s, "candidates": candidates, "candidates_per_s": candidates / score_s,
-        "peak_rss_mb": peak_rss_mb(), "threads": torch.get_num_threads(),
-    }))
+    print(
+        json.dumps(
+            {
+                "side": "matchzoo-py",
+                "version": mz.__version__,
+                "model": a.model,
+                "settings": a.settings,
+                "train_embeddings": a.train_embeddings,
+                "vocab_size": int(vocab_size),
+                "rows_per_step": rows,
+                "trainable": sum(q.numel() for q in trainable),
+                "steps": a.steps,
+                "train_s": train_s,
+                "triples_per_s": triples / train_s,
+                "candidates": candidates,
+                "candidates_per_s": candidates / score_s,
+                "peak_rss_mb": peak_rss_mb(),
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

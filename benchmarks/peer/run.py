@@ -25,6 +25,7 @@ Like for like:
 
     python benchmarks/peer/run.py [--rounds 3] [--steps 200] [--models mv_lstm,arc_i]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,12 +46,41 @@ MARKER = "BENCH_MATCHZOO_RESULT "
 # ansel's side of each setting: (params.yaml model whose hparams are the fork's | the peer's defaults
 # as ansel hparams, optimizer, lr, text lengths)
 ANSEL = {
-    "mv_lstm": {"fork": ("amv_mv_lstm_wikiqa", "adadelta", 1.0, (10, 40)),
-                "peer": ({"hidden": 32, "top_k": 10, "dropout": 0.0, "lstm_dropout": 0.0, "embedding_dim": 300,
-                          "text1_maxlen": 10, "text2_maxlen": 40}, "adam", 1e-3, (10, 40))},
-    "arc_i": {"fork": ("amv_arc_i_wikiqa", "adam", 1e-3, (20, 40)),
-              "peer": ({"kernel_count": 32, "kernel_size": 3, "q_pool_size": 2, "d_pool_size": 2, "dropout": 0.0,
-                        "embedding_dim": 300, "text1_maxlen": 10, "text2_maxlen": 40}, "adam", 1e-3, (10, 40))},
+    "mv_lstm": {
+        "fork": ("amv_mv_lstm_wikiqa", "adadelta", 1.0, (10, 40)),
+        "peer": (
+            {
+                "hidden": 32,
+                "top_k": 10,
+                "dropout": 0.0,
+                "lstm_dropout": 0.0,
+                "embedding_dim": 300,
+                "text1_maxlen": 10,
+                "text2_maxlen": 40,
+            },
+            "adam",
+            1e-3,
+            (10, 40),
+        ),
+    },
+    "arc_i": {
+        "fork": ("amv_arc_i_wikiqa", "adam", 1e-3, (20, 40)),
+        "peer": (
+            {
+                "kernel_count": 32,
+                "kernel_size": 3,
+                "q_pool_size": 2,
+                "d_pool_size": 2,
+                "dropout": 0.0,
+                "embedding_dim": 300,
+                "text1_maxlen": 10,
+                "text2_maxlen": 40,
+            },
+            "adam",
+            1e-3,
+            (10, 40),
+        ),
+    },
 }
 
 
@@ -63,9 +93,21 @@ def ansel_hparams(spec) -> dict:
 
 
 def peer(model: str, settings: str, trained: bool, a) -> dict:
-    cmd = [str(PEER_PYTHON), str(HERE / "matchzoo_side.py"), "--model", model, "--settings", settings,
-           "--steps", str(a.steps), "--score-repeats", str(a.score_repeats), "--threads", str(a.threads),
-           *(["--train-embeddings"] if trained else [])]
+    cmd = [
+        str(PEER_PYTHON),
+        str(HERE / "matchzoo_side.py"),
+        "--model",
+        model,
+        "--settings",
+        settings,
+        "--steps",
+        str(a.steps),
+        "--score-repeats",
+        str(a.score_repeats),
+        "--threads",
+        str(a.threads),
+        *(["--train-embeddings"] if trained else []),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HOME": str(HERE / ".home")})
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if done.returncode or not lines:
@@ -89,15 +131,38 @@ def ansel(model: str, settings: str, trained: bool, vocab_size: int, a, side: st
     spec, optimizer, lr, lengths = ANSEL[model][settings]
     updates, kernel = VARIANTS[side]
     hparams = {**ansel_hparams(spec), "freeze_embeddings": not trained}
-    cmd = [sys.executable, str(ROOT / "benchmarks/bench_matchzoo.py"), "--one", model, "--steps", str(a.steps),
-           "--score-repeats", str(a.score_repeats), "--threads", str(a.threads), "--hparams", json.dumps(hparams),
-           "--optimizer", optimizer, "--lr", str(lr), "--vocab-size", str(vocab_size), "--lengths", json.dumps(lengths),
-           "--embedding-updates", updates, "--optimizer-kernel", kernel, *(["--train-embeddings"] if trained else [])]
+    cmd = [
+        sys.executable,
+        str(ROOT / "benchmarks/bench_matchzoo.py"),
+        "--one",
+        model,
+        "--steps",
+        str(a.steps),
+        "--score-repeats",
+        str(a.score_repeats),
+        "--threads",
+        str(a.threads),
+        "--hparams",
+        json.dumps(hparams),
+        "--optimizer",
+        optimizer,
+        "--lr",
+        str(lr),
+        "--vocab-size",
+        str(vocab_size),
+        "--lengths",
+        json.dumps(lengths),
+        "--embedding-updates",
+        updates,
+        "--optimizer-kernel",
+        kernel,
+        *(["--train-embeddings"] if trained else []),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARKER)]
     if done.returncode or not lines:
         raise SystemExit(f"ansel's side failed ({' '.join(cmd)}):\n{(done.stdout + done.stderr)[-2000:]}")
-    return json.loads(lines[-1][len(MARKER):])
+    return json.loads(lines[-1][len(MARKER) :])
 
 
 def main() -> None:
@@ -126,10 +191,22 @@ def main() -> None:
                     vocab[model, settings] = got["peer"]["vocab_size"]
                 else:
                     got[side] = ansel(model, settings, trained, vocab[model, settings], a, side)
-            runs.append({"round": r + 1, "model": model, "settings": settings, "trained_embeddings": trained,
-                         "first": sides[0], **got})
-            print(f"round {r + 1}: {model} {settings} {'trained' if trained else 'frozen'}: "
-                  + ", ".join(f"{side} {got[side]['triples_per_s']:,.0f}" for side in sides) + " triples/s", flush=True)
+            runs.append(
+                {
+                    "round": r + 1,
+                    "model": model,
+                    "settings": settings,
+                    "trained_embeddings": trained,
+                    "first": sides[0],
+                    **got,
+                }
+            )
+            print(
+                f"round {r + 1}: {model} {settings} {'trained' if trained else 'frozen'}: "
+                + ", ".join(f"{side} {got[side]['triples_per_s']:,.0f}" for side in sides)
+                + " triples/s",
+                flush=True,
+            )
         print(f"round {r + 1}: load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after", flush=True)
     from bench_matchzoo import vectors_label
 
@@ -137,33 +214,63 @@ def main() -> None:
     for model, settings, trained in configs:
         mine = [x for x in runs if (x["model"], x["settings"], x["trained_embeddings"]) == (model, settings, trained)]
         for side in ansel_sides(model, settings, trained):
+
             def med(who: str, key: str, mine: list = mine) -> float:
                 return statistics.median(x[who][key] for x in mine)
 
-            summary.append({"model": model, "settings": settings, "trained_embeddings": trained,
-                            "embedding_updates": VARIANTS[side][0], "optimizer_kernel": VARIANTS[side][1],
-                            **{f"{who}_{key}": med(src, key) for who, src in (("peer", "peer"), ("ansel", side))
-                               for key in ("triples_per_s", "candidates_per_s", "peak_rss_mb")},
-                            "peer_trainable": mine[0]["peer"]["trainable"], "ansel_trainable": mine[0][side]["trainable"]})
-    print(f"\nMatchZoo-py {runs[0]['peer']['version']} vs ansel, medians of {a.rounds} rounds, {a.steps} training "
-          f"steps of {runs[0]['peer']['rows_per_step'] // 2} triples, torch threads {a.threads}, {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
-    print("vectors: frozen, or trained with the optimizer's dense update on both sides; 'trained, fused': ansel's "
-          "optimizer_kernel: fused (torch's one-pass kernel, adam/sgd/adagrad), 'trained, sparse': ansel's "
-          "embedding_updates: sparse (exact for adadelta, lazy moments for adam), each against the same peer runs")
-    head = (f"{'model':<9}{'settings':<9}{'vectors':<16}{'trainable':>22} | {'triples/s peer':>15}{'ansel':>8}{'ratio':>7} | "
-            f"{'cand/s peer':>12}{'ansel':>8}{'ratio':>7} | {'RSS MB peer':>12}{'ansel':>7}")
+            summary.append(
+                {
+                    "model": model,
+                    "settings": settings,
+                    "trained_embeddings": trained,
+                    "embedding_updates": VARIANTS[side][0],
+                    "optimizer_kernel": VARIANTS[side][1],
+                    **{
+                        f"{who}_{key}": med(src, key)
+                        for who, src in (("peer", "peer"), ("ansel", side))
+                        for key in ("triples_per_s", "candidates_per_s", "peak_rss_mb")
+                    },
+                    "peer_trainable": mine[0]["peer"]["trainable"],
+                    "ansel_trainable": mine[0][side]["trainable"],
+                }
+            )
+    print(
+        f"\nMatchZoo-py {runs[0]['peer']['version']} vs ansel, medians of {a.rounds} rounds, {a.steps} training "
+        f"steps of {runs[0]['peer']['rows_per_step'] // 2} triples, torch threads {a.threads}, {os.cpu_count()} cores ({platform.processor() or platform.machine()})"
+    )
+    print(
+        "vectors: frozen, or trained with the optimizer's dense update on both sides; 'trained, fused': ansel's "
+        "optimizer_kernel: fused (torch's one-pass kernel, adam/sgd/adagrad), 'trained, sparse': ansel's "
+        "embedding_updates: sparse (exact for adadelta, lazy moments for adam), each against the same peer runs"
+    )
+    head = (
+        f"{'model':<9}{'settings':<9}{'vectors':<16}{'trainable':>22} | {'triples/s peer':>15}{'ansel':>8}{'ratio':>7} | "
+        f"{'cand/s peer':>12}{'ansel':>8}{'ratio':>7} | {'RSS MB peer':>12}{'ansel':>7}"
+    )
     print(head)
     print("-" * len(head))
     for s in summary:
-        print(f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16}"
-              f"{s['peer_trainable']:>11,}/{s['ansel_trainable']:>10,} | {s['peer_triples_per_s']:>15,.0f}"
-              f"{s['ansel_triples_per_s']:>8,.0f}{s['ansel_triples_per_s'] / s['peer_triples_per_s']:>6.1f}x | "
-              f"{s['peer_candidates_per_s']:>12,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
-              f"{s['ansel_candidates_per_s'] / s['peer_candidates_per_s']:>6.1f}x | "
-              f"{s['peer_peak_rss_mb']:>12,.0f}{s['ansel_peak_rss_mb']:>7,.0f}")
-    Path(a.out).write_text(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                       "cores": os.cpu_count(), "args": vars(a), "summary": summary, "runs": runs},
-                                      indent=1) + "\n")
+        print(
+            f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16}"
+            f"{s['peer_trainable']:>11,}/{s['ansel_trainable']:>10,} | {s['peer_triples_per_s']:>15,.0f}"
+            f"{s['ansel_triples_per_s']:>8,.0f}{s['ansel_triples_per_s'] / s['peer_triples_per_s']:>6.1f}x | "
+            f"{s['peer_candidates_per_s']:>12,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
+            f"{s['ansel_candidates_per_s'] / s['peer_candidates_per_s']:>6.1f}x | "
+            f"{s['peer_peak_rss_mb']:>12,.0f}{s['ansel_peak_rss_mb']:>7,.0f}"
+        )
+    Path(a.out).write_text(
+        json.dumps(
+            {
+                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "cores": os.cpu_count(),
+                "args": vars(a),
+                "summary": summary,
+                "runs": runs,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"kept in {a.out}")
 
 

@@ -7,6 +7,7 @@ Python 3.11 and NLTK to run unpatched here.
   GitHub at first use, which this machine cannot reach: the same word tokenizer without the sentence
   split (as ansel's own ``nltk_words``). It only changes preprocessing, never a timed phase.
 """
+
 import collections
 import collections.abc
 

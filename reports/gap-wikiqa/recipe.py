@@ -14,6 +14,7 @@ metrics.json is skipped; one trained with the same config but not yet scored is 
 data/embeddings/wikiqa/<vectors>-<dim>.npy (snakemake them first); writes
 reports/gap-wikiqa/runs/recipe/<name>/seed<k>/ (config.json, log.csv, batches.csv, metrics.json,
 timings.json, run.trec.gz; the weights are not kept)."""
+
 import gzip
 import json
 import shutil
@@ -59,9 +60,21 @@ for name in names:
         continue
     trained = (run / "model.pt").exists() and json.loads((run / "config.json").read_text()) == cfg
     if not trained:
-        ansel("train", "--config", json.dumps(cfg), "--processed", PROCESSED, "--run-dir", str(run),
-              "--embeddings", embeddings_file(cfg), "--timings", str(run / "timings.json"), "--no-progress",
-              "--no-dvclive")
+        ansel(
+            "train",
+            "--config",
+            json.dumps(cfg),
+            "--processed",
+            PROCESSED,
+            "--run-dir",
+            str(run),
+            "--embeddings",
+            embeddings_file(cfg),
+            "--timings",
+            str(run / "timings.json"),
+            "--no-progress",
+            "--no-dvclive",
+        )
     ansel("evaluate", "--processed", PROCESSED, "--run-dir", str(run))
     with open(run / "run.trec", "rb") as f, gzip.GzipFile(run / "run.trec.gz", "wb", mtime=0) as g:
         shutil.copyfileobj(f, g)

@@ -3,6 +3,7 @@ its trained runs of the same seeds in the records it came from), E5 (the planted
 first batches on GloVe 6B 50-d and on word2vec-50) and E3 (AP-CNN's recipe, one change at a time).
 
     python reports/gap-wikiqa/summary.py"""
+
 import json
 from pathlib import Path
 
@@ -36,11 +37,15 @@ def untrained_table() -> str:
             if not all((r / "metrics.json").exists() for r in runs):
                 continue
             # the untrained model is this record's epoch 0 only where the record's model is the same one
-            same = all(json.loads((r / "config.json").read_text())["hparams"]
-                       == json.loads((model_dir / s / "config.json").read_text())["hparams"] for r, s in zip(runs, seeds))
+            same = all(
+                json.loads((r / "config.json").read_text())["hparams"]
+                == json.loads((model_dir / s / "config.json").read_text())["hparams"]
+                for r, s in zip(runs, seeds)
+            )
             for split in ("dev", "test"):
-                row[f"{record} {split} MAP (same seeds)"] = (cell([metrics(r)[split]["MAP"] for r in runs]) if same
-                                                             else "other hparams")
+                row[f"{record} {split} MAP (same seeds)"] = (
+                    cell([metrics(r)[split]["MAP"] for r in runs]) if same else "other hparams"
+                )
         rows.append(row)
     return pd.DataFrame(rows).fillna("—").to_markdown(index=False)
 
@@ -61,19 +66,35 @@ def planted_table() -> str:
         cfg, m = json.loads((run / "config.json").read_text()), metrics(run)
         t, h = cfg["train"], cfg["hparams"]
         neg = t.get("negatives", {})
-        recipe = "none (BM25 over the tokens)" if cfg["arch"] == "bm25" else (
-            f"{t['optimizer']} lr {t['lr']} {t.get('lr_schedule', 'constant')}, batch {t['batch_size']}"
-            + (f" x {t['max_batches']}" if t.get("max_batches") else "") + f", margin {t.get('margin')}"
-            + (", a random negative of the question's own candidates" if neg.get("strategy", "pool") == "pool"
-               else f", the best of {neg.get('n', 1)} {neg['strategy']} negatives from the {neg.get('source', 'answers')}")
-            + "".join(f", {k} {h[k]}" for k in ("dropout", "lstm_dropout", "freeze_embeddings") if k in h))
-        rows.append({
-            "run": run.parent.name, "epochs": "—" if cfg["arch"] == "bm25" else t["epochs"], "recipe": recipe,
-            "dev MAP by epoch": curve(log, "dev_MAP"), "loss by epoch": curve(log, "loss"),
-            "last epoch's s+ / s-": (f"{log.pos_score.iloc[-1]:.3f} / {log.neg_score.iloc[-1]:.3f}"
-                                     if "pos_score" in log else "—"),
-            "dev MAP (selected)": f"{m['dev']['MAP']:.4f}", "test MAP (selected)": f"{m['test']['MAP']:.4f}",
-        })
+        recipe = (
+            "none (BM25 over the tokens)"
+            if cfg["arch"] == "bm25"
+            else (
+                f"{t['optimizer']} lr {t['lr']} {t.get('lr_schedule', 'constant')}, batch {t['batch_size']}"
+                + (f" x {t['max_batches']}" if t.get("max_batches") else "")
+                + f", margin {t.get('margin')}"
+                + (
+                    ", a random negative of the question's own candidates"
+                    if neg.get("strategy", "pool") == "pool"
+                    else f", the best of {neg.get('n', 1)} {neg['strategy']} negatives from the {neg.get('source', 'answers')}"
+                )
+                + "".join(f", {k} {h[k]}" for k in ("dropout", "lstm_dropout", "freeze_embeddings") if k in h)
+            )
+        )
+        rows.append(
+            {
+                "run": run.parent.name,
+                "epochs": "—" if cfg["arch"] == "bm25" else t["epochs"],
+                "recipe": recipe,
+                "dev MAP by epoch": curve(log, "dev_MAP"),
+                "loss by epoch": curve(log, "loss"),
+                "last epoch's s+ / s-": (
+                    f"{log.pos_score.iloc[-1]:.3f} / {log.neg_score.iloc[-1]:.3f}" if "pos_score" in log else "—"
+                ),
+                "dev MAP (selected)": f"{m['dev']['MAP']:.4f}",
+                "test MAP (selected)": f"{m['test']['MAP']:.4f}",
+            }
+        )
     return pd.DataFrame(rows).to_markdown(index=False)
 
 
@@ -111,11 +132,13 @@ def vectors_table() -> str:
         row = {"vectors": label, "seeds": ", ".join(r.name.removeprefix("seed") for r in runs)}
         for step in E2_STEPS:
             row[f"loss / s+ / s- at batch {step}"] = " / ".join(
-                at_step(runs, c, step).removesuffix(f" (n={len(runs)})") for c in ("loss", "pos_score", "neg_score"))
+                at_step(runs, c, step).removesuffix(f" (n={len(runs)})") for c in ("loss", "pos_score", "neg_score")
+            )
         row["dev MAP after 2 epochs"] = at_epoch(runs, "dev_MAP", 2)
         row["test MAP after 2 epochs"] = at_epoch(runs, "test_MAP", 2)
-        row["dev / test MAP, dev-selected of 4 epochs"] = (cell([metrics(r)["dev"]["MAP"] for r in runs]) + " / "
-                                                            + cell([metrics(r)["test"]["MAP"] for r in runs]))
+        row["dev / test MAP, dev-selected of 4 epochs"] = (
+            cell([metrics(r)["dev"]["MAP"] for r in runs]) + " / " + cell([metrics(r)["test"]["MAP"] for r in runs])
+        )
         rows.append(row)
     return pd.DataFrame(rows).to_markdown(index=False)
 
@@ -132,31 +155,49 @@ def recipe_table() -> str:
         cfg = json.loads((runs[0] / "config.json").read_text())
         logs = [pd.read_csv(r / "log.csv").set_index("epoch") for r in runs]
         test = pd.Series([log.loc[epoch, "test_MAP"] for log in logs])
-        rows.append({
-            "run": name, "change": {"paper": "none"}.get(name, _change(cfg)),
-            "seeds": ", ".join(r.name.removeprefix("seed") for r in runs), "epoch": epoch,
-            "batches / epoch": pd.read_csv(runs[0] / "batches.csv").groupby("epoch").size().iloc[0],
-            "loss by epoch": " ".join(f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(axis=1)[:epoch]),
-            "s+ / s- (that epoch's last tenth)": f"{at_epoch(runs, 'pos_score', epoch).split(' ')[0]} / "
-                                                 f"{at_epoch(runs, 'neg_score', epoch).split(' ')[0]}",
-            "dev MAP": at_epoch(runs, "dev_MAP", epoch), "test MAP": at_epoch(runs, "test_MAP", epoch),
-            "test MAP vs the paper recipe's at that epoch":
-                "—" if name == "paper" else f"{test.mean() - pd.Series([p.loc[epoch, 'test_MAP'] for p in paper]).mean():+.4f}",
-        })
+        rows.append(
+            {
+                "run": name,
+                "change": {"paper": "none"}.get(name, _change(cfg)),
+                "seeds": ", ".join(r.name.removeprefix("seed") for r in runs),
+                "epoch": epoch,
+                "batches / epoch": pd.read_csv(runs[0] / "batches.csv").groupby("epoch").size().iloc[0],
+                "loss by epoch": " ".join(
+                    f"{v:.3f}" for v in pd.concat([log.loss for log in logs], axis=1).mean(axis=1)[:epoch]
+                ),
+                "s+ / s- (that epoch's last tenth)": f"{at_epoch(runs, 'pos_score', epoch).split(' ')[0]} / "
+                f"{at_epoch(runs, 'neg_score', epoch).split(' ')[0]}",
+                "dev MAP": at_epoch(runs, "dev_MAP", epoch),
+                "test MAP": at_epoch(runs, "test_MAP", epoch),
+                "test MAP vs the paper recipe's at that epoch": "—"
+                if name == "paper"
+                else f"{test.mean() - pd.Series([p.loc[epoch, 'test_MAP'] for p in paper]).mean():+.4f}",
+            }
+        )
     return pd.DataFrame(rows).to_markdown(index=False)
 
 
 def _change(cfg: dict) -> str:
     t, h, neg = cfg["train"], cfg["hparams"], cfg["train"]["negatives"]
-    said = [f"train.rank_reduction {t['rank_reduction']}" if "rank_reduction" in t else "",
-            f"train.batch_size {t['batch_size']}" if t["batch_size"] != 20 else "",
-            f"train.lr {t['lr']}" if t["lr"] != 1.1 else "",
-            f"conv_bias {h['conv_bias']}" if "conv_bias" in h else "",
-            f"conv_padding {h['conv_padding']}" if "conv_padding" in h else "",
-            f"negatives.source {neg['source']}" if "source" in neg else ""]
+    said = [
+        f"train.rank_reduction {t['rank_reduction']}" if "rank_reduction" in t else "",
+        f"train.batch_size {t['batch_size']}" if t["batch_size"] != 20 else "",
+        f"train.lr {t['lr']}" if t["lr"] != 1.1 else "",
+        f"conv_bias {h['conv_bias']}" if "conv_bias" in h else "",
+        f"conv_padding {h['conv_padding']}" if "conv_padding" in h else "",
+        f"negatives.source {neg['source']}" if "source" in neg else "",
+    ]
     return ", ".join(s for s in said if s)
 
 
 if __name__ == "__main__":
-    print("## E6: untrained\n\n" + untrained_table() + "\n\n## E5: planted signal\n\n" + planted_table()
-          + "\n\n## E2: the vectors\n\n" + vectors_table() + "\n\n## E3: the recipe\n\n" + recipe_table())
+    print(
+        "## E6: untrained\n\n"
+        + untrained_table()
+        + "\n\n## E5: planted signal\n\n"
+        + planted_table()
+        + "\n\n## E2: the vectors\n\n"
+        + vectors_table()
+        + "\n\n## E3: the recipe\n\n"
+        + recipe_table()
+    )

@@ -8,6 +8,7 @@ RECORD_RUNS_DIR: a record's runs/<dataset>/ folder; every model in it with a con
 runs. Needs the pipeline's data/processed/<dataset> and data/embeddings/<dataset>/ (snakemake them
 first); writes reports/gap-wikiqa/runs/untrained/<dataset>/<model>/seed<k>/ (config.json, log.csv,
 metrics.json, run.trec.gz; the weights are not kept)."""
+
 import gzip
 import json
 import shutil
@@ -34,8 +35,22 @@ for model_dir in sorted(p for p in record.iterdir() if p.is_dir()):
             continue
         vectors = embeddings_file(cfg)
         processed = f"data/processed/{cfg['dataset']}"
-        subprocess.run(["ansel", "train", "--config", json.dumps(cfg), "--processed", processed, "--run-dir", str(run),
-                        "--no-progress", "--no-dvclive", *(["--embeddings", vectors] if vectors else [])], check=True)
+        subprocess.run(
+            [
+                "ansel",
+                "train",
+                "--config",
+                json.dumps(cfg),
+                "--processed",
+                processed,
+                "--run-dir",
+                str(run),
+                "--no-progress",
+                "--no-dvclive",
+                *(["--embeddings", vectors] if vectors else []),
+            ],
+            check=True,
+        )
         subprocess.run(["ansel", "evaluate", "--processed", processed, "--run-dir", str(run)], check=True)
         with open(run / "run.trec", "rb") as f, gzip.GzipFile(run / "run.trec.gz", "wb", mtime=0) as g:
             shutil.copyfileobj(f, g)

@@ -4,6 +4,7 @@ Rules pass resolved configs as JSON (``--config``) so a job needs no access to p
 Each command imports what it needs: torch alone takes ~2 s, and the data, table and figure
 jobs never touch it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ def _json(text: str) -> dict:
 
 def _positive(kind):
     """An argparse type: a number of ``kind`` above 0."""
+
     def parse(text: str):
         try:
             value = kind(text)
@@ -64,8 +66,13 @@ def cmd_download(a) -> None:
 
 def cmd_preprocess(a) -> None:
     from ansel.data.manifest import ManifestError, check_manifest
-    from ansel.data.preprocess import (DegenerateDataError, IdCollisionError, LabelConflictError, check_splits,
-                                       recorded_steps)
+    from ansel.data.preprocess import (
+        DegenerateDataError,
+        IdCollisionError,
+        LabelConflictError,
+        check_splits,
+        recorded_steps,
+    )
     from ansel.data.registry import get_source
     from ansel.data.vocab import Vocab, training_texts
 
@@ -82,8 +89,9 @@ def cmd_preprocess(a) -> None:
         raise SystemExit(str(e)) from None
     v = ds_cfg.get("vocab", {})
     out.mkdir(parents=True, exist_ok=True)
-    Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size"), v.get("min_df", 1)
-                ).save(out / "vocab.json")
+    Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size"), v.get("min_df", 1)).save(
+        out / "vocab.json"
+    )
     ds.save(out)  # last: its manifest lists the vocabulary too
 
 
@@ -104,8 +112,10 @@ def cmd_corpus_vectors(a) -> None:
     out = Path(a.out)
     save_matrix(out, vectors)
     write_text_atomic(out.with_suffix(".words.json"), json.dumps(words, ensure_ascii=False))
-    write_text_atomic(out.with_suffix(".json"), json.dumps({"recipe": recipe, "dim": a.dim, "training_tokens": tokens,
-                                                           "words": len(words)}, indent=2) + "\n")
+    write_text_atomic(
+        out.with_suffix(".json"),
+        json.dumps({"recipe": recipe, "dim": a.dim, "training_tokens": tokens, "words": len(words)}, indent=2) + "\n",
+    )
 
 
 def cmd_embeddings(a) -> None:
@@ -113,10 +123,18 @@ def cmd_embeddings(a) -> None:
     from ansel.data.canonical import Dataset
     from ansel.data.manifest import check_processed
     from ansel.data.vocab import Vocab, training_texts
-    from ansel.embeddings import (PROBE_WORDS, align, all_but_the_top, isotropy, load_matrix, neighbours,
-                                  save_matrix, train_word2vec)
-    from ansel.pretrained import load_pretrained
+    from ansel.embeddings import (
+        PROBE_WORDS,
+        align,
+        all_but_the_top,
+        isotropy,
+        load_matrix,
+        neighbours,
+        save_matrix,
+        train_word2vec,
+    )
     from ansel.files import write_text_atomic
+    from ansel.pretrained import load_pretrained
 
     cfg, processed, out = a.config, Path(a.processed), Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -131,8 +149,9 @@ def cmd_embeddings(a) -> None:
         words, trained = json.loads(vectors.with_suffix(".words.json").read_text()), load_matrix(vectors)
         if recipe.get("all_but_the_top") is not None:  # over every word of the corpus, as the method does
             trained = all_but_the_top(trained, recipe["all_but_the_top"])
-        matrix, coverage, run_vocab = align(words, trained, vocab, recipe.get("seed", 1),
-                                            recipe.get("keep_vector_words", False))
+        matrix, coverage, run_vocab = align(
+            words, trained, vocab, recipe.get("seed", 1), recipe.get("keep_vector_words", False)
+        )
         run_vocab.save(out.with_suffix(".vocab.json"))
         info |= {"vocabulary": len(run_vocab), "training_vocabulary": len(vocab)}
         vocab = run_vocab  # the rows of the matrix
@@ -140,27 +159,46 @@ def cmd_embeddings(a) -> None:
         path = Path(cfg["pretrained"][a.method])
         if (path.parent / "manifest.json").exists():  # a vectors source's download: unchanged since verified
             from ansel.data.manifest import ManifestError, check_manifest
+
             try:
                 check_manifest(path.parent)
             except ManifestError as e:
                 raise SystemExit(str(e)) from None
         matrix, coverage, report = load_pretrained(path, vocab, a.dim)
-        info |= {"file": str(path), "file_words": report.words, "malformed_lines": report.malformed,
-                 "malformed_first": report.places}
-        print(f"{path}: {report.words} words read, {report.found} of {len(vocab) - 2} vocabulary words found; "
-              f"{report.malformed} malformed lines" + (f" ({'; '.join(report.places)})" if report.places else ""))
+        info |= {
+            "file": str(path),
+            "file_words": report.words,
+            "malformed_lines": report.malformed,
+            "malformed_first": report.places,
+        }
+        print(
+            f"{path}: {report.words} words read, {report.found} of {len(vocab) - 2} vocabulary words found; "
+            f"{report.malformed} malformed lines" + (f" ({'; '.join(report.places)})" if report.places else "")
+        )
     save_matrix(out, matrix)
-    info |= {"coverage": coverage, "isotropy_top_2000": isotropy(matrix[2:2002]),  # training words come first
-             "neighbours": neighbours(matrix, vocab, PROBE_WORDS)}
+    info |= {
+        "coverage": coverage,
+        "isotropy_top_2000": isotropy(matrix[2:2002]),  # training words come first
+        "neighbours": neighbours(matrix, vocab, PROBE_WORDS),
+    }
     write_text_atomic(out.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
 
 
 def cmd_train(a) -> None:
     from ansel.training.command import train_command  # the training code's digest starts there
 
-    train_command(a.config, Path(a.processed), Path(a.run_dir), a.embeddings, a.threads, progress=not a.no_progress,
-                  timings=Path(a.timings) if a.timings else None, dvclive=not a.no_dvclive, seeds=a.seeds,
-                  checkpoint_minutes=a.checkpoint_minutes)
+    train_command(
+        a.config,
+        Path(a.processed),
+        Path(a.run_dir),
+        a.embeddings,
+        a.threads,
+        progress=not a.no_progress,
+        timings=Path(a.timings) if a.timings else None,
+        dvclive=not a.no_dvclive,
+        seeds=a.seeds,
+        checkpoint_minutes=a.checkpoint_minutes,
+    )
 
 
 def cmd_evaluate(a) -> None:
@@ -194,10 +232,13 @@ def cmd_records(a) -> None:
     if a.write:
         write_text_atomic(path, splice(text, table, str(path)))
     elif broken := check_readme(text, str(path)):
-        sys.exit("ansel records: what may be printed as a result (ansel.report.printable) is broken:\n"
-                 + "\n".join(broken))
+        sys.exit(
+            "ansel records: what may be printed as a result (ansel.report.printable) is broken:\n" + "\n".join(broken)
+        )
     elif splice(text, table, str(path)) != text:
-        sys.exit(f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}")
+        sys.exit(
+            f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}"
+        )
 
 
 def cmd_record(a) -> None:
@@ -246,8 +287,9 @@ def cmd_plan(a) -> None:
     if a.papers:
         unknown = sorted(set(a.papers) - set(config["papers"]))
         if unknown:
-            raise ConfigError(f"--papers: {', '.join(unknown)}: not a paper of the preset; "
-                              f"known: {', '.join(config['papers'])}")
+            raise ConfigError(
+                f"--papers: {', '.join(unknown)}: not a paper of the preset; known: {', '.join(config['papers'])}"
+            )
         config["papers"] = {p: config["papers"][p] for p in a.papers}
     if a.measure:
         from ansel.device import start_torch
@@ -260,19 +302,25 @@ def cmd_plan(a) -> None:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
     if a.device and not a.measure and not measured_costs(sources, a.device):
         known = sorted({c.device for c in measured_costs(sources).values()})
-        raise ConfigError(f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
-                          f"measured: {', '.join(known) or 'none'} (or measure it: --measure)")
+        raise ConfigError(
+            f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
+            f"measured: {', '.join(known) or 'none'} (or measure it: --measure)"
+        )
     table = plan(config, sources, a.device, a.cores, a.budget_hours)
     print(table.to_markdown(index=False))
-    print("\ndevice-minutes: training steps, each epoch's dev scoring, checkpoints and start-up, for the runs of "
-          "a measured shape (same dataset, architecture, hyperparameters that change the arithmetic, batch, "
-          f"negatives, truncation); costs from: {', '.join(map(str, sources))}")
+    print(
+        "\ndevice-minutes: training steps, each epoch's dev scoring, checkpoints and start-up, for the runs of "
+        "a measured shape (same dataset, architecture, hyperparameters that change the arithmetic, batch, "
+        f"negatives, truncation); costs from: {', '.join(map(str, sources))}"
+    )
     if a.cores:
         print(f"wall hours: device-minutes over {a.cores} one-thread jobs at a time, perfectly packed (a lower bound)")
     if a.budget_hours:
         chosen = [f"{p}/{i}" for p, i, c in zip(table.paper, table["item"], table.chosen) if c]
-        print(f"chosen for {a.budget_hours:g} h of {a.cores} cores (cheapest first, a run read twice counted once, "
-              f"only fully measured items): {', '.join(chosen) or 'none'}")
+        print(
+            f"chosen for {a.budget_hours:g} h of {a.cores} cores (cheapest first, a run read twice counted once, "
+            f"only fully measured items): {', '.join(chosen) or 'none'}"
+        )
     print_reproduction(reproduction(config, measured_costs(sources, a.device)), a.device)
 
 
@@ -282,20 +330,36 @@ def print_reproduction(r: dict, device: str | None) -> None:
 
     parts = " + ".join(f"{name} {m:.1f}" for name, m in r["parts"].items())
     unpriced = sum(n for _, n, _ in r["unpriced"].values())
-    print(f"\nthe whole preset, each trained run once, one at a time{f' on {device}' if device else ''}: "
-          f"{r['minutes']:.1f} device-minutes ({parts}) for {r['priced']} runs; {unpriced} runs unpriced")
+    print(
+        f"\nthe whole preset, each trained run once, one at a time{f' on {device}' if device else ''}: "
+        f"{r['minutes']:.1f} device-minutes ({parts}) for {r['priced']} runs; {unpriced} runs unpriced"
+    )
     for dev, o in sorted(r["overheads"].items()):
-        print(f"checkpoints and start-up on {dev}: " + (
-            f"{o.epoch_seconds:.2f} s an epoch and {o.start_seconds:.1f} s a run (fitted over the time outside the "
-            f"epochs of {o.runs} timed runs)" if o else "not counted (no runs timed on it to fit them)"))
+        print(
+            f"checkpoints and start-up on {dev}: "
+            + (
+                f"{o.epoch_seconds:.2f} s an epoch and {o.start_seconds:.1f} s a run (fitted over the time outside the "
+                f"epochs of {o.runs} timed runs)"
+                if o
+                else "not counted (no runs timed on it to fit them)"
+            )
+        )
     if r["overheads"] and all(dev.startswith("cuda") for dev in r["overheads"]):  # what a lent GPU takes
-        print(f"fifteen-minute leases ({LEASE_MINUTES} device-minutes of each used): {r['leases']} one run at a time, "
-              f"{r['packed leases']} at the kit's packing ({r['packing']:g} runs' worth at a time)")
-        print(f"runs over one command's {COMMAND_MINUTES} minutes alone: {len(r['long runs'])} "
-              f"({sum(r['long runs']):.1f} minutes)")
+        print(
+            f"fifteen-minute leases ({LEASE_MINUTES} device-minutes of each used): {r['leases']} one run at a time, "
+            f"{r['packed leases']} at the kit's packing ({r['packing']:g} runs' worth at a time)"
+        )
+        print(
+            f"runs over one command's {COMMAND_MINUTES} minutes alone: {len(r['long runs'])} "
+            f"({sum(r['long runs']):.1f} minutes)"
+        )
     if r["unpriced"]:
-        print(f"unpriced: {len(r['unpriced'])} shapes (what a speed entry measures: `ansel plan --measure` on the device)")
-        for key, (cfg, n, why) in sorted(r["unpriced"].items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])):
+        print(
+            f"unpriced: {len(r['unpriced'])} shapes (what a speed entry measures: `ansel plan --measure` on the device)"
+        )
+        for key, (cfg, n, why) in sorted(
+            r["unpriced"].items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])
+        ):
             print(f"- {n:3d} runs, {cfg['dataset']} {cfg['arch']} (e.g. {cfg['model']}), {why}: {key}")
 
 
@@ -343,32 +407,58 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--vectors", help="corpus vectors (.npy beside .words.json) of the recipe --method names")
     for s in (c, e):
         s.add_argument("--dim", type=int, required=True)
-    t = verb("train", cmd_train, "processed", "run-dir", "embeddings",
-             config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
-                    'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset')
+    t = verb(
+        "train",
+        cmd_train,
+        "processed",
+        "run-dir",
+        "embeddings",
+        config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
+        'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset',
+    )
     t.add_argument("--no-progress", action="store_true")
     t.add_argument("--no-dvclive", action="store_true", help="no dvclive/ folder (where dvclive is not installed)")
     t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
-    t.add_argument("--seeds", type=_seeds, help="train the run at each of these seeds (1,2,3), as one stacked model "
-                   "where the model stacks (ansel.training.seed_stack), else one after another; {seed} in --run-dir "
-                   "and --timings names each seed's")
-    t.add_argument("--checkpoint-minutes", type=float, help="save the training state (state.pt) after an epoch only "
-                   "once this many minutes have passed since the last save (default: after every epoch); a restart "
-                   "resumes from the last saved epoch, exactly")
+    t.add_argument(
+        "--seeds",
+        type=_seeds,
+        help="train the run at each of these seeds (1,2,3), as one stacked model "
+        "where the model stacks (ansel.training.seed_stack), else one after another; {seed} in --run-dir "
+        "and --timings names each seed's",
+    )
+    t.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        help="save the training state (state.pt) after an epoch only "
+        "once this many minutes have passed since the last save (default: after every epoch); a restart "
+        "resumes from the last saved epoch, exactly",
+    )
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
         s.add_argument("--threads", type=int, default=1)
-    e.add_argument("--last", action="store_true", help="score the last epoch's weights (model_last.pt, "
-                   "train.keep_last) into run_last.trec and metrics_last.json")
-    st = verb("step-times", cmd_step_times, "processed", "out",
-              config="{model: resolved run config} (JSON): the rows of a table's benchmark column")
+    e.add_argument(
+        "--last",
+        action="store_true",
+        help="score the last epoch's weights (model_last.pt, train.keep_last) into run_last.trec and metrics_last.json",
+    )
+    st = verb(
+        "step-times",
+        cmd_step_times,
+        "processed",
+        "out",
+        config="{model: resolved run config} (JSON): the rows of a table's benchmark column",
+    )
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
     st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
     st.add_argument("--threads", type=int, default=1)
     r = verb("records", cmd_records, config=None)  # the front page's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
-    r.add_argument("--check", metavar="FILE", help="fail where a row of FILE's results table breaks the rule of "
-                   "ansel.report.printable or the table differs from the records")
+    r.add_argument(
+        "--check",
+        metavar="FILE",
+        help="fail where a row of FILE's results table breaks the rule of "
+        "ansel.report.printable or the table differs from the records",
+    )
     rc = verb("record", cmd_record, "preset", "out", config=None)  # runs trained here, as a committed record
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
@@ -376,15 +466,26 @@ def main(argv: list[str] | None = None) -> None:
     verb("stats", cmd_stats, "processed", "out", config=None)
     pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
     pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
-    pl.add_argument("--costs", nargs="*", help="checkouts or records holding measured runs (default: this "
-                                               "checkout and every record under reports/)")
+    pl.add_argument(
+        "--costs",
+        nargs="*",
+        help="checkouts or records holding measured runs (default: this checkout and every record under reports/)",
+    )
     pl.add_argument("--device", help="only costs measured on this device (a prefix: cuda, cpu, cpu/AVX2)")
-    pl.add_argument("--measure", type=int, metavar="BATCHES", nargs="?", const=3,
-                    help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
-                         "no run has measured (on --device, when given), on this device (into results/costs/)")
+    pl.add_argument(
+        "--measure",
+        type=int,
+        metavar="BATCHES",
+        nargs="?",
+        const=3,
+        help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
+        "no run has measured (on --device, when given), on this device (into results/costs/)",
+    )
     pl.add_argument("--threads", type=int, default=1)
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
-    pl.add_argument("--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)")
+    pl.add_argument(
+        "--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)"
+    )
     pl.add_argument("--budget-hours", type=_positive(float), help="with --cores: choose the items that fit these hours")
     k = verb("gpu-kit", cmd_gpu_kit, config=None)  # CPU, before a GPU lease
     k.add_argument("--record", nargs="+", required=True, help="records of reports/device/records.yaml")

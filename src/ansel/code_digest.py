@@ -16,6 +16,7 @@ the other architectures are not among them: an edit of one architecture retrains
 that changes no behaviour (a comment) also retrains, as Snakemake's own ``code`` trigger does for
 a rule's command. Read from ``src/ansel`` of the checkout; no import runs.
 """
+
 from __future__ import annotations
 
 import ast
@@ -86,6 +87,7 @@ def checkout_commit(where: Path | None = None) -> str | None:
     timings and each kit record it."""
     if os.environ.get("ANSEL_KIT_COMMIT"):
         return os.environ["ANSEL_KIT_COMMIT"]
+
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, timeout=30)

@@ -9,6 +9,7 @@ Snakemake builds the DAG, naming the key path.
 The project root is the working checkout (``root``), not wherever the package was installed:
 presets, paper specs and schemas are read from the checkout the command runs in.
 """
+
 from __future__ import annotations
 
 import copy
@@ -18,7 +19,6 @@ import math
 import os
 from pathlib import Path
 from typing import Any
-
 
 from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
@@ -40,8 +40,10 @@ def root(start: Path | None = None) -> Path:
     for d in (here, *here.parents):
         if (d / "params.yaml").is_file() and (d / "workflow" / "papers").is_dir():
             return d
-    raise ConfigError(f"{here}: not inside an ansel checkout (no params.yaml and workflow/papers/ here or "
-                      "above); run from the repository or set ANSEL_ROOT")
+    raise ConfigError(
+        f"{here}: not inside an ansel checkout (no params.yaml and workflow/papers/ here or "
+        "above); run from the repository or set ANSEL_ROOT"
+    )
 
 
 def presets_dir() -> Path:
@@ -91,9 +93,11 @@ def _check_not_masked(scale: dict, overrides: dict, preset: str) -> None:
         masked = [k for k in values if k in scale.get(part, {})] if isinstance(values, dict) else []
         if masked:
             k = masked[0]
-            raise ConfigError(f"{where}.{k}: the preset {preset!r} sets every model's {k} "
-                              f"(scale.{part}.{k}: {scale[part][k]!r}), which wins over this value; "
-                              f"set scale={{{part}: {{{k}: ...}}}} to change it for every model, or use preset=full")
+            raise ConfigError(
+                f"{where}.{k}: the preset {preset!r} sets every model's {k} "
+                f"(scale.{part}.{k}: {scale[part][k]!r}), which wins over this value; "
+                f"set scale={{{part}: {{{k}: ...}}}} to change it for every model, or use preset=full"
+            )
 
 
 def typed_overrides(overrides: dict) -> dict:
@@ -103,6 +107,7 @@ def typed_overrides(overrides: dict) -> dict:
     every nested scalar a string ('7'); here each nested string is read as Snakemake reads a
     top-level value: int, else float, else true/false, else null/~, else the string itself.
     """
+
     def scalar(text: str) -> Any:
         for number in (int, float):
             try:
@@ -177,6 +182,7 @@ def word2vec_recipe(config: dict, name: str) -> dict:
 def trained_recipe(config: dict, name: str) -> str:
     """The recipe whose corpus vectors ``name`` uses: the first in params order that trains alike
     (recipes differing only in how they use the vectors share one training)."""
+
     def training(r: str) -> dict:
         recipe = word2vec_recipe(config, r)
         return {k: recipe[k] for k in RECIPE_TRAINING_KEYS if k in recipe}
@@ -215,8 +221,11 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     known = hparams_fields(m["arch"], f"{where}.arch")
     m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
     train = deep_merge(config.get("train", {}), m.get("train", {}))
-    scale_train = {k: v for k, v in scale.get("train", {}).items()
-                   if k != "lr_grid" and (k != "monitor_every" or train.get("monitor_every"))}
+    scale_train = {
+        k: v
+        for k, v in scale.get("train", {}).items()
+        if k != "lr_grid" and (k != "monitor_every" or train.get("monitor_every"))
+    }
     m["train"] = deep_merge(train, scale_train)
     if "lr_grid" in train and "lr_grid" in scale.get("train", {}):
         # a preset cuts a grid to its points on the model's grid (GGSA's 1e-4), else to the model's own lr
@@ -225,8 +234,10 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     if point is not None:  # after `scale`: the swept value is the point of the derived run
         key, value = point
         if key not in known | set(TRAIN_SWEEPS):
-            raise ConfigError(f"{where}: {key} is neither a hyperparameter of {m['arch']!r} "
-                              f"({', '.join(sorted(known))}) nor a training setting ({', '.join(TRAIN_SWEEPS)})")
+            raise ConfigError(
+                f"{where}: {key} is neither a hyperparameter of {m['arch']!r} "
+                f"({', '.join(sorted(known))}) nor a training setting ({', '.join(TRAIN_SWEEPS)})"
+            )
         (m["hparams"] if key in known else m["train"])[key] = value
     parse_hparams(m["arch"], m["hparams"], f"{where}.hparams")
     if m.get("embeddings") in config.get("embeddings_alias", {}):  # the preset's stand-in for them
@@ -244,23 +255,35 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     t = parse(TrainConfig, train, where)
     for key, splits in (("dev_split", [t.dev_split]), ("monitor_splits", t.monitor_splits)):
         if "splits" in ds and (unknown := [s for s in splits if s not in ds["splits"]]):
-            raise ConfigError(f"{where}.{key}: {', '.join(map(repr, unknown))} not a split of datasets.{dataset} "
-                              f"({', '.join(ds['splits'])})")
+            raise ConfigError(
+                f"{where}.{key}: {', '.join(map(repr, unknown))} not a split of datasets.{dataset} "
+                f"({', '.join(ds['splits'])})"
+            )
     from ansel.models.registry import classifies_categories  # torch-free
 
     if (t.category_weight or t.loss == "category") and not classifies_categories(m["arch"]):
         key = "category_weight" if t.category_weight else "loss"
-        raise ConfigError(f"{where}.{key}: trains a question-category classifier; arch {m['arch']!r} has none "
-                          "(an arch registered with categories=True has, e.g. mtas)")
+        raise ConfigError(
+            f"{where}.{key}: trains a question-category classifier; arch {m['arch']!r} has none "
+            "(an arch registered with categories=True has, e.g. mtas)"
+        )
     task = ds.get("eval", {}).get("task", "ranking")
     if task == "classification" and t.loss != "classification":  # a ranking dataset may train on every labelled pair
-        raise ConfigError(f"{where}.loss: {t.loss!r} does not fit datasets.{dataset}.eval.task {task!r} "
-                          "(a classification dataset trains with loss classification)")
+        raise ConfigError(
+            f"{where}.loss: {t.loss!r} does not fit datasets.{dataset}.eval.task {task!r} "
+            "(a classification dataset trains with loss classification)"
+        )
     run = {
-        "dataset": dataset, "model": variant_name(model, point), "seed": int(seed),
-        "arch": m["arch"], "hparams": m["hparams"], "embeddings": m.get("embeddings"),
-        "max_len_q": ds["max_len_q"], "max_len_a": ds["max_len_a"],
-        "eval": ds.get("eval", {}), "train": train,
+        "dataset": dataset,
+        "model": variant_name(model, point),
+        "seed": int(seed),
+        "arch": m["arch"],
+        "hparams": m["hparams"],
+        "embeddings": m.get("embeddings"),
+        "max_len_q": ds["max_len_q"],
+        "max_len_a": ds["max_len_a"],
+        "eval": ds.get("eval", {}),
+        "train": train,
     }
     if m.get("embeddings") in config.get("embeddings", {}).get("word2vec", {}):
         # corpus vectors come with the vocabulary they are aligned to (it may keep their words)
@@ -304,16 +327,22 @@ def resolve_run(spec: dict, where: str) -> dict:
         return spec
     if set(spec) <= {*RUN_NAMES, "preset"}:
         if missing := [k for k in RUN_NAMES if k not in spec]:
-            raise ConfigError(f"{where}: missing {', '.join(missing)}: name a run by dataset, model and seed "
-                              "(and optionally preset), or give a whole run config such as a run's config.json")
+            raise ConfigError(
+                f"{where}: missing {', '.join(missing)}: name a run by dataset, model and seed "
+                "(and optionally preset), or give a whole run config such as a run's config.json"
+            )
         config = load(**{"preset": spec["preset"]} if "preset" in spec else {})
         if spec["dataset"] not in config["datasets"]:
-            raise ConfigError(f"{where}: dataset {spec['dataset']!r} is not configured under the preset "
-                              f"{config['preset']!r} ({', '.join(config['datasets'])})")
+            raise ConfigError(
+                f"{where}: dataset {spec['dataset']!r} is not configured under the preset "
+                f"{config['preset']!r} ({', '.join(config['datasets'])})"
+            )
         return run_config(config, spec["dataset"], spec["model"], spec["seed"])
     missing = [k for k in RUN_KEYS if k not in spec]
-    raise ConfigError(f"{where}: not a whole run config (missing {', '.join(missing)}) nor a run named by "
-                      f"{', '.join(RUN_NAMES)} (unexpected {', '.join(sorted(set(spec) - {*RUN_NAMES, 'preset'}))})")
+    raise ConfigError(
+        f"{where}: not a whole run config (missing {', '.join(missing)}) nor a run named by "
+        f"{', '.join(RUN_NAMES)} (unexpected {', '.join(sorted(set(spec) - {*RUN_NAMES, 'preset'}))})"
+    )
 
 
 def _check_reader(name: str, ds: dict) -> None:
@@ -355,8 +384,10 @@ def validate(config: dict) -> None:
         ev = parse(EvalConfig, ds.get("eval", {}), where)
         unknown = [s for s in ev.splits if s not in ds["splits"]]
         if unknown:
-            raise ConfigError(f"{where}.splits: {', '.join(map(repr, unknown))} not among the dataset's "
-                              f"splits ({', '.join(ds['splits'])})")
+            raise ConfigError(
+                f"{where}.splits: {', '.join(map(repr, unknown))} not among the dataset's "
+                f"splits ({', '.join(ds['splits'])})"
+            )
     for model in config["models"]:
         parse(TrainConfig, model_config(config, model)["train"], f"models.{model}.train")
     for name, dataset in config.get("dataset_alias", {}).items():
@@ -368,19 +399,26 @@ def validate(config: dict) -> None:
     known = ", ".join(sorted(methods - {"word2vec"}))
     for name, stand_in in config.get("embeddings_alias", {}).items():
         if name not in methods:
-            raise ConfigError(f"embeddings_alias.{name}: not a vectors method (word2vec, a key of "
-                              f"embeddings.pretrained or embeddings.word2vec: {known})")
+            raise ConfigError(
+                f"embeddings_alias.{name}: not a vectors method (word2vec, a key of "
+                f"embeddings.pretrained or embeddings.word2vec: {known})"
+            )
         if stand_in not in methods:
-            raise ConfigError(f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "
-                              f"embeddings.pretrained or embeddings.word2vec: {known})")
+            raise ConfigError(
+                f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "
+                f"embeddings.pretrained or embeddings.word2vec: {known})"
+            )
     for name, entry in embeddings.get("pretrained", {}).items():
         _check_vectors_source(name, entry)
     for name, recipe in embeddings.get("word2vec", {}).items():
         if name == "word2vec" or name in embeddings.get("pretrained", {}):
-            raise ConfigError(f"embeddings.word2vec.{name}: the name of a vectors method already "
-                              "(word2vec: each dataset's own; or a key of embeddings.pretrained)")
-        if unknown := [d for d in recipe["corpus"]
-                       if config.get("dataset_alias", {}).get(d, d) not in config["datasets"]]:
+            raise ConfigError(
+                f"embeddings.word2vec.{name}: the name of a vectors method already "
+                "(word2vec: each dataset's own; or a key of embeddings.pretrained)"
+            )
+        if unknown := [
+            d for d in recipe["corpus"] if config.get("dataset_alias", {}).get(d, d) not in config["datasets"]
+        ]:
             raise ConfigError(f"embeddings.word2vec.{name}.corpus: {', '.join(map(repr, unknown))} not in datasets")
 
 
@@ -409,9 +447,13 @@ def _check_vectors_source(name: str, entry: str | dict) -> None:
     spec = load_sources().get(entry["source"])
     if spec is None or spec.get("kind") != "vectors":
         known = sorted(k for k, v in load_sources().items() if v.get("kind") == "vectors")
-        raise ConfigError(f"embeddings.pretrained.{name}.source: {entry['source']!r} is no vectors source of "
-                          f"{SOURCES_FILE} (known: {', '.join(known)})")
+        raise ConfigError(
+            f"embeddings.pretrained.{name}.source: {entry['source']!r} is no vectors source of "
+            f"{SOURCES_FILE} (known: {', '.join(known)})"
+        )
     files = [f["name"] for f in spec["files"]]
     if entry["file"] not in files:
-        raise ConfigError(f"embeddings.pretrained.{name}.file: {entry['file']!r} is not a file of source "
-                          f"{entry['source']!r} (its files: {', '.join(files)})")
+        raise ConfigError(
+            f"embeddings.pretrained.{name}.file: {entry['file']!r} is not a file of source "
+            f"{entry['source']!r} (its files: {', '.join(files)})"
+        )

@@ -1,4 +1,5 @@
 """Where models run, and the process settings of every command that runs one."""
+
 from __future__ import annotations
 
 

@@ -13,6 +13,7 @@ re-stamps every output in DAG order and records Snakemake's own metadata for eve
 edits of params or rules rerun as usual); an output it finds missing, or any output Snakemake's
 summary still plans to update, fails the pull.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,16 +78,20 @@ def pull(root: Path, stages: list[str] | None = None) -> None:
     _run([*dvc, "pull", *scope], root)
     changed = json.loads(_run([*dvc, "status", "--json", *scope], root, capture=True).stdout or "{}")
     if changed:
-        raise PullError("dvc status: the workspace differs from dvc.lock, so file times are left alone "
-                        f"(run `dvc repro` to bring them in line):\n{json.dumps(changed, indent=1)}")
+        raise PullError(
+            "dvc status: the workspace differs from dvc.lock, so file times are left alone "
+            f"(run `dvc repro` to bring them in line):\n{json.dumps(changed, indent=1)}"
+        )
     touched = _run([*snakemake, "--touch", "--forceall", *targets], root, capture=True)
     if NOT_TOUCHED in touched.stdout + touched.stderr:
         raise PullError(f"outputs missing after the pull:\n{touched.stdout}{touched.stderr}")
     summary = _run([*snakemake, "--summary", *targets], root, capture=True).stdout
     pending = [row for row in csv.DictReader(io.StringIO(summary), delimiter="\t") if row["plan"] != "no update"]
     if pending:
-        raise PullError("snakemake still plans updates after the pull:\n"
-                        + "\n".join(f"{r['output_file']}: {r['status']} ({r['plan']})" for r in pending))
+        raise PullError(
+            "snakemake still plans updates after the pull:\n"
+            + "\n".join(f"{r['output_file']}: {r['status']} ({r['plan']})" for r in pending)
+        )
     print(f"dvc status clean; snakemake {' '.join(targets)}: nothing to do")
 
 

@@ -8,6 +8,7 @@ its checkpoint on, read from the runs' log.csv. DVC reads every dvc.yaml in the 
 root dvc.yaml keeps the stages. Regenerate after changing params.yaml's preset or a paper spec:
 `python -m ansel.dvc_show` (tests/workflow/test_dvc_sync.py fails until then).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,11 +43,18 @@ def curve_plots(config: dict) -> list[dict]:
         dev = "dev_" + cfg["train"]["select_metric"]
         logs = [f"{r.dir}/log.csv" for r in runs]
         for field in ("loss", dev):
-            plots.append({f"curves/{dataset}/{name}/{field}": {
-                "title": f"{name} on {dataset}: {field} by epoch (one line per seed)",
-                "template": "linear", "x": "epoch", "x_label": "epoch", "y_label": field,
-                "y": {_from_here(log): field for log in logs},
-            }})
+            plots.append(
+                {
+                    f"curves/{dataset}/{name}/{field}": {
+                        "title": f"{name} on {dataset}: {field} by epoch (one line per seed)",
+                        "template": "linear",
+                        "x": "epoch",
+                        "x_label": "epoch",
+                        "y_label": field,
+                        "y": {_from_here(log): field for log in logs},
+                    }
+                }
+            )
     return plots
 
 

@@ -9,6 +9,7 @@ splits of several datasets, optionally post-processed ("all-but-the-top": Mu & V
 remove the mean and the top principal directions), then aligned to each dataset's vocabulary,
 which may keep every word the vectors cover (``keep_vector_words``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,14 +31,23 @@ def init_matrix(vocab: Vocab, dim: int, seed: int) -> np.ndarray:
     return m
 
 
-def word2vec_vectors(texts: list[list[str]], dim: int, *, window: int = 5, min_count: int = 1, epochs: int = 5,
-                     sg: int = 1, seed: int = 1) -> tuple[list[str], np.ndarray]:
+def word2vec_vectors(
+    texts: list[list[str]],
+    dim: int,
+    *,
+    window: int = 5,
+    min_count: int = 1,
+    epochs: int = 5,
+    sg: int = 1,
+    seed: int = 1,
+) -> tuple[list[str], np.ndarray]:
     """Train word2vec on ``texts`` (one worker: gensim is only deterministic single-threaded);
     the words most frequent first, and their vectors."""
     from gensim.models import Word2Vec
 
-    model = Word2Vec(sentences=texts, vector_size=dim, window=window, min_count=min_count, sg=sg,
-                     epochs=epochs, seed=seed, workers=1)
+    model = Word2Vec(
+        sentences=texts, vector_size=dim, window=window, min_count=min_count, sg=sg, epochs=epochs, seed=seed, workers=1
+    )
     return list(model.wv.index_to_key), np.asarray(model.wv.vectors, dtype=np.float32)
 
 
@@ -54,7 +64,9 @@ def load_matrix(path: str | Path) -> np.ndarray:
     except FileNotFoundError:
         raise
     except (ValueError, OSError, EOFError) as e:
-        raise ValueError(f"{path}: corrupt or cut short ({e}); delete it and rerun its target (snakemake {path})") from None
+        raise ValueError(
+            f"{path}: corrupt or cut short ({e}); delete it and rerun its target (snakemake {path})"
+        ) from None
 
 
 def all_but_the_top(vectors: np.ndarray, d: int) -> np.ndarray:
@@ -67,8 +79,9 @@ def all_but_the_top(vectors: np.ndarray, d: int) -> np.ndarray:
     return (centred - (centred @ top.T) @ top).astype(np.float32)
 
 
-def align(words: list[str], vectors: np.ndarray, vocab: Vocab, seed: int = 1,
-          keep_vector_words: bool = False) -> tuple[np.ndarray, float, Vocab]:
+def align(
+    words: list[str], vectors: np.ndarray, vocab: Vocab, seed: int = 1, keep_vector_words: bool = False
+) -> tuple[np.ndarray, float, Vocab]:
     """Rows of ``vectors`` for ``vocab``'s words; with ``keep_vector_words`` the vocabulary first
     grows by every other word the vectors cover (appended in the vectors' order, so the training
     words keep their ids). Coverage is over the original vocabulary."""
@@ -95,8 +108,10 @@ def isotropy(vectors: np.ndarray, seed: int = 0, pairs: int = 10_000) -> dict[st
     rng = np.random.default_rng(seed)
     i, j = rng.integers(0, len(vectors), (2, pairs))
     keep = i != j
-    return {"mean_norm_ratio": float(np.linalg.norm(vectors.mean(axis=0)) / norms.mean()),
-            "mean_pair_cosine": float(np.mean(np.sum(unit[i[keep]] * unit[j[keep]], axis=1)))}
+    return {
+        "mean_norm_ratio": float(np.linalg.norm(vectors.mean(axis=0)) / norms.mean()),
+        "mean_pair_cosine": float(np.mean(np.sum(unit[i[keep]] * unit[j[keep]], axis=1))),
+    }
 
 
 def neighbours(matrix: np.ndarray, vocab: Vocab, words: list[str], k: int = 5) -> dict[str, list[str]]:
@@ -111,8 +126,9 @@ def neighbours(matrix: np.ndarray, vocab: Vocab, words: list[str], k: int = 5) -
     return out
 
 
-def train_word2vec(texts: list[list[str]], vocab: Vocab, dim: int, *, seed: int = 1,
-                   **settings) -> tuple[np.ndarray, float]:
+def train_word2vec(
+    texts: list[list[str]], vocab: Vocab, dim: int, *, seed: int = 1, **settings
+) -> tuple[np.ndarray, float]:
     """word2vec trained on ``texts`` (a dataset's training text), aligned to ``vocab``."""
     words, vectors = word2vec_vectors(texts, dim, seed=seed, **settings)
     matrix, coverage, _ = align(words, vectors, vocab, seed)

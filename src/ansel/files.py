@@ -1,5 +1,6 @@
 """Writing a file or a directory atomically: a killed or failed writer never leaves half a file (or
 half a record) under its name."""
+
 from __future__ import annotations
 
 import contextlib
@@ -11,9 +12,13 @@ import shutil
 from pathlib import Path
 from typing import Callable, Iterator
 
-SAVE_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
-               errno.EACCES: "permission denied", errno.EPERM: "permission denied (operation not permitted)",
-               errno.EROFS: "read-only file system"}
+SAVE_CAUSES = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied (operation not permitted)",
+    errno.EROFS: "read-only file system",
+}
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """The client side of warm jobs (``ansel.forkserver``): ``ansel <verb>`` hands its job to the
 server named by ``ANSEL_FORKSERVER`` and exits with the forked child's status. Standard library
 only, so a job that a server takes costs a bare Python start."""
+
 from __future__ import annotations
 
 import json

@@ -10,6 +10,7 @@ fresh process computes, to the bit. Without the variable, or when the server can
 before the job starts, the command runs in its own process. The server exits with the Snakemake
 process that started it; a workflow runs the ansel code it started with.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,19 @@ from ansel.forkclient import ENV
 
 # What a job would import on its own (``ansel.cli`` imports lazily per verb); torch._dynamo is
 # pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
-PRELOAD = ("torch", "torch._dynamo", "pandas", "dvclive", "dvc.repo", "tqdm", "matplotlib.pyplot",
-           "ansel.training.trainer", "ansel.evaluation.evaluate", "ansel.report.build", "ansel.report.figures")
+PRELOAD = (
+    "torch",
+    "torch._dynamo",
+    "pandas",
+    "dvclive",
+    "dvc.repo",
+    "tqdm",
+    "matplotlib.pyplot",
+    "ansel.training.trainer",
+    "ansel.evaluation.evaluate",
+    "ansel.report.build",
+    "ansel.report.figures",
+)
 
 
 _server: subprocess.Popen | None = None  # the one this process started
@@ -44,9 +56,13 @@ def start(log: Path, watch_pid: int | None = None) -> None:
     path = os.path.join(tempfile.mkdtemp(prefix="ansel-"), "fork.sock")  # 0700, short (sun_path: 108 bytes)
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
-        _server = subprocess.Popen([sys.executable, "-m", "ansel.forkserver", path, str(watch_pid or os.getpid())],
-                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True)  # a Ctrl-C meant for Snakemake is the clients' to forward
+        _server = subprocess.Popen(
+            [sys.executable, "-m", "ansel.forkserver", path, str(watch_pid or os.getpid())],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # a Ctrl-C meant for Snakemake is the clients' to forward
     os.environ[ENV] = path
 
 
@@ -75,6 +91,7 @@ def stop() -> None:
 
 
 # --- server -----------------------------------------------------------------------------------
+
 
 def serve(path: str, watch_pid: int) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # before the imports: a stop then still cleans up

@@ -1,5 +1,6 @@
 """JSON files the project reads (measured costs, a run's config.json, its timings): a file cut short
 or of the wrong shape is refused naming it, not with a bare JSONDecodeError or KeyError."""
+
 from __future__ import annotations
 
 import json
@@ -18,6 +19,7 @@ def read_json(path: Path, kind: type = dict) -> Any:
     except ValueError as e:
         raise ConfigError(f"{path}: not valid JSON ({e}): restore or delete it") from None
     if not isinstance(value, kind):
-        raise ConfigError(f"{path}: expected a JSON {'object' if kind is dict else kind.__name__}, "
-                          f"got {type(value).__name__}")
+        raise ConfigError(
+            f"{path}: expected a JSON {'object' if kind is dict else kind.__name__}, got {type(value).__name__}"
+        )
     return value

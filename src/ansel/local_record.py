@@ -8,6 +8,7 @@ is collected only if its ``config.json`` is the preset's resolved config for it:
 ``results/runs/`` by another preset (same path, other epochs) is named, never mixed in; and the record
 as a whole holds one setting (``ansel.placing``): runs it holds of another are refused, never mixed.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,15 @@ from ansel.gpukit.build import _copy, item_runs
 from ansel.gpukit.device import _gzip
 from ansel.gpukit.tables import render_record_tables
 from ansel.jsonfile import read_json
-from ansel.placing import (RecordRefused, check_finished, check_same_setting, check_setting, settings, staged_record,
-                           write_setting)
+from ansel.placing import (
+    RecordRefused,
+    check_finished,
+    check_same_setting,
+    check_setting,
+    settings,
+    staged_record,
+    write_setting,
+)
 
 RUN_FILES = ("metrics.json", "config.json", "log.csv")
 # Of the formats the rules write, what a CPU record keeps: the table, its data, its cells' provenance, the figure.
@@ -66,8 +74,9 @@ def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -
     return waiting
 
 
-def _collect(config: dict, preset: str, items: dict[str, list[str]], runs: list[T.Run], stage: Path, out: Path,
-             report) -> dict[str, list[str]]:
+def _collect(
+    config: dict, preset: str, items: dict[str, list[str]], runs: list[T.Run], stage: Path, out: Path, report
+) -> dict[str, list[str]]:
     """``collect`` into the staging copy ``stage`` of the record ``out``."""
     copied, other, missing = 0, [], 0
     for run in runs:
@@ -98,8 +107,7 @@ def _collect(config: dict, preset: str, items: dict[str, list[str]], runs: list[
     write_setting(stage, {"preset": preset, "config": {}})
     report(f"{out}: {copied} runs copied from results/runs, {missing} not trained yet")
     if other:
-        report(f"{len(other)} runs trained with other settings than preset {preset!r} (not copied), "
-               f"e.g. {other[0]}")
+        report(f"{len(other)} runs trained with other settings than preset {preset!r} (not copied), e.g. {other[0]}")
     placed, waiting = render_record_tables({"items": items, "preset": preset}, stage)
     for f in placed:
         if f.suffix in KEPT:
@@ -121,7 +129,13 @@ def _check_held(config: dict, preset: str, collected: dict[str, T.Run], stage: P
     for path in held:
         name = str(path.parent.relative_to(stage))
         if name not in known:
-            raise RecordRefused(f"{out / name}: not a run of preset {preset!r}: the record holds another setting's "
-                                "runs; collect into another record")
-        check_same_setting(read_json(path), json.loads(json.dumps(known[name].config(config))),
-                           f"{out / name}/config.json", f"preset {preset!r} resolves now")
+            raise RecordRefused(
+                f"{out / name}: not a run of preset {preset!r}: the record holds another setting's "
+                "runs; collect into another record"
+            )
+        check_same_setting(
+            read_json(path),
+            json.loads(json.dumps(known[name].config(config))),
+            f"{out / name}/config.json",
+            f"preset {preset!r} resolves now",
+        )

@@ -1,4 +1,5 @@
 """Process-wide memory settings for training and timing on CPU, and for reading the tables."""
+
 from __future__ import annotations
 
 import ctypes

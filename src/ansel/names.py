@@ -1,5 +1,6 @@
 """Names from outside (an archive, a run's config, a raw file) checked before they become paths
 (DESIGN.md principle 16): a plain name is one path component that stays where it is joined."""
+
 from __future__ import annotations
 
 import re
@@ -17,6 +18,8 @@ def plain_name(value: object, where: str) -> str:
     """``value`` (a seed's int as its text) if it is a plain name, else ``NotPlainName`` naming ``where``."""
     text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
     if not isinstance(text, str) or not _PLAIN.fullmatch(text):
-        raise NotPlainName(f"{where}: {value!r} is not a plain name (one path component, not starting with "
-                           "'.' or '-'): refused before it becomes a path")
+        raise NotPlainName(
+            f"{where}: {value!r} is not a plain name (one path component, not starting with "
+            "'.' or '-'): refused before it becomes a path"
+        )
     return text

@@ -6,6 +6,7 @@ folder; anything refused or failing on the way leaves the record as it was.
 A record holds runs of one setting: its ``record.json`` names its preset and overrides, and every run
 in it is the resolved config of that setting for its directory (the device a run trained on aside).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +17,8 @@ from pathlib import Path
 from typing import Iterator
 
 from ansel.evaluation.agreement import check_run
-from ansel.jsonfile import read_json
 from ansel.files import write_text_atomic
+from ansel.jsonfile import read_json
 from ansel.names import plain_name
 
 RECORD_FILE = "record.json"
@@ -49,9 +50,11 @@ def check_setting(stage: Path, preset: str, overrides: dict, where: str) -> None
         return
     held = read_json(path)
     if (held.get("preset"), held.get("config") or {}) != (preset, overrides or {}):
-        raise RecordRefused(f"{where}: runs of preset {preset!r} with overrides {overrides or {}} cannot go into "
-                            f"the record of preset {held.get('preset')!r} with overrides {held.get('config') or {}} "
-                            f"({path.name} of {stage.name}): a record holds runs of one setting; give another record")
+        raise RecordRefused(
+            f"{where}: runs of preset {preset!r} with overrides {overrides or {}} cannot go into "
+            f"the record of preset {held.get('preset')!r} with overrides {held.get('config') or {}} "
+            f"({path.name} of {stage.name}): a record holds runs of one setting; give another record"
+        )
 
 
 def write_setting(stage: Path, about: dict) -> None:
@@ -77,15 +80,19 @@ def first_difference(a, b, path: str = "") -> str:
 def check_same_setting(run_cfg: dict, expected: dict, where: str, against: str) -> None:
     """Refuse a run whose config (``where``) is not ``expected`` (``against`` says whose it is)."""
     if settings(run_cfg) != settings(expected):
-        raise RecordRefused(f"{where}: trained with other settings than {against} "
-                            f"({first_difference(settings(run_cfg), settings(expected))}): a record holds runs of "
-                            "one resolved config; nothing was placed")
+        raise RecordRefused(
+            f"{where}: trained with other settings than {against} "
+            f"({first_difference(settings(run_cfg), settings(expected))}): a record holds runs of "
+            "one resolved config; nothing was placed"
+        )
 
 
 def run_name(cfg: dict, where: str) -> str:
     """``runs/<dataset>/<model>/seed<k>`` of a run's config, each name checked as a plain name."""
     try:
-        return "runs/{}/{}/seed{}".format(*(plain_name(cfg.get(k), f"{where}: {k}") for k in ("dataset", "model", "seed")))
+        return "runs/{}/{}/seed{}".format(
+            *(plain_name(cfg.get(k), f"{where}: {k}") for k in ("dataset", "model", "seed"))
+        )
     except ValueError as e:
         raise RecordRefused(str(e)) from None
 
@@ -94,8 +101,9 @@ def check_finished(run: Path, trec: str, processed: Path) -> None:
     """A finished run (its metrics.json present) has every file of one, and its metrics.json is what its
     run file ``trec`` gives on ``processed``'s labels."""
     if missing := [n for n in (*FINISHED_FILES, trec) if not (run / n).is_file()]:
-        raise RecordRefused(f"{run}: a finished run (metrics.json) without {', '.join(missing)}: half written; "
-                            "nothing was placed")
+        raise RecordRefused(
+            f"{run}: a finished run (metrics.json) without {', '.join(missing)}: half written; nothing was placed"
+        )
     try:
         check_run(run, processed, run / trec)
     except (ValueError, FileNotFoundError) as e:

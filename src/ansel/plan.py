@@ -19,6 +19,7 @@ with its ``timings.json`` inside; ``costs/``); records made before timings had t
 CPU's instruction set changes its speed), and ``--device`` keeps one kind. Runs of no measured
 shape are listed, not guessed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -52,7 +53,7 @@ VALUE_ONLY = {
     "normalize_embeddings": "the initial vectors scaled to unit rows once, when the model is built",
     "init": "the initial weights' distribution",
     "shared_encoder": "one encoder per text (false) runs the same operations on the same sizes as one encoder "
-                      "run on both; only the optimizer's elementwise update covers the second encoder's weights",
+    "run on both; only the optimizer's elementwise update covers the second encoder's weights",
 }
 # a rate changes numbers only, but at 0 torch skips the dropout (no mask drawn): keyed as on or off
 RATES = ("dropout", "lstm_dropout")
@@ -65,9 +66,14 @@ RATES = ("dropout", "lstm_dropout")
 def shape(cfg: dict) -> str:
     """The part of a run config its per-batch cost depends on."""
     train = cfg["train"]
-    return shape_key({"dataset": cfg["dataset"], **{k: cfg.get(k) for k in SHAPE_KEYS},
-                      **{k: train.get(k) for k in (*TRAIN_SHAPE_KEYS, *DEFAULTED_TRAIN_KEYS)},
-                      **({"loss": "category"} if train.get("loss") == "category" else {})})
+    return shape_key(
+        {
+            "dataset": cfg["dataset"],
+            **{k: cfg.get(k) for k in SHAPE_KEYS},
+            **{k: train.get(k) for k in (*TRAIN_SHAPE_KEYS, *DEFAULTED_TRAIN_KEYS)},
+            **({"loss": "category"} if train.get("loss") == "category" else {}),
+        }
+    )
 
 
 def shape_key(s: dict) -> str:
@@ -77,14 +83,19 @@ def shape_key(s: dict) -> str:
     from ansel.training.config import NegativesConfig, TrainConfig
 
     hparams = {**_arch_defaults(s["arch"]), **(s.get("hparams") or {})}
-    hparams = {k: (v > 0 if k in RATES and isinstance(v, (int, float)) else v)
-               for k, v in hparams.items() if k not in VALUE_ONLY}
+    hparams = {
+        k: (v > 0 if k in RATES and isinstance(v, (int, float)) else v)
+        for k, v in hparams.items()
+        if k not in VALUE_ONLY
+    }
     negatives = s.get("negatives")
     if isinstance(negatives, dict):
         negatives = {**_defaults(NegativesConfig), **negatives}
     defaults = _defaults(TrainConfig)
-    return json.dumps({**s, "hparams": hparams, "negatives": negatives,
-                       **{k: s.get(k) or defaults[k] for k in DEFAULTED_TRAIN_KEYS}}, sort_keys=True)
+    return json.dumps(
+        {**s, "hparams": hparams, "negatives": negatives, **{k: s.get(k) or defaults[k] for k in DEFAULTED_TRAIN_KEYS}},
+        sort_keys=True,
+    )
 
 
 @functools.cache
@@ -106,6 +117,7 @@ class Overhead:
     device spent it (``measured_costs`` fits it): ``start_seconds`` once (imports, data and model
     building, the last files) and ``epoch_seconds`` after every epoch (``state.pt`` written, the best
     weights kept, the log)."""
+
     start_seconds: float
     epoch_seconds: float
     runs: int  # the timed runs it is fitted over
@@ -149,8 +161,11 @@ class Cost:
 
 def default_sources() -> list[Path]:
     """This checkout and every committed record (``reports/*/`` and ``reports/device/*/``)."""
-    records = [d for d in [*root().glob("reports/*"), *root().glob("reports/device/*")]
-               if (d / "runs").is_dir() or (d / "costs").is_dir() or (d / "results/runs").is_dir()]
+    records = [
+        d
+        for d in [*root().glob("reports/*"), *root().glob("reports/device/*")]
+        if (d / "runs").is_dir() or (d / "costs").is_dir() or (d / "results/runs").is_dir()
+    ]
     return [root(), *sorted(records)]
 
 
@@ -168,11 +183,15 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
         for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
             for key, c in read_json(path).items():
                 if isinstance(c, dict) and "overhead" in c:
-                    raise ConfigError(f"{path}: {key}.overhead: fitted from runs' timings, never read from a costs file")
+                    raise ConfigError(
+                        f"{path}: {key}.overhead: fitted from runs' timings, never read from a costs file"
+                    )
                 c = {**c, "source": str(path)} if isinstance(c, dict) else c  # parse names a list or a number
                 cost = parse(Cost, c, f"{path}: {key}")  # the value's fault named before the key's
                 keep(_file_shape(path, key), cost)
-        for config in sorted([*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]):
+        for config in sorted(
+            [*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]
+        ):
             cfg = read_json(config)
             if missing := [k for k in ("dataset", "model", "train") if k not in cfg]:
                 raise ConfigError(f"{config}: not a run's config (no {', '.join(missing)})")
@@ -222,11 +241,18 @@ def outside_seconds(train: dict) -> tuple[int, float] | None:
     if "started" not in train or "finished" not in train:
         return None
     epochs = [e for e in train["epochs"] if e["batches"]]
-    return len(epochs), train["finished"] - train["started"] - sum(e["seconds"] + e.get("dev_seconds", 0) for e in epochs)
+    return len(epochs), train["finished"] - train["started"] - sum(
+        e["seconds"] + e.get("dev_seconds", 0) for e in epochs
+    )
 
 
-def unmeasured_shapes(config: dict, sources: list[Path], datasets: list[str] | None = None,
-                      data_root: Path | None = None, device: str | None = None) -> list[dict]:
+def unmeasured_shapes(
+    config: dict,
+    sources: list[Path],
+    datasets: list[str] | None = None,
+    data_root: Path | None = None,
+    device: str | None = None,
+) -> list[dict]:
     """One run config per shape of ``config``'s runs that ``sources`` have not measured (on ``device``,
     a prefix, when given) and whose vocabulary is on disk under ``data_root`` (the checkout), in the
     order of ``datasets`` (default: every dataset, sorted) and then of the shapes."""
@@ -249,13 +275,24 @@ def timings_cost(train: dict, source: str) -> Cost | None:
     if not epochs:
         return None
     dev = [e["dev_seconds"] for e in epochs if "dev_seconds" in e]
-    return Cost(sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
-                sum(dev) / len(dev) if dev else None, device_label(train), source,
-                train.get("peak_device_mb"), max(e["batches"] for e in epochs))
+    return Cost(
+        sum(e["seconds"] for e in epochs) / sum(e["batches"] for e in epochs),
+        sum(dev) / len(dev) if dev else None,
+        device_label(train),
+        source,
+        train.get("peak_device_mb"),
+        max(e["batches"] for e in epochs),
+    )
 
 
-def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Path | None = None,
-            deadline: float | None = None, report=print) -> Path | None:
+def measure(
+    configs: list[dict],
+    out_dir: Path,
+    batches: int = 3,
+    data_root: Path | None = None,
+    deadline: float | None = None,
+    report=print,
+) -> Path | None:
     """Time each run config's shape on this machine's device: ``batches`` training batches and one dev
     scoring (``unmeasured_shapes`` picks them), and the batches of one of its epochs. Each cost goes
     to ``out_dir/<device>.json`` as soon as it is measured (merged with what the file holds), so an
@@ -281,8 +318,9 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
         lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"], cfg.get("vocab"))
         if lengths not in loaded:
             loaded.clear()  # one dataset's arrays at a time: the shapes come grouped by dataset
-            loaded[lengths] = RunData.load(processed, Vocab.load(data_root / run_vocab_file(cfg, processed)),
-                                           *lengths[1:3])
+            loaded[lengths] = RunData.load(
+                processed, Vocab.load(data_root / run_vocab_file(cfg, processed)), *lengths[1:3]
+            )
         ev = parse(EvalConfig, cfg["eval"], "eval")
         data = eval_data(loaded[lengths], ev)
         dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split, ev)
@@ -298,8 +336,10 @@ def measure(configs: list[dict], out_dir: Path, batches: int = 3, data_root: Pat
         costs = {**(read_json(path) if path.exists() else {}), shape(cfg): cost}
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
-        report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
-               f"dev scoring {cost['dev_seconds']:.1f} s")
+        report(
+            f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
+            f"dev scoring {cost['dev_seconds']:.1f} s"
+        )
     return path
 
 
@@ -338,8 +378,13 @@ def dataset_examples(examples: dict, dataset: str, processed: Path) -> None:
         examples[dataset] = train_examples(processed)
 
 
-def plan(config: dict, sources: list[Path], device: str | None = None, cores: int | None = None,
-         budget_hours: float | None = None) -> pd.DataFrame:
+def plan(
+    config: dict,
+    sources: list[Path],
+    device: str | None = None,
+    cores: int | None = None,
+    budget_hours: float | None = None,
+) -> pd.DataFrame:
     """One row per table or figure with runs: runs, epochs, batches per epoch, measured runs and
     the device-minutes of those (training steps plus each epoch's dev scoring where measured).
     With ``cores``: the wall hours of each on that many one-thread jobs at a time; with
@@ -366,8 +411,13 @@ def plan(config: dict, sources: list[Path], device: str | None = None, cores: in
     return table
 
 
-def choose(config: dict, items: list[tuple[str, str, list[T.Run]]], costs: dict[str, "Cost"], examples: dict,
-           budget_minutes: float) -> list[str]:
+def choose(
+    config: dict,
+    items: list[tuple[str, str, list[T.Run]]],
+    costs: dict[str, "Cost"],
+    examples: dict,
+    budget_minutes: float,
+) -> list[str]:
     """The items ("paper/item") to run within ``budget_minutes`` of device time, cheapest first, a run
     that several of them read counted once; only items whose every run has a measured shape."""
     minutes = {}
@@ -406,7 +456,10 @@ def run_parts(cfg: dict, costs: dict[str, Cost], examples: dict) -> tuple[dict[s
         return None, cost
     t, epochs = cfg["train"], cfg["train"]["epochs"]
     monitors = len(t.get("monitor_splits") or []) * (n / t["monitor_every"] if t.get("monitor_every") else 1)
-    parts = {"training": epochs * n * cost.seconds_per_batch, "dev scoring": epochs * (1 + monitors) * (cost.dev_seconds or 0)}
+    parts = {
+        "training": epochs * n * cost.seconds_per_batch,
+        "dev scoring": epochs * (1 + monitors) * (cost.dev_seconds or 0),
+    }
     if cost.overhead:
         parts |= {"checkpoints": epochs * cost.overhead.epoch_seconds, "start-up": cost.overhead.start_seconds}
     return {k: v / 60 for k, v in parts.items()}, cost
@@ -440,9 +493,17 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
         if sum(parts.values()) > COMMAND_MINUTES:
             long_runs.append(sum(parts.values()))
     minutes = sum(totals.values())
-    return {"parts": totals, "minutes": minutes, "priced": priced, "unpriced": unpriced,
-            "leases": math.ceil(minutes / LEASE_MINUTES), "packed leases": math.ceil(minutes / LEASE_MINUTES / GPU_PARALLEL),
-            "packing": GPU_PARALLEL, "long runs": long_runs, "overheads": overheads}
+    return {
+        "parts": totals,
+        "minutes": minutes,
+        "priced": priced,
+        "unpriced": unpriced,
+        "leases": math.ceil(minutes / LEASE_MINUTES),
+        "packed leases": math.ceil(minutes / LEASE_MINUTES / GPU_PARALLEL),
+        "packing": GPU_PARALLEL,
+        "long runs": long_runs,
+        "overheads": overheads,
+    }
 
 
 def run_batches(cfg: dict, cost: Cost | None, examples: dict) -> int | None:
@@ -464,9 +525,14 @@ def _estimate(config: dict, item_runs: list[T.Run], costs: dict[str, Cost], exam
             measured += 1
             devices |= {cost.device} if cost else set()
             minutes += run_minutes
-    return {"runs": len(item_runs), "epochs": _span(epochs), "batches/epoch": _span(batches),
-            "measured runs": measured, "device-minutes (measured runs)": round(minutes, 1),
-            "measured on": ", ".join(sorted(devices)) or "-"}
+    return {
+        "runs": len(item_runs),
+        "epochs": _span(epochs),
+        "batches/epoch": _span(batches),
+        "measured runs": measured,
+        "device-minutes (measured runs)": round(minutes, 1),
+        "measured on": ", ".join(sorted(devices)) or "-",
+    }
 
 
 def _span(values: set) -> str:

@@ -11,6 +11,7 @@ vocabulary word. GloVe 840B has lines whose token holds spaces (``. . .``): the 
 fields are the vector and the rest is the token. A line with too few fields, a number that does
 not parse or bytes that are not UTF-8 is malformed: counted, its first places reported, never a word.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -33,6 +34,7 @@ _SHOW = 5  # malformed places named in the report
 @dataclass
 class ReadReport:
     """What reading a vectors file found: words read, rows filled, malformed lines (and where)."""
+
     words: int = 0
     found: int = 0
     malformed: int = 0
@@ -44,8 +46,9 @@ class ReadReport:
             self.places.append(f"{where}: {why}")
 
 
-def load_pretrained(path: str | os.PathLike, vocab: Vocab, dim: int, seed: int = 1
-                    ) -> tuple[np.ndarray, float, ReadReport]:
+def load_pretrained(
+    path: str | os.PathLike, vocab: Vocab, dim: int, seed: int = 1
+) -> tuple[np.ndarray, float, ReadReport]:
     """The vectors of ``vocab``'s words from ``path`` (exact matches win over lower-cased ones),
     the other rows U(-0.25, 0.25) from ``seed`` and row 0 zero; the share of words found; the report."""
     path = Path(path)
@@ -115,7 +118,7 @@ def _numbers(line: bytes, extra: int) -> bool:
     """Whether the ``extra`` fields after a line's first are numbers: a vector longer than ``dim``,
     not a token holding spaces."""
     try:
-        [float(x) for x in line.split(b" ")[1:1 + extra]]
+        [float(x) for x in line.split(b" ")[1 : 1 + extra]]
         return True
     except ValueError:
         return False
@@ -137,8 +140,10 @@ def _read_array(path: Path, dim: int, vocab: Vocab, take, report: ReadReport) ->
         raise ValueError(f"{path}: an array of shape {array.shape}, expected (words, {dim})")
     table = pq.read_table(words_path)
     if table.num_columns != 1 or table.num_rows != len(array):
-        raise ValueError(f"{words_path}: {table.num_columns} columns of {table.num_rows} rows, expected one "
-                         f"column of a word for each of the {len(array)} rows of {path}")
+        raise ValueError(
+            f"{words_path}: {table.num_columns} columns of {table.num_rows} rows, expected one "
+            f"column of a word for each of the {len(array)} rows of {path}"
+        )
     for row, word in enumerate(table.column(0).to_pylist()):
         if not isinstance(word, str) or not word:
             report.bad(f"{words_path}: row {row + 1}", f"no word ({word!r})")
@@ -161,7 +166,7 @@ def _read_binary(f: IO[bytes], path: Path, dim: int, vocab: Vocab, take, report:
                 raise ValueError(f"{path}: ends inside word {n + 1} of {count}")
             buf, pos = buf[pos:] + more, 0
         word = buf[pos:space].lstrip(b"\n")
-        values = buf[space + 1:space + 1 + width]
+        values = buf[space + 1 : space + 1 + width]
         pos = space + 1 + width
         try:
             text = _wanted(word, vocab)

@@ -7,6 +7,7 @@ word vectors its runs started from. Each cell read from a record's JSON twin is 
 runs' files (``check_cell``): a twin edited by hand never reaches the page. ``ansel records`` prints
 the table; ``--write README.md`` puts it between the README's markers (one block); ``--check
 README.md`` fails where a row breaks the rule or the two differ."""
+
 from __future__ import annotations
 
 import csv
@@ -21,8 +22,18 @@ import numpy as np
 import pandas as pd
 
 from ansel.config import ConfigError, root
-from ansel.report.printable import (PROTOCOL_NAMES, PROTOCOL_SUFFIX, SCALES, Cell, Printed, comparable, refusals, same_data,
-                                    stand_in, verdict_allowed)
+from ansel.report.printable import (
+    PROTOCOL_NAMES,
+    PROTOCOL_SUFFIX,
+    SCALES,
+    Cell,
+    Printed,
+    comparable,
+    refusals,
+    same_data,
+    stand_in,
+    verdict_allowed,
+)
 from ansel.schema import check_schema
 from ansel.yamlfile import read_yaml
 
@@ -30,8 +41,10 @@ HEADLINES = "reports/headlines.yaml"
 HEADLINES_SCHEMA = "workflow/schemas/headlines.schema.yaml"
 PUBLISHED = "workflow/papers/published_results.csv"
 START, END = "<!-- results: ansel records -->", "<!-- /results -->"
-HEADER = ("| paper | cell | published | ours (mean ± std over seeds) | gap | word vectors "
-          "| the paper's main claim, our paired test | record |")
+HEADER = (
+    "| paper | cell | published | ours (mean ± std over seeds) | gap | word vectors "
+    "| the paper's main claim, our paired test | record |"
+)
 # Where a record ran, by its folder's prefix (else on 2 CPU cores).
 RECORD_KINDS = (("device/", "GPU"),)
 VERDICT = re.compile(r"\*\*(holds|does not hold|not significant)\*\*")
@@ -40,7 +53,7 @@ VERDICT = re.compile(r"\*\*(holds|does not hold|not significant)\*\*")
 def parse_column(label: str) -> Cell:
     """A table's column label ("<dataset> <split> <metric>[ (protocol)]") as a cell."""
     protocol = next((p for p, suffix in PROTOCOL_SUFFIX.items() if suffix and label.endswith(suffix)), "dev")
-    words = label[:len(label) - len(PROTOCOL_SUFFIX[protocol])].split(" ")
+    words = label[: len(label) - len(PROTOCOL_SUFFIX[protocol])].split(" ")
     if len(words) != 3:
         raise ConfigError(f"column {label!r}: not '<dataset> <split> <metric>[ (protocol)]'")
     return Cell(*words, protocol)
@@ -53,6 +66,7 @@ def _number(value: float, percent: bool) -> str:
 @dataclass
 class Source:
     """One record's cell: its values and where they come from."""
+
     record: str
     scale: str
     link: str
@@ -86,8 +100,10 @@ def _twin_source(base: Path, entry: dict, scale: str, where: str) -> Source:
     try:
         cell = cells[entry["row"]][entry["column"]]
     except KeyError:
-        raise ConfigError(f"{where}: {twin} has no cell ({entry['row']!r}, {entry['column']!r}); rows: "
-                          f"{', '.join(k for k in cells if k != 'significance')}") from None
+        raise ConfigError(
+            f"{where}: {twin} has no cell ({entry['row']!r}, {entry['column']!r}); rows: "
+            f"{', '.join(k for k in cells if k != 'significance')}"
+        ) from None
     check_cell(cell, twin, entry, where)
     runs = [r["run"] for r in cell.get("provenance", {}).get("runs", [])]
     if not runs:
@@ -101,10 +117,20 @@ def _twin_source(base: Path, entry: dict, scale: str, where: str) -> Source:
             raise ConfigError(f"{where}: {twin} has no context cell ({entry['context']!r}, {entry['column']!r})")
         context = f"{entry['context']}: {row['mean']:.4f}{_against_context(cells, entry)}"
     claims = cells.get("significance", {}).get("claims", {})
-    return Source(entry["record"], scale, f"reports/{entry['record']}/{entry['table']}.md", entry["row"],
-                  Cell(configs[0]["dataset"], column.split, column.metric, column.protocol),
-                  cell["mean"], cell["std"], cell["n"], {c["embeddings"] for c in configs}, claims,
-                  entry["column"], context)
+    return Source(
+        entry["record"],
+        scale,
+        f"reports/{entry['record']}/{entry['table']}.md",
+        entry["row"],
+        Cell(configs[0]["dataset"], column.split, column.metric, column.protocol),
+        cell["mean"],
+        cell["std"],
+        cell["n"],
+        {c["embeddings"] for c in configs},
+        claims,
+        entry["column"],
+        context,
+    )
 
 
 def _against_context(cells: dict, entry: dict) -> str:
@@ -119,9 +145,11 @@ def _against_context(cells: dict, entry: dict) -> str:
         pooled = sig.get("comparisons", {}).get(key, {}).get(entry["column"], {}).get("pooled")
         if pooled and pooled[sig["test"]]["p_holm"] is not None:
             p, difference = pooled[sig["test"]]["p_holm"], sign * pooled["difference"]
-            return (f", {'below' if difference > 0 else 'above'} {row}: {row} − {other} {difference:+.4f} over "
-                    f"{pooled['n_questions']} questions, {TEST_NAMES[sig['test']]} p = {p:.2g} (Holm): "
-                    f"{'significant' if p < sig['alpha'] else 'not significant'}")
+            return (
+                f", {'below' if difference > 0 else 'above'} {row}: {row} − {other} {difference:+.4f} over "
+                f"{pooled['n_questions']} questions, {TEST_NAMES[sig['test']]} p = {p:.2g} (Holm): "
+                f"{'significant' if p < sig['alpha'] else 'not significant'}"
+            )
     return ""
 
 
@@ -149,14 +177,26 @@ def _runs_source(base: Path, entry: dict, scale: str, where: str) -> Source:
     context = ""
     if "context" in entry:
         context = f"{entry['context']['label']}: {sum(c := values(entry['context']['model'])) / len(c):.4f}"
-    return Source(entry["record"], scale, f"reports/{entry['record']}/README.md", entry["row"],
-                  Cell(configs[0]["dataset"], column.split, column.metric), mean, std, len(ours),
-                  {c["embeddings"] for c in configs}, None, entry["column"], context)
+    return Source(
+        entry["record"],
+        scale,
+        f"reports/{entry['record']}/README.md",
+        entry["row"],
+        Cell(configs[0]["dataset"], column.split, column.metric),
+        mean,
+        std,
+        len(ours),
+        {c["embeddings"] for c in configs},
+        None,
+        entry["column"],
+        context,
+    )
 
 
 def vectors_label(methods: set[str], embeddings: dict) -> str:
     """The runs' word vectors in words: trained here (word2vec on the dataset, or on a corpus recipe) or
     published (a key of embeddings.pretrained)."""
+
     def one(method: str) -> str:
         if method == "word2vec":
             return "word2vec trained here on the dataset"
@@ -165,12 +205,14 @@ def vectors_label(methods: set[str], embeddings: dict) -> str:
         if method in embeddings.get("pretrained", {}):
             return f"the published `{method}`"
         return f"`{method}`"
+
     return "; ".join(one(m) for m in sorted(methods))
 
 
 @dataclass
 class Context:
     """What every row reads: the records' scales, the datasets and vectors configs, the published values."""
+
     base: Path
     scales: dict[str, str]
     datasets: dict
@@ -184,10 +226,13 @@ def load_context(base: Path) -> tuple[Context, list[dict]]:
     check_schema(doc, root() / HEADLINES_SCHEMA, str(path))
     params = read_yaml(base / "params.yaml")
     with open(base / PUBLISHED, newline="") as f:
-        published = {(r["paper"], r["table"], r["dataset"], r["split"], r["model"], r["metric"]): float(r["value"])
-                     for r in csv.DictReader(f)}
-    return Context(base, doc["records"], params.get("datasets", {}), params.get("embeddings", {}), published), \
-        doc["headlines"]
+        published = {
+            (r["paper"], r["table"], r["dataset"], r["split"], r["model"], r["metric"]): float(r["value"])
+            for r in csv.DictReader(f)
+        }
+    return Context(base, doc["records"], params.get("datasets", {}), params.get("embeddings", {}), published), doc[
+        "headlines"
+    ]
 
 
 def published_cell(entry: dict) -> Cell:
@@ -205,16 +250,19 @@ def sources(ctx: Context, entry: dict, where: str) -> list[Source]:
         read = _twin_source if "table" in s else _runs_source
         found.append(read(ctx.base, s, ctx.scales[s["record"]], w))
     pub = published_cell(entry)
-    return sorted(found, key=lambda s: (not same_data(s.ours.dataset, pub.dataset, ctx.datasets),
-                                        SCALES.index(s.scale)))
+    return sorted(
+        found, key=lambda s: (not same_data(s.ours.dataset, pub.dataset, ctx.datasets), SCALES.index(s.scale))
+    )
 
 
 def headline_row(ctx: Context, entry: dict, where: str) -> str:
     best = sources(ctx, entry, where)[0]
     pub_cell = published_cell(entry)
     if best.ours.protocol != pub_cell.protocol:
-        raise ConfigError(f"{where}: its source `{best.record}` column {best.column!r} is not at the paper's "
-                          f"protocol ({pub_cell.protocol}); name the column of that protocol")
+        raise ConfigError(
+            f"{where}: its source `{best.record}` column {best.column!r} is not at the paper's "
+            f"protocol ({pub_cell.protocol}); name the column of that protocol"
+        )
     p = entry["published"]
     key = (p["spec"], p["table"], p["dataset"], p["split"], p["row"], p.get("published_metric", p["metric"]))
     published = ctx.published.get(key, math.nan)
@@ -236,9 +284,11 @@ def headline_row(ctx: Context, entry: dict, where: str) -> str:
     printed = Printed(best.record, best.scale, best.ours, VERDICT.search(verdict) is not None, can_gap, vectors)
     if broken := refusals(printed, pub_cell, ctx.datasets):  # the rule's own check of what it prints
         raise AssertionError(f"{where}: {'; '.join(broken)}")
-    return (f"| {entry['paper']} | {best.row}, {best.column} | {_number(published, percent)} "
-            f"| {ours} | {gap} | {vectors} | {entry['claim']}: {verdict} | "
-            f"[{kind}, {best.scale} scale `{best.record}`]({best.link}) |")
+    return (
+        f"| {entry['paper']} | {best.row}, {best.column} | {_number(published, percent)} "
+        f"| {ours} | {gap} | {vectors} | {entry['claim']}: {verdict} | "
+        f"[{kind}, {best.scale} scale `{best.record}`]({best.link}) |"
+    )
 
 
 def _verdict(best: Source, entry: dict, pub_cell: Cell, ctx: Context, where: str) -> str:
@@ -249,11 +299,16 @@ def _verdict(best: Source, entry: dict, pub_cell: Cell, ctx: Context, where: str
     tested = best.claims.get(entry["claim"], {})
     if best.column not in tested:
         if best.claims and entry["claim"] not in best.claims:
-            raise ConfigError(f"{where}: `{best.record}` tests no claim {entry['claim']!r} "
-                              f"(claims: {', '.join(best.claims) or 'none'})")
-        return (f"not tested at {PROTOCOL_NAMES[best.ours.protocol]}: the record keeps per-question run files "
-                "of the dev-selected checkpoint only (a retrain keeps both)" if best.ours.protocol != "dev"
-                else f"not tested at {best.column}")
+            raise ConfigError(
+                f"{where}: `{best.record}` tests no claim {entry['claim']!r} "
+                f"(claims: {', '.join(best.claims) or 'none'})"
+            )
+        return (
+            f"not tested at {PROTOCOL_NAMES[best.ours.protocol]}: the record keeps per-question run files "
+            "of the dev-selected checkpoint only (a retrain keeps both)"
+            if best.ours.protocol != "dev"
+            else f"not tested at {best.column}"
+        )
     v = tested[best.column]
     return f"**{v['verdict']}** (Δ {v['difference']:+.4f}, p = {v['p_holm']:.2g})"
 
@@ -262,27 +317,43 @@ def check_cell(cell: dict, twin: Path, entry: dict, where: str) -> None:
     """The twin's cell is the mean, std and n of its runs in the record (``provenance``), on the split
     and metric its long form (.csv) names, read as the table reads them at the column's protocol
     (``_run_value``): a twin edited by hand never reaches the page."""
-    runs = [_record_run(twin.parent, r["run"].removeprefix("results/"))
-            for r in cell.get("provenance", {}).get("runs", [])]
+    runs = [
+        _record_run(twin.parent, r["run"].removeprefix("results/")) for r in cell.get("provenance", {}).get("runs", [])
+    ]
     protocol = parse_column(entry["column"]).protocol
     long = twin.with_suffix(".csv")
     rows = pd.read_csv(long, dtype={"row": str, "column": str}) if long.exists() else pd.DataFrame()
     rows = rows[(rows.row == entry["row"]) & (rows.column == entry["column"])] if len(rows) else rows
-    if not runs or len(rows) != 1 or rows.column.iloc[0] != (f"{rows.dataset.iloc[0]} {rows.split.iloc[0]} "
-                                                           f"{rows.metric.iloc[0]}{PROTOCOL_SUFFIX[protocol]}"):
-        raise ConfigError(f"{where}: {twin}: the cell ({entry['row']!r}, {entry['column']!r}) names no runs of "
-                          f"the record, or no one split and metric in {long}: it cannot be checked")
+    if (
+        not runs
+        or len(rows) != 1
+        or rows.column.iloc[0]
+        != (f"{rows.dataset.iloc[0]} {rows.split.iloc[0]} {rows.metric.iloc[0]}{PROTOCOL_SUFFIX[protocol]}")
+    ):
+        raise ConfigError(
+            f"{where}: {twin}: the cell ({entry['row']!r}, {entry['column']!r}) names no runs of "
+            f"the record, or no one split and metric in {long}: it cannot be checked"
+        )
     split, metric = rows.split.iloc[0], rows.metric.iloc[0]
-    v = np.asarray([_run_value(run, split, metric, protocol, f"{where}: {twin}'s cell ({entry['row']!r}, "
-                                                                  f"{entry['column']!r})") for run in runs])
+    v = np.asarray(
+        [
+            _run_value(run, split, metric, protocol, f"{where}: {twin}'s cell ({entry['row']!r}, {entry['column']!r})")
+            for run in runs
+        ]
+    )
     for scale in (1.0, 100.0):  # a column printed in percent where the paper's values are
         ours = (float((v * scale).mean()), float((v * scale).std(ddof=1)) if len(v) > 1 else 0.0, len(v))
-        if all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(ours, (cell["mean"], cell["std"], cell["n"]))):
+        if all(
+            math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+            for a, b in zip(ours, (cell["mean"], cell["std"], cell["n"]))
+        ):
             return
-    raise ConfigError(f"{where}: {twin}: cell ({entry['row']!r}, {entry['column']!r}) says {cell['mean']:.6f} ± "
-                      f"{cell['std']:.6f} (n={cell['n']}) where its {len(v)} runs give {v.mean():.6f} ± "
-                      f"{v.std(ddof=1) if len(v) > 1 else 0.0:.6f}: the twin was not rendered from them; render it "
-                      "again (ansel record / make gpu-unpack)")
+    raise ConfigError(
+        f"{where}: {twin}: cell ({entry['row']!r}, {entry['column']!r}) says {cell['mean']:.6f} ± "
+        f"{cell['std']:.6f} (n={cell['n']}) where its {len(v)} runs give {v.mean():.6f} ± "
+        f"{v.std(ddof=1) if len(v) > 1 else 0.0:.6f}: the twin was not rendered from them; render it "
+        "again (ansel record / make gpu-unpack)"
+    )
 
 
 def _run_value(run: Path, split: str, metric: str, protocol: str, what: str) -> float:
@@ -304,8 +375,14 @@ def _run_value(run: Path, split: str, metric: str, protocol: str, what: str) -> 
 def _record_run(record: Path, run: str) -> Path:
     """A run of a record's table: in the record, else in a sibling record (a device table split over
     two leases renders from both)."""
-    return next((p for p in [record / run, *sorted(record.parent.glob(f"*/{glob.escape(run)}"))] if (p / "metrics.json").exists()),
-                record / run)
+    return next(
+        (
+            p
+            for p in [record / run, *sorted(record.parent.glob(f"*/{glob.escape(run)}"))]
+            if (p / "metrics.json").exists()
+        ),
+        record / run,
+    )
 
 
 def results_table(base: Path | None = None) -> str:
@@ -332,18 +409,31 @@ def check_readme(text: str, where: str, base: Path | None = None) -> list[str]:
         link = re.search(r"\]\(reports/(.+)/[^/]+\.md\)", cells.get("record", ""))
         row, _, column = cells.get("cell", "").rpartition(", ")
         record = link.group(1) if link else ""
-        matches = [(e, s) for e in entries if e["paper"] == paper for s in e["sources"]
-                   if s["record"] == record and parse_column(s["column"]).dataset == parse_column(column).dataset]
+        matches = [
+            (e, s)
+            for e in entries
+            if e["paper"] == paper
+            for s in e["sources"]
+            if s["record"] == record and parse_column(s["column"]).dataset == parse_column(column).dataset
+        ]
         if not matches:
             found.append(f"{where}: results row {n} ({paper}): record `{record}` is no source of its headline")
             continue
         entry, source = matches[0]
         read = _twin_source if "table" in source else _runs_source
         got = read(ctx.base, {**source, "column": column, "row": row}, ctx.scales[record], f"{where}: row {n}")
-        printed = Printed(record, ctx.scales[record], got.ours, VERDICT.search(line) is not None,
-                          _is_number(cells.get("gap", "—")), cells.get("word vectors", ""))
-        found += [f"{where}: results row {n} ({paper}, {row}, {column}): {r}"
-                  for r in refusals(printed, published_cell(entry), ctx.datasets)]
+        printed = Printed(
+            record,
+            ctx.scales[record],
+            got.ours,
+            VERDICT.search(line) is not None,
+            _is_number(cells.get("gap", "—")),
+            cells.get("word vectors", ""),
+        )
+        found += [
+            f"{where}: results row {n} ({paper}, {row}, {column}): {r}"
+            for r in refusals(printed, published_cell(entry), ctx.datasets)
+        ]
     return found
 
 
@@ -360,7 +450,9 @@ def splice(text: str, table: str, where: str) -> str:
     if START not in text or END not in text:
         raise ConfigError(f"{where}: no results markers ({START} ... {END})")
     if text.count(START) > 1 or text.count(END) > 1:
-        raise ConfigError(f"{where}: {text.count(START)} results blocks ({START} ... {END}): keep one, the "
-                          "others would stay as they are, unchecked")
+        raise ConfigError(
+            f"{where}: {text.count(START)} results blocks ({START} ... {END}): keep one, the "
+            "others would stay as they are, unchecked"
+        )
     head, rest = text.split(START, 1)
     return f"{head}{START}\n{table}{END}{rest.split(END, 1)[1]}"

@@ -5,6 +5,7 @@ shows it: Snakemake's own ``embeddedfigure`` (9.27) puts the data URI in the dir
 after docutils has built the image node, whose src stays the file's path (broken outside the
 checkout). Registered when the Snakefile imports this module.
 """
+
 from docutils.parsers.rst import directives
 from docutils.parsers.rst.directives.images import Figure
 from snakemake.report.common import data_uri_from_file

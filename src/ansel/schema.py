@@ -1,6 +1,7 @@
 """A hand-edited YAML file checked against its JSON Schema where it is read: one line naming the file,
 the key path and (for an unknown key) the allowed ones. Light on purpose (no numpy, no torch): the
 download step and the record wing check their files with it."""
+
 from __future__ import annotations
 
 import functools
@@ -25,10 +26,15 @@ def check_schema(instance: Any, schema_path: Path, label: str) -> None:
     at = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = error.schema.get("properties", {})
-        unknown = [k for k in error.instance if k not in allowed and not
-                   any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
-        message = (f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                   f"allowed: {', '.join(allowed)}")
+        unknown = [
+            k
+            for k in error.instance
+            if k not in allowed and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))
+        ]
+        message = (
+            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(allowed)}"
+        )
     else:
         message = error.message
     raise ConfigError(f"{label}: {at + ': ' if at else ''}{message}")

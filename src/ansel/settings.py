@@ -5,6 +5,7 @@ Keys and types are checked here; ranges and cross-field rules by the dataclass i
 ``models.qa_cnn.train.negatives.n: 0 is not >= 1``. Torch-free: the Snakefile parses every
 setting while it builds the DAG, so a bad value stops ``snakemake -n`` before anything runs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,8 +48,11 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
         elif not fits(value, hint):
             raise error(f"{where}.{key}: {value!r} is not of type {_name(hint)}")
         kwargs[key] = value
-    missing = [f.name for f in dataclasses.fields(cls) if f.name not in kwargs
-               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
     if missing:
         raise error(f"{where}: missing {', '.join(missing)}")
     try:

@@ -9,6 +9,7 @@ end, each statting every waiting job's inputs, and the Snakemake process takes t
 need (snakemake/snakemake#3804: threads pile up). One pending timer still wakes the scheduler
 when the limiter held jobs back, and no chain multiplies.
 """
+
 from __future__ import annotations
 
 import threading

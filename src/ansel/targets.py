@@ -4,6 +4,7 @@ The Snakefile, the CLI and the tests derive every target from the paper specs th
 functions, so adding a row to a spec adds its runs. A run is a record (``Run``); its directory
 is how it is written to disk, never parsed back.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansel.config import (ConfigError, dataset_name, embeddings_file, load_paper, model_config,
-                          papers_dir, run_config, variant_name)
+from ansel.config import (
+    ConfigError,
+    dataset_name,
+    embeddings_file,
+    load_paper,
+    model_config,
+    papers_dir,
+    run_config,
+    variant_name,
+)
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.models.registry import is_trained
 
@@ -46,6 +55,7 @@ TIMING_METRICS = {("train", "seconds_per_batch")}
 class Variant:
     """A model config of params.yaml, with at most one value changed: ``point`` = (key, value), a
     figure's sweep point or a point of the model's lr grid."""
+
     model: str
     point: tuple[str, Any] | None = None
 
@@ -57,6 +67,7 @@ class Variant:
 @dataclass(frozen=True)
 class Run:
     """One training run: (dataset, model variant, seed); runs sort by directory."""
+
     dataset: str
     variant: Variant
     seed: int
@@ -129,12 +140,16 @@ def benchmark_file(paper: str, table_id: str) -> str:
 def benchmark_configs(config: dict, table: dict) -> tuple[str, dict[str, dict]]:
     """(dataset, {model: run config}) of a table's ``protocol: benchmark`` column: the rows' first-seed
     configs on its dataset (a timing depends on neither the seed nor the lr). (None, {}): no such column."""
-    columns = [c for c in table.get("columns", []) if table_kind(table) == "metrics" and c.get("protocol") == "benchmark"]
+    columns = [
+        c for c in table.get("columns", []) if table_kind(table) == "metrics" and c.get("protocol") == "benchmark"
+    ]
     if not columns:
         return None, {}
     datasets = {dataset_name(config, c["dataset"]) for c in columns}
     if len(datasets) > 1:
-        raise ConfigError(f"table {table['id']}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table")
+        raise ConfigError(
+            f"table {table['id']}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table"
+        )
     dataset = datasets.pop()
     models = dict.fromkeys(row["model"] for row, col, _ in table_cells(config, table) if col in columns)
     return dataset, {m: run_config(config, dataset, m, seeds(config, Variant(m))[0]) for m in models}
@@ -169,21 +184,29 @@ def check_metric_columns(config: dict, paper: str, table: dict) -> None:
     known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(timed)
     for i, col in enumerate(table.get("columns", [])):
         if col["metric"] not in known:
-            raise ConfigError(f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
-                              f"(known: {', '.join(known)})")
+            raise ConfigError(
+                f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
+                f"(known: {', '.join(known)})"
+            )
         if col.get("protocol") == "benchmark" and col["metric"] not in timed:
-            raise ConfigError(f"{where}: columns[{i}].protocol: benchmark times training steps; "
-                              f"metric {col['metric']!r} is not a timing ({', '.join(sorted(timed))})")
+            raise ConfigError(
+                f"{where}: columns[{i}].protocol: benchmark times training steps; "
+                f"metric {col['metric']!r} is not a timing ({', '.join(sorted(timed))})"
+            )
         if col["metric"] in timed:
             if col["split"] != timed[col["metric"]]:
-                raise ConfigError(f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "
-                                  f"{timed[col['metric']]!r}")
+                raise ConfigError(
+                    f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "
+                    f"{timed[col['metric']]!r}"
+                )
             continue
         dataset = dataset_name(config, col["dataset"])
         evaluated = config["datasets"][dataset].get("eval", {}).get("splits")  # a table job's config has none
         if evaluated is not None and col["split"] not in evaluated:
-            raise ConfigError(f"{where}: columns[{i}].split: {col['split']!r} is not evaluated on dataset "
-                              f"{dataset!r} (its eval.splits: {', '.join(evaluated)})")
+            raise ConfigError(
+                f"{where}: columns[{i}].split: {col['split']!r} is not evaluated on dataset "
+                f"{dataset!r} (its eval.splits: {', '.join(evaluated)})"
+            )
 
 
 def claim_pair(claim: str) -> tuple[str, str]:
@@ -191,7 +214,11 @@ def claim_pair(claim: str) -> tuple[str, str]:
     metric is higher than B's) or "A < B" (lower: ("B", "A"))."""
     for sign, order in ((" > ", 1), (" < ", -1)):
         parts = claim.split(sign)
-        if len(parts) == 2 and all(p.strip() for p in parts) and not any(o in claim for o in (" > ", " < ") if o != sign):
+        if (
+            len(parts) == 2
+            and all(p.strip() for p in parts)
+            and not any(o in claim for o in (" > ", " < ") if o != sign)
+        ):
             return tuple(p.strip() for p in parts[::order])
     raise ConfigError(f"claim {claim!r}: expected '<row label> > <row label>' or '<row label> < <row label>'")
 
@@ -218,10 +245,17 @@ def significance_columns(config: dict, table: dict) -> list[dict]:
     questions), timings and a best-epoch column have no per-question file."""
     models = {row["label"]: row.get("model") for row in table["rows"]}
     compared = {models[label] for pair in compared_pairs(table) for label in pair}
-    keeps_last = (bool(compared) and any(c.get("protocol") == "last" for c in table["columns"])
-                  and all(_keeps_last(config, m) is not False for m in compared))
-    return [c for c in table["columns"] if c["metric"] in METRICS
-            and (c.get("protocol", "dev") == "dev" or (c.get("protocol") == "last" and keeps_last))]
+    keeps_last = (
+        bool(compared)
+        and any(c.get("protocol") == "last" for c in table["columns"])
+        and all(_keeps_last(config, m) is not False for m in compared)
+    )
+    return [
+        c
+        for c in table["columns"]
+        if c["metric"] in METRICS
+        and (c.get("protocol", "dev") == "dev" or (c.get("protocol") == "last" and keeps_last))
+    ]
 
 
 def _keeps_last(config: dict, model: str) -> bool | None:
@@ -256,11 +290,13 @@ def check_significance_rows(paper: str, table: dict) -> None:
         named += [(f"claim {claim!r}", better), (f"claim {claim!r}", worse)]
     for key, label in named:
         if label not in models:
-            raise ConfigError(f"{where}: {key} names {label!r}, not a row of the table "
-                              f"(rows: {', '.join(map(repr, models))})")
+            raise ConfigError(
+                f"{where}: {key} names {label!r}, not a row of the table (rows: {', '.join(map(repr, models))})"
+            )
         if not models[label]:
-            raise ConfigError(f"{where}: {key} names {label!r}, a row kept as published (no model): "
-                              "it has no runs to test")
+            raise ConfigError(
+                f"{where}: {key} names {label!r}, a row kept as published (no model): it has no runs to test"
+            )
 
 
 def spec_figure(paper: str, figure_id: str) -> dict:
@@ -321,10 +357,16 @@ def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
     datasets = {col["dataset"] for col in table["columns"]}
     for row in table["rows"]:
         if unknown := sorted(set(row.get("models", {})) - datasets):  # a typo would silently run `model`
-            raise ConfigError(f"table {table.get('id')}: row {row['label']!r}: models names {', '.join(unknown)}, "
-                              f"not a dataset of the table's columns ({', '.join(sorted(datasets))})")
-    return [({**row, "model": model}, col, dataset_name(config, col["dataset"]))
-            for row in table["rows"] for col in table["columns"] if (model := cell_model(row, col))]
+            raise ConfigError(
+                f"table {table.get('id')}: row {row['label']!r}: models names {', '.join(unknown)}, "
+                f"not a dataset of the table's columns ({', '.join(sorted(datasets))})"
+            )
+    return [
+        ({**row, "model": model}, col, dataset_name(config, col["dataset"]))
+        for row in table["rows"]
+        for col in table["columns"]
+        if (model := cell_model(row, col))
+    ]
 
 
 def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
@@ -361,8 +403,14 @@ def table_runs(config: dict, table: dict) -> list[Run]:
     if table_kind(table) == "vector_variants":
         ds = dataset_name(config, table["dataset"])
         return sorted(r for m in table_models(table) for r in runs(config, ds, Variant(m)))
-    return sorted({r for row, _, ds in table_cells(config, table)
-                   for _, v in grid_points(config, row["model"]) for r in runs(config, ds, v)})
+    return sorted(
+        {
+            r
+            for row, _, ds in table_cells(config, table)
+            for _, v in grid_points(config, row["model"])
+            for r in runs(config, ds, v)
+        }
+    )
 
 
 def raw_manifest(config: dict, dataset: str) -> str:
@@ -373,8 +421,12 @@ def raw_manifest(config: dict, dataset: str) -> str:
 def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
     """The files ``ansel.report.provenance`` reads for these runs: timings (the commit), configs
     and the datasets' download manifests."""
-    return list(dict.fromkeys([f for r in runs for f in (timings_file(r), f"{r.dir}/config.json")]
-                              + [raw_manifest(config, d) for d in sorted({r.dataset for r in runs})]))
+    return list(
+        dict.fromkeys(
+            [f for r in runs for f in (timings_file(r), f"{r.dir}/config.json")]
+            + [raw_manifest(config, d) for d in sorted({r.dataset for r in runs})]
+        )
+    )
 
 
 def table_inputs(config: dict, table: dict) -> list[str]:
@@ -389,7 +441,7 @@ def metrics_runs(config: dict, table: dict) -> list[Run]:
         return []
     found = top_answer_runs(config, table) if table_kind(table) == "top_answers" else table_runs(config, table)
     if table_kind(table) == "vector_variants":  # reads every run's metrics.json; its other inputs need whole
-        return found                            # run configs, which a table job's config does not carry
+        return found  # run configs, which a table job's config does not carry
     return _reading_metrics(_table_inputs(config, table), found)
 
 
@@ -430,21 +482,30 @@ def _table_inputs(config: dict, table: dict) -> list[str]:
             files += [f"{r.dir}/run.trec"] * (r.seed == seed)
         return files
     if kind == "misranked_categories":
-        return [processed_dir(dataset_name(config, table["dataset"]))] + [f"{r.dir}/run.trec"
-                                                                          for r in table_runs(config, table)]
+        return [processed_dir(dataset_name(config, table["dataset"]))] + [
+            f"{r.dir}/run.trec" for r in table_runs(config, table)
+        ]
     if kind == "vector_variants":  # each run's curve and metrics, and what its vectors measured
         found = table_runs(config, table)
         vectors = [str(Path(f).with_suffix(".json")) for r in found if (f := embeddings_file(r.config(config)))]
-        return list(dict.fromkeys([processed_dir(dataset_name(config, table["dataset"]))]  # vocab.json
-                                  + [f"{r.dir}/{name}" for r in found for name in ("config.json", "log.csv",
-                                                                                   "metrics.json")]
-                                  + vectors + provenance_inputs(config, found)))
+        return list(
+            dict.fromkeys(
+                [processed_dir(dataset_name(config, table["dataset"]))]  # vocab.json
+                + [f"{r.dir}/{name}" for r in found for name in ("config.json", "log.csv", "metrics.json")]
+                + vectors
+                + provenance_inputs(config, found)
+            )
+        )
     files = []
     table_run_list = table_runs(config, table)
     for r in table_run_list:
-        files += dict.fromkeys([f"{r.dir}/config.json", f"{r.dir}/metrics.json",
-                                *(value_file(r, c["split"], c["metric"], c.get("protocol", "dev"))
-                                  for c in table["columns"])])
+        files += dict.fromkeys(
+            [
+                f"{r.dir}/config.json",
+                f"{r.dir}/metrics.json",
+                *(value_file(r, c["split"], c["metric"], c.get("protocol", "dev")) for c in table["columns"]),
+            ]
+        )
     files += [CONTEXT_PUBLISHED] * any(row.get("context") for row in table["rows"])
     if any(row.get("expected") for row in table["rows"]):  # computed from the columns' candidate pools
         files += [processed_dir(dataset_name(config, c["dataset"])) for c in table["columns"]]
@@ -461,7 +522,9 @@ def significance_inputs(config: dict, table: dict) -> list[str]:
     models = {row["label"]: row.get("model") for row in table["rows"]}
     compared = dict.fromkeys(models[label] for pair in pairs for label in pair)
     datasets = list(dict.fromkeys(dataset_name(config, c["dataset"]) for c in columns))
-    trec = sorted({r for m in compared for ds in datasets for _, v in grid_points(config, m) for r in runs(config, ds, v)})
+    trec = sorted(
+        {r for m in compared for ds in datasets for _, v in grid_points(config, m) for r in runs(config, ds, v)}
+    )
     protocols = dict.fromkeys(c.get("protocol", "dev") for c in columns)
     files = dict.fromkeys(run_file(config, r, p) for r in trec for p in protocols)
     return list(files) + [processed_dir(ds) for ds in datasets]
@@ -542,8 +605,10 @@ def figure_table(figure: dict) -> dict:
     """The metrics table of its paper whose cells a heatmap figure draws (spec key ``table``)."""
     table = spec_table({}, figure["paper"], figure["table"])
     if table_kind(table) != "metrics":
-        raise ConfigError(f"figure {figure['id']}: table {figure['table']!r} is of kind {table_kind(table)!r}; "
-                          "a heatmap draws a metrics table")
+        raise ConfigError(
+            f"figure {figure['id']}: table {figure['table']!r} is of kind {table_kind(table)!r}; "
+            "a heatmap draws a metrics table"
+        )
     return table
 
 
@@ -558,8 +623,11 @@ def _figure_inputs(config: dict, figure: dict) -> list[str]:
     files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
     if figure["kind"] in ("sweep", "accuracy_bars"):
         splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]
-        files += dict.fromkeys(value_file(r, split, figure["metric"], figure.get("protocol", "dev"))
-                               for r in figure_runs(config, figure) for split in splits)
+        files += dict.fromkeys(
+            value_file(r, split, figure["metric"], figure.get("protocol", "dev"))
+            for r in figure_runs(config, figure)
+            for split in splits
+        )
     if figure["kind"] in FIGURES_READING_DATA:
         files.append(processed_dir(dataset_name(config, figure["dataset"])))
     if "reference_published" in figure or "published_table" in figure:

@@ -1,6 +1,7 @@
 """The project's YAML files read strictly: a syntax error or a key given twice in one mapping
 names the file and the line (PyYAML keeps the last of two equal keys silently; Snakemake's own
 message for a broken config file names neither). ``<<`` merges may override what they bring in."""
+
 from __future__ import annotations
 
 from collections.abc import Hashable
@@ -27,8 +28,10 @@ class _StrictLoader(_Base):
                 continue
             line = key_node.start_mark.line + 1
             if key_node.value in seen:
-                raise ConfigError(f"{self.path}:{line}: key {key_node.value!r} given twice in one mapping "
-                                  f"(first on line {seen[key_node.value]}): keep one")
+                raise ConfigError(
+                    f"{self.path}:{line}: key {key_node.value!r} given twice in one mapping "
+                    f"(first on line {seen[key_node.value]}): keep one"
+                )
             seen[key_node.value] = line
         return super().construct_mapping(node, deep)
 

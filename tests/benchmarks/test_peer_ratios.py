@@ -1,5 +1,6 @@
 """bench_matchzoo.py's ratios against MatchZoo-py come from the last like-for-like peer run
 (benchmarks/peer/last.json, both sides measured there), in triples on both sides; none without one."""
+
 import importlib.util
 import json
 import sys
@@ -28,32 +29,63 @@ def _printed_row(bench, tmp_path, capsys, **figures) -> str:
     """The table line ``print_peer_ratios`` prints for a peer run of one row of these figures."""
     row = {"settings": "peer", "trained_embeddings": True, **figures}
     run = tmp_path / "last.json"
-    run.write_text(json.dumps({"when": "2026-11-26T13:00:00Z", "cores": 2, "summary": [row],
-                               "args": {"rounds": 3, "steps": 200, "threads": 2}}))
+    run.write_text(
+        json.dumps(
+            {
+                "when": "2026-11-26T13:00:00Z",
+                "cores": 2,
+                "summary": [row],
+                "args": {"rounds": 3, "steps": 200, "threads": 2},
+            }
+        )
+    )
     bench.print_peer_ratios(run)
     return next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(row["model"]))
 
 
 def test_the_ratios_are_the_peer_runs_own_figures_divided(bench, tmp_path, capsys):
-    line = _printed_row(bench, tmp_path, capsys, model="mv_lstm", embedding_updates="sparse",
-                        peer_triples_per_s=400.0, ansel_triples_per_s=1300.0, peer_candidates_per_s=3000.0,
-                        ansel_candidates_per_s=21000.0, peer_peak_rss_mb=710.0, ansel_peak_rss_mb=530.0)
+    line = _printed_row(
+        bench,
+        tmp_path,
+        capsys,
+        model="mv_lstm",
+        embedding_updates="sparse",
+        peer_triples_per_s=400.0,
+        ansel_triples_per_s=1300.0,
+        peer_candidates_per_s=3000.0,
+        ansel_candidates_per_s=21000.0,
+        peer_peak_rss_mb=710.0,
+        ansel_peak_rss_mb=530.0,
+    )
     assert "trained, sparse" in line and "3.2x  ok" in line and "7.0x  ok" in line and "1,300" in line
     assert line.endswith("710    530   ok")
 
 
 def test_memory_above_the_peers_is_flagged(bench, tmp_path, capsys):
-    line = _printed_row(bench, tmp_path, capsys, model="arc_i", embedding_updates="dense",
-                        peer_triples_per_s=148.0, ansel_triples_per_s=304.0, peer_candidates_per_s=6561.0,
-                        ansel_candidates_per_s=39283.0, peer_peak_rss_mb=704.0, ansel_peak_rss_mb=753.0)
+    line = _printed_row(
+        bench,
+        tmp_path,
+        capsys,
+        model="arc_i",
+        embedding_updates="dense",
+        peer_triples_per_s=148.0,
+        ansel_triples_per_s=304.0,
+        peer_candidates_per_s=6561.0,
+        ansel_candidates_per_s=39283.0,
+        peer_peak_rss_mb=704.0,
+        ansel_peak_rss_mb=753.0,
+    )
     assert "2.1x LOW" in line and line.endswith("704    753 HIGH")
 
 
-@pytest.mark.parametrize("row, label", [
-    ({"trained_embeddings": False}, "frozen"),
-    ({"trained_embeddings": True, "embedding_updates": "dense"}, "trained"),  # a run before the fused side
-    ({"trained_embeddings": True, "embedding_updates": "dense", "optimizer_kernel": "fused"}, "trained, fused"),
-    ({"trained_embeddings": True, "embedding_updates": "sparse", "optimizer_kernel": "loop"}, "trained, sparse"),
-])
+@pytest.mark.parametrize(
+    "row, label",
+    [
+        ({"trained_embeddings": False}, "frozen"),
+        ({"trained_embeddings": True, "embedding_updates": "dense"}, "trained"),  # a run before the fused side
+        ({"trained_embeddings": True, "embedding_updates": "dense", "optimizer_kernel": "fused"}, "trained, fused"),
+        ({"trained_embeddings": True, "embedding_updates": "sparse", "optimizer_kernel": "loop"}, "trained, sparse"),
+    ],
+)
 def test_each_ansel_side_is_named_by_its_update(bench, row, label):
     assert bench.vectors_label(row) == label

@@ -54,10 +54,16 @@ pytestmark = [pytest.mark.slurm, pytest.mark.skipif(_NO_CLUSTER is not None, rea
 
 def copy_repo(dest: Path) -> Path:
     """Copy the working tree (tracked and untracked, not ignored; links kept) to dest."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         src = REPO / rel
         if not src.is_symlink() and not src.exists():  # deleted but not yet staged
@@ -80,7 +86,10 @@ def start_snakemake(workdir: Path, profiles: list[str]) -> subprocess.Popen:
     with open(workdir / "snakemake.out", "w") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "snakemake", *profiles, *TARGET],
-            cwd=workdir, env=_env(workdir), stdout=out, stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env=_env(workdir),
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
 
 
@@ -106,7 +115,9 @@ def squeue(workdir: Path, *options: str) -> list[dict]:
     """This run's SLURM jobs (finished ones included: MinJobAge keeps them for 10 min)."""
     lines = subprocess.run(
         ["squeue", "-h", "--states=all", "-o", "%i|%T|%k|%Z", *options],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     jobs = [dict(zip(("id", "state", "comment", "workdir"), line.split("|"))) for line in lines]
     return [job for job in jobs if Path(job["workdir"]).resolve() == workdir.resolve()]
@@ -140,7 +151,9 @@ def cancel_checkpointed_training_job(workdir: Path, run: subprocess.Popen, deadl
             if state == "CANCELLED":  # not COMPLETED between the check and scancel
                 return dict(job, run_dir=run_dir)
         time.sleep(0.1)
-    pytest.fail("no running training job with a state.pt was seen: did training end before its first checkpoint could be cancelled?")
+    pytest.fail(
+        "no running training job with a state.pt was seen: did training end before its first checkpoint could be cancelled?"
+    )
 
 
 def wait_until_finished(workdir: Path, job_id: str) -> str:
@@ -158,7 +171,9 @@ def scheduled_jobs(output: str) -> tuple[list[tuple[str, int]], list[str], dict[
     # Logs of failed jobs are echoed between two equal ===== lines; their `rule` lines are not ours.
     output = re.sub(r"^Logfile [^\n]*:\n(=+)\n.*?^\1$", "", output, flags=re.M | re.S)
     remote, local = [], []
-    for kind, rule, jobid in re.findall(r"^(rule|localrule) (\S+):\n(?:    .*\n)*?    jobid: (\d+)$", output, flags=re.M):
+    for kind, rule, jobid in re.findall(
+        r"^(rule|localrule) (\S+):\n(?:    .*\n)*?    jobid: (\d+)$", output, flags=re.M
+    ):
         if kind == "rule":
             remote.append((rule, int(jobid)))
         else:
@@ -222,8 +237,12 @@ def test_smoke_preset_on_slurm_matches_local_and_resumes_cancelled_training(tmp_
         for log in (slurm_dir / "logs").rglob("*.log")
         for m in RESUMED.finditer(log.read_text(errors="replace"))
     ]
-    print(f"cancelled SLURM job {cancelled['id']} ({cancelled['run_dir'].relative_to(slurm_dir)}); retried as {retried[1:]}; {resumed}")
-    assert resumed and all(epoch >= 1 for _, epoch in resumed), "the retried training job did not resume from its checkpoint"
+    print(
+        f"cancelled SLURM job {cancelled['id']} ({cancelled['run_dir'].relative_to(slurm_dir)}); retried as {retried[1:]}; {resumed}"
+    )
+    assert resumed and all(epoch >= 1 for _, epoch in resumed), (
+        "the retried training job did not resume from its checkpoint"
+    )
 
     slurm_metrics, local_metrics = metrics(slurm_dir), metrics(local_dir)
     assert slurm_metrics, "the SLURM run wrote no metrics.json"
@@ -231,6 +250,11 @@ def test_smoke_preset_on_slurm_matches_local_and_resumes_cancelled_training(tmp_
 
     # A finished run is complete: neither profile finds anything left to do (no mtime trigger).
     for workdir, profiles in ((slurm_dir, SLURM_PROFILES), (local_dir, LOCAL_PROFILES)):
-        dry = subprocess.run([sys.executable, "-m", "snakemake", *profiles, "-n", *TARGET], cwd=workdir,
-                             capture_output=True, text=True, env=_env(workdir))
+        dry = subprocess.run(
+            [sys.executable, "-m", "snakemake", *profiles, "-n", *TARGET],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            env=_env(workdir),
+        )
         assert "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-2000:] + dry.stderr[-2000:]

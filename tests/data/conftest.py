@@ -1,4 +1,5 @@
 """Shared fixtures: the dataset mirror (real files) and the small hand-written fixtures."""
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,11 @@ def fetched(tmp_path_factory, mirror):
         if key not in cache:
             spec = dataset_spec(name)
             wanted = [f for f in spec["files"] if files is None or f["name"] in files]
-            absent = [f["mirror"]["path"] for f in wanted if "group" not in f
-                      and not (mirror / spec["mirror_dir"] / f["mirror"]["path"]).exists()]
+            absent = [
+                f["mirror"]["path"]
+                for f in wanted
+                if "group" not in f and not (mirror / spec["mirror_dir"] / f["mirror"]["path"]).exists()
+            ]
             if absent or not (mirror / spec["mirror_dir"]).is_dir():
                 pytest.skip(f"mirror {mirror} lacks {spec['mirror_dir']}/{absent or ''}")
             raw = tmp_path_factory.mktemp(name)

@@ -9,7 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansel.data import download as dl
 from ansel.data.download import FetchError
@@ -109,10 +110,17 @@ def test_extract_zip_and_tar(tmp_path):
     assert listing(tmp_path / "t") == ["d", "d/one.txt"]
 
 
-@pytest.mark.parametrize("kind, member", [
-    ("zip", "../evil.txt"), ("zip", "ok/../../evil.txt"), ("zip", "/tmp/evil.txt"),
-    ("tar", "../evil.txt"), ("tar", "/abs/evil.txt"), ("tar-symlink", "link"),
-])
+@pytest.mark.parametrize(
+    "kind, member",
+    [
+        ("zip", "../evil.txt"),
+        ("zip", "ok/../../evil.txt"),
+        ("zip", "/tmp/evil.txt"),
+        ("tar", "../evil.txt"),
+        ("tar", "/abs/evil.txt"),
+        ("tar-symlink", "link"),
+    ],
+)
 def test_member_escaping_target_is_refused_and_nothing_extracted(tmp_path, kind, member):
     archive = tmp_path / ("bad.zip" if kind == "zip" else "bad.tgz")
     members = {"good.txt": b"fine", member: b"evil"} if kind != "tar-symlink" else {"good.txt": b"fine"}
@@ -130,12 +138,21 @@ def test_fetch_dataset_groups_and_extract(tmp_path, monkeypatch):
     blob = tmp_path / "mirror" / "ds" / "arch.zip"
     blob.parent.mkdir(parents=True)
     make_zip(blob, {"inner/a.txt": b"A"})
-    spec = {"ds": {"mirror_dir": "ds", "files": [
-        {"name": "arch.zip", "sha256": sha(blob.read_bytes()), "extract": True,
-         "mirror": {"path": "arch.zip", "sha256": sha(blob.read_bytes())}},
-        {"name": "alt1", "group": "g", "sha256": "0" * 64},  # not obtainable
-        {"name": "alt2", "group": "g", "sha256": sha(b"B"), "mirror": {"path": "b", "sha256": sha(b"B")}},
-    ]}}
+    spec = {
+        "ds": {
+            "mirror_dir": "ds",
+            "files": [
+                {
+                    "name": "arch.zip",
+                    "sha256": sha(blob.read_bytes()),
+                    "extract": True,
+                    "mirror": {"path": "arch.zip", "sha256": sha(blob.read_bytes())},
+                },
+                {"name": "alt1", "group": "g", "sha256": "0" * 64},  # not obtainable
+                {"name": "alt2", "group": "g", "sha256": sha(b"B"), "mirror": {"path": "b", "sha256": sha(b"B")}},
+            ],
+        }
+    }
     (tmp_path / "mirror" / "ds" / "b").write_bytes(b"B")
     monkeypatch.setattr(dl, "load_sources", lambda: spec)
     got = dl.fetch_dataset("ds", tmp_path / "raw", tmp_path / "mirror")
@@ -176,10 +193,15 @@ def test_resolve_mirror_prefers_params_then_env(monkeypatch, tmp_path):
 def test_upstream_archive_members_downloaded_once_and_verified(tmp_path, monkeypatch):
     make_zip(tmp_path / "corpus.zip", {"Corpus/a.tsv": b"A\r\n", "Corpus/b.tsv": b"B\r\n"})
     url = (tmp_path / "corpus.zip").as_uri()  # file:// — urllib fetches it like a remote URL
-    spec = {"ds": {"mirror_dir": "ds", "files": [
-        {"name": "a.tsv", "sha256": sha(b"A\r\n"), "upstream": [{"url": url, "member": "Corpus/a.tsv"}]},
-        {"name": "b.tsv", "sha256": sha(b"B\r\n"), "upstream": [{"url": url, "member": "Corpus/b.tsv"}]},
-    ]}}
+    spec = {
+        "ds": {
+            "mirror_dir": "ds",
+            "files": [
+                {"name": "a.tsv", "sha256": sha(b"A\r\n"), "upstream": [{"url": url, "member": "Corpus/a.tsv"}]},
+                {"name": "b.tsv", "sha256": sha(b"B\r\n"), "upstream": [{"url": url, "member": "Corpus/b.tsv"}]},
+            ],
+        }
+    }
     monkeypatch.setattr(dl, "load_sources", lambda: spec)
     calls = []
     real_download = dl.download_url
@@ -191,6 +213,7 @@ def test_upstream_archive_members_downloaded_once_and_verified(tmp_path, monkeyp
     with pytest.raises(FetchError, match=r"a\.tsv \(from file:.*member Corpus/a\.tsv\): sha256 mismatch"):
         dl.fetch_dataset("ds", tmp_path / "raw", None)
     assert listing(tmp_path / "raw") == ["b.tsv"]
+
 
 _segment = st.sampled_from(["a", "b", "..", ".", "", "x.txt"])
 

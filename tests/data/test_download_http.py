@@ -1,6 +1,7 @@
 """Downloads over HTTP from a local server (127.0.0.1) with the upstream URLs rewritten to it
 (``data.upstream_rewrite``): the real sources' formats end to end. The faults a real download meets
 are tests/reliability/test_downloads.py's."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,13 +18,16 @@ from ansel.data import download as dl
 from ansel.data.manifest import write_manifest
 from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, http_upstream, leftovers, wikiqa_corpus_zip, word2vec_bin_gz  # noqa: F401 (a fixture)
 
-
-
 # --- the real sources' formats, through the real CLI ---------------------------------------
 
+
 def ansel(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ansel.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "ANSEL_DATA_MIRROR": "", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "ansel.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ANSEL_DATA_MIRROR": "", **(env or {})},
+    )
 
 
 @pytest.mark.skipif(not (MIRROR / "wikiqa").is_dir(), reason="needs the WikiQA files of the mirror")
@@ -72,11 +76,25 @@ def test_vectors_over_http_pinned_at_first_download_then_verified(http_upstream,
     write_manifest(tmp_path / "processed/manifest.json")  # as preprocessing seals it
     zipped = tmp_path / "raw/glove840b/glove.840B.300d.zip"
     cfg = json.dumps({"pretrained": {"glove840b": str(zipped)}})
-    args = ("embeddings", "--config", cfg, "--processed", str(tmp_path / "processed"), "--method", "glove840b",
-            "--dim", "3", "--out", str(tmp_path / "emb/glove840b-3.npy"))
+    args = (
+        "embeddings",
+        "--config",
+        cfg,
+        "--processed",
+        str(tmp_path / "processed"),
+        "--method",
+        "glove840b",
+        "--dim",
+        "3",
+        "--out",
+        str(tmp_path / "emb/glove840b-3.npy"),
+    )
     done = ansel(*args)
     assert done.returncode == 0, done.stderr
-    assert "1 malformed lines" in done.stdout and json.loads((tmp_path / "emb/glove840b-3.json").read_text())["coverage"] == 1
+    assert (
+        "1 malformed lines" in done.stdout
+        and json.loads((tmp_path / "emb/glove840b-3.json").read_text())["coverage"] == 1
+    )
     zipped.write_bytes(zipped.read_bytes() + b"\0")
     done = ansel(*args)
     assert done.returncode != 0 and f"{zipped}: changed since the download verified it" in done.stderr

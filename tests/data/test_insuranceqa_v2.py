@@ -1,5 +1,6 @@
 """InsuranceQA V2 (insuranceqa-data 1.2) on the hand-written fixture, on bad input, and on the
 real files where the download step has fetched them into data/raw/insuranceqa_v2/."""
+
 from __future__ import annotations
 
 import gzip
@@ -32,13 +33,19 @@ def test_canonical_tables_from_fixture():
     assert set(q.index) == {"train-0", "train-1", "dev-0", "test-7"}  # file-local qids made unique
     assert q.text["train-0"] == "How Much Is Life Insurance?"  # double spaces collapsed
     assert list(q.tokens["train-0"]) == ["how", "much", "is", "life", "insurance", "?"]
-    assert q.category.to_dict() == {"train-0": "life-insurance", "train-1": "auto-insurance",
-                                    "dev-0": "medicare-insurance", "test-7": "life-insurance"}
+    assert q.category.to_dict() == {
+        "train-0": "life-insurance",
+        "train-1": "auto-insurance",
+        "dev-0": "medicare-insurance",
+        "test-7": "life-insurance",
+    }
     assert ds.answers.set_index("aid").text["1"] == "Life insurance costs depend on age and health."
     assert len(ds.answers) == 10
     # train keeps the retrieved negatives beside the positives (the pool strategy draws them)
-    assert pools(ds, "train") == {"train-0": {"1": 1, "3": 0, "4": 0, "5": 0},
-                                  "train-1": {"2": 1, "6": 1, "3": 0, "7": 0, "8": 0}}
+    assert pools(ds, "train") == {
+        "train-0": {"1": 1, "3": 0, "4": 0, "5": 0},
+        "train-1": {"2": 1, "6": 1, "3": 0, "7": 0, "8": 0},
+    }
     assert pools(ds, "test") == {"test-7": {"10": 1, "1": 1, "2": 0, "3": 0, "9": 0}}
 
 
@@ -70,14 +77,17 @@ def edit(path: Path, change) -> None:
     write_gz(path, json.dumps(data, ensure_ascii=False))
 
 
-@pytest.mark.parametrize("case, match", [
-    ("bad_json", r"train\.json\.gz: line 1: not valid JSON"),
-    ("not_gzip", r"test\.json\.gz: not a readable gzipped UTF-8 file"),
-    ("no_en", r"valid\.json\.gz: question 0: missing key 'en'"),
-    ("no_answers", r"train\.json\.gz: question 1: missing key 'answers'"),
-    ("unknown_aid", r"test\.json\.gz: question 7: answer id 99 not in .*answers\.json\.gz"),
-    ("answer_no_en", r"answers\.json\.gz: answer 3: missing key 'en'"),
-])
+@pytest.mark.parametrize(
+    "case, match",
+    [
+        ("bad_json", r"train\.json\.gz: line 1: not valid JSON"),
+        ("not_gzip", r"test\.json\.gz: not a readable gzipped UTF-8 file"),
+        ("no_en", r"valid\.json\.gz: question 0: missing key 'en'"),
+        ("no_answers", r"train\.json\.gz: question 1: missing key 'answers'"),
+        ("unknown_aid", r"test\.json\.gz: question 7: answer id 99 not in .*answers\.json\.gz"),
+        ("answer_no_en", r"answers\.json\.gz: answer 3: missing key 'en'"),
+    ],
+)
 def test_bad_input_names_file_and_key(tmp_path, case, match):
     raw = tmp_path / "raw"
     shutil.copytree(FIXTURE, raw)
@@ -98,8 +108,10 @@ def test_bad_input_names_file_and_key(tmp_path, case, match):
 
 
 @pytest.mark.realdata
-@pytest.mark.skipif(not all((REAL / f).exists() for f in [*FILES.values(), ANSWERS]),
-                    reason=f"{REAL} lacks the files (ansel download --source insuranceqa_v2)")
+@pytest.mark.skipif(
+    not all((REAL / f).exists() for f in [*FILES.values(), ANSWERS]),
+    reason=f"{REAL} lacks the files (ansel download --source insuranceqa_v2)",
+)
 def test_real_counts_match_the_package_readme():
     ds = read(REAL, {"tokenizer": "whitespace"})  # the English tokenizer is tested on the fixture
     assert {s: c.qid.nunique() for s, c in ds.splits.items()} == {"train": 12889, "dev": 2000, "test": 2000}

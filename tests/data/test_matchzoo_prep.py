@@ -1,6 +1,7 @@
 """MatchZoo 1.x preparation as options (aMV-LSTM's WikiQA and QuoraQP): the ``nltk`` tokenizer,
 stop-word removal, the document-frequency vocabulary cut, and the QuoraQP ``resplit`` stand-in,
 on small hand-written inputs."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,20 @@ def test_nltk_tokenizer_treebank_rules_then_lowercase():
     assert tok("How are glacier caves formed?") == ["how", "are", "glacier", "caves", "formed", "?"]
     # contractions split the Treebank way; double quotes become `` and ''; "U.S." stays one token
     assert tok('He didn\'t say "cannot" in the U.S. today.') == [
-        "he", "did", "n't", "say", "``", "can", "not", "''", "in", "the", "u.s.", "today", "."]
+        "he",
+        "did",
+        "n't",
+        "say",
+        "``",
+        "can",
+        "not",
+        "''",
+        "in",
+        "the",
+        "u.s.",
+        "today",
+        ".",
+    ]
 
 
 def test_nltk_english_stopwords_are_the_2018_list():
@@ -48,15 +62,20 @@ def test_unknown_stopword_list_is_refused_naming_the_key(tmp_path):
 
 
 def test_stopwords_removed_after_lowercasing_texts_kept():
-    df = pd.DataFrame({"split": ["train", "train"], "question": ["What is THE capital of France?"] * 2,
-                       "answer": ["Paris is its capital.", "It is not Lyon."], "label": [1, 0]})
+    df = pd.DataFrame(
+        {
+            "split": ["train", "train"],
+            "question": ["What is THE capital of France?"] * 2,
+            "answer": ["Paris is its capital.", "It is not Lyon."],
+            "label": [1, 0],
+        }
+    )
     ds = apply_options(from_pairs("t", df, "nltk"), {"stopwords": "nltk_english"})
     assert list(ds.questions.tokens.iloc[0]) == ["capital", "france", "?"]
     assert [list(t) for t in ds.answers.tokens] == [["paris", "capital", "."], ["lyon", "."]]
     assert ds.questions.text.iloc[0] == "What is THE capital of France?"
     # before the other options: a length filter sees the tokens without stop words
-    short = apply_options(from_pairs("t", df, "nltk"), {"stopwords": "nltk_english",
-                                                        "length_filter": {"min_len": 3}})
+    short = apply_options(from_pairs("t", df, "nltk"), {"stopwords": "nltk_english", "length_filter": {"min_len": 3}})
     assert len(short.splits["train"]) == 1
 
 
@@ -70,13 +89,21 @@ def test_vocab_min_df_counts_texts_min_count_counts_occurrences():
 
 def _wikiqa_raw(raw: Path) -> None:
     raw.mkdir()
-    rows = {"train": [("Q1", "Where is the cat?", "D1-0", "The cat is on the mat.", 1),
-                      ("Q1", "Where is the cat?", "D1-1", "A dog is on the mat.", 0),
-                      ("Q2", "Who has the dog?", "D2-0", "The dog sleeps.", 1)],  # no negative: dropped
-            "dev": [("Q3", "Where is the dog?", "D3-0", "The dog is on the mat.", 1),
-                    ("Q3", "Where is the dog?", "D3-1", "It rains.", 0)],
-            "test": [("Q4", "Who is the cat?", "D4-0", "The cat is Tom.", 1),
-                     ("Q4", "Who is the cat?", "D4-1", "Mats are flat.", 0)]}
+    rows = {
+        "train": [
+            ("Q1", "Where is the cat?", "D1-0", "The cat is on the mat.", 1),
+            ("Q1", "Where is the cat?", "D1-1", "A dog is on the mat.", 0),
+            ("Q2", "Who has the dog?", "D2-0", "The dog sleeps.", 1),
+        ],  # no negative: dropped
+        "dev": [
+            ("Q3", "Where is the dog?", "D3-0", "The dog is on the mat.", 1),
+            ("Q3", "Where is the dog?", "D3-1", "It rains.", 0),
+        ],
+        "test": [
+            ("Q4", "Who is the cat?", "D4-0", "The cat is Tom.", 1),
+            ("Q4", "Who is the cat?", "D4-1", "Mats are flat.", 0),
+        ],
+    }
     for split, rs in rows.items():
         lines = [WIKI_HEADER] + ["\t".join([q, qt, "D", "T", a, at, str(lab)]) for q, qt, a, at, lab in rs]
         (raw / f"WikiQA-{split}.tsv").write_bytes(("\r\n".join(lines) + "\r\n").encode())
@@ -86,10 +113,16 @@ def _wikiqa_raw(raw: Path) -> None:
 def test_preprocess_builds_the_vocabulary_with_min_df(tmp_path):
     raw, out = tmp_path / "raw", tmp_path / "processed" / "w"
     _wikiqa_raw(raw)
-    config = {"source": "wikiqa", "splits": ["train", "dev", "test"], "vocab": {"min_df": 2},
-              "read": {"tokenizer": "nltk", "stopwords": "nltk_english",
-                       "drop_questions": {"no_positive": True, "all_positive": True,
-                                          "splits": ["train", "dev", "test"]}}}
+    config = {
+        "source": "wikiqa",
+        "splits": ["train", "dev", "test"],
+        "vocab": {"min_df": 2},
+        "read": {
+            "tokenizer": "nltk",
+            "stopwords": "nltk_english",
+            "drop_questions": {"no_positive": True, "all_positive": True, "splits": ["train", "dev", "test"]},
+        },
+    }
     cli.main(["preprocess", "--dataset", "w", "--config", json.dumps(config), "--raw", str(raw), "--out", str(out)])
     # training texts (Q2 dropped), stop words gone: "cat ?", "cat mat .", "dog mat ."; in >= 2 texts:
     # ".", "cat", "mat" (2 each; ties alphabetical) — not "?" or "dog"
@@ -122,13 +155,20 @@ def test_quoraqp_resplit_pools_files_and_splits_by_pair(tmp_path):
     assert {s: len(c) for s, c in plain.splits.items()} == {"dev": 50, "test": 50}
 
 
-@pytest.mark.parametrize("opts, error, match", [
-    ({"resplit": {"train": 0.5}}, ValueError, r"quoraqp: read option resplit: fractions of splits other than train"),
-    ({"resplit": {"dev": 0.6, "test": 0.4}}, ValueError, r"quoraqp: read option resplit: .*summing below 1"),
-    ({"resplit": [0.1, 0.1]}, ValueError, r"quoraqp: read option resplit must map split names to fractions"),
-    ({"seed": 3}, KeyError, r"quoraqp: read option seed is only used by resplit"),
-    ({"re_split": {"dev": 0.1}}, KeyError, r"quoraqp: unknown read option\(s\) \['re_split'\]"),
-])
+@pytest.mark.parametrize(
+    "opts, error, match",
+    [
+        (
+            {"resplit": {"train": 0.5}},
+            ValueError,
+            r"quoraqp: read option resplit: fractions of splits other than train",
+        ),
+        ({"resplit": {"dev": 0.6, "test": 0.4}}, ValueError, r"quoraqp: read option resplit: .*summing below 1"),
+        ({"resplit": [0.1, 0.1]}, ValueError, r"quoraqp: read option resplit must map split names to fractions"),
+        ({"seed": 3}, KeyError, r"quoraqp: read option seed is only used by resplit"),
+        ({"re_split": {"dev": 0.1}}, KeyError, r"quoraqp: unknown read option\(s\) \['re_split'\]"),
+    ],
+)
 def test_quoraqp_bad_resplit_options_name_the_key(tmp_path, opts, error, match):
     raw = tmp_path / "raw"
     _bimpm_raw(raw, 5)

@@ -1,5 +1,6 @@
 """aMV-LSTM's MatchZoo 1.x preparations (params.yaml: wikiqa_mz, quoraqp_standin) on the mirror's
 real files: the question sets MatchZoo evaluated on, and the sizes of the splits and vocabularies."""
+
 from __future__ import annotations
 
 import collections

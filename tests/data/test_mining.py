@@ -8,12 +8,12 @@ from ansel.data.canonical import Dataset
 from ansel.data.preprocess import add_negatives, add_pools
 
 CORPUS = [
-    "the cat sat on the mat".split(),        # 0
-    "a cat and a dog".split(),              # 1
+    "the cat sat on the mat".split(),  # 0
+    "a cat and a dog".split(),  # 1
     "dogs chase cats in the park".split(),  # 2
-    "stock markets fell sharply".split(),   # 3
+    "stock markets fell sharply".split(),  # 3
     "the cat chased the dog home".split(),  # 4
-    "interest rates and markets".split(),   # 5
+    "interest rates and markets".split(),  # 5
 ]
 
 
@@ -52,10 +52,17 @@ def test_random_pools_fill_to_size_without_positives():
 
 
 def _dataset() -> Dataset:
-    questions = pd.DataFrame({"qid": ["q1", "q2", "q3"], "text": ["", "", ""],
-                              "tokens": [["cat", "dog"], ["markets"], ["park"]], "category": ["a", "b", "a"]})
-    answers = pd.DataFrame({"aid": [f"a{i}" for i in range(len(CORPUS))], "text": [" ".join(t) for t in CORPUS],
-                            "tokens": CORPUS})
+    questions = pd.DataFrame(
+        {
+            "qid": ["q1", "q2", "q3"],
+            "text": ["", "", ""],
+            "tokens": [["cat", "dog"], ["markets"], ["park"]],
+            "category": ["a", "b", "a"],
+        }
+    )
+    answers = pd.DataFrame(
+        {"aid": [f"a{i}" for i in range(len(CORPUS))], "text": [" ".join(t) for t in CORPUS], "tokens": CORPUS}
+    )
     train = pd.DataFrame({"qid": ["q1", "q2"], "aid": ["a4", "a3"], "label": [1, 1]})
     test = pd.DataFrame({"qid": ["q3"], "aid": ["a2"], "label": [1]})
     return Dataset("toy", questions, answers, {"train": train, "test": test})

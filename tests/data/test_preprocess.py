@@ -7,12 +7,14 @@ from ansel.data.preprocess import apply_options, drop_questions, filter_length, 
 
 
 def pairs() -> pd.DataFrame:
-    return pd.DataFrame({
-        "split": ["train"] * 4 + ["test"] * 3,
-        "question": ["what is a cat ?"] * 3 + ["q two"] + ["where ?"] * 3,
-        "answer": ["a cat is an animal .", "no", "a cat is an animal .", "yes it is", "here", "there", "no"],
-        "label": [1, 0, 1, 1, 1, 1, 0],
-    })
+    return pd.DataFrame(
+        {
+            "split": ["train"] * 4 + ["test"] * 3,
+            "question": ["what is a cat ?"] * 3 + ["q two"] + ["where ?"] * 3,
+            "answer": ["a cat is an animal .", "no", "a cat is an animal .", "yes it is", "here", "there", "no"],
+            "label": [1, 0, 1, 1, 1, 1, 0],
+        }
+    )
 
 
 def test_from_pairs_ids_tokens_and_duplicate_pairs():
@@ -39,8 +41,10 @@ def test_filter_length_drops_pairs_outside_range():
 
 
 def test_apply_options_prunes_and_rejects_unknown_split():
-    ds = apply_options(from_pairs("t", pairs(), "english"),
-                       {"drop_questions": {"no_positive": True, "all_positive": True, "splits": ["train", "test"]}})
+    ds = apply_options(
+        from_pairs("t", pairs(), "english"),
+        {"drop_questions": {"no_positive": True, "all_positive": True, "splits": ["train", "test"]}},
+    )
     assert set(ds.questions.qid) == set(ds.splits["train"].qid) | set(ds.splits["test"].qid)
     with pytest.raises(KeyError, match="unknown split"):
         apply_options(ds, {"drop_questions": {"no_positive": True, "splits": ["dev"]}})

@@ -3,6 +3,7 @@
 Bad input must fail with a message naming the file and the line (or member/key) and leave no
 output behind: ``read`` raises before anything is written, so the processed directory never appears.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -21,14 +22,19 @@ WIKI_HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSent
 
 
 def wiki_rows(qid: str, labels: list[int]) -> list[str]:
-    return [f"{qid}\twhat is {qid}?\tD{qid}\tTitle\tD{qid}-{j}\t{qid} is sentence {j}.\t{lab}"
-            for j, lab in enumerate(labels)]
+    return [
+        f"{qid}\twhat is {qid}?\tD{qid}\tTitle\tD{qid}-{j}\t{qid} is sentence {j}.\t{lab}"
+        for j, lab in enumerate(labels)
+    ]
 
 
 def write_wikiqa(raw: Path, train: list[str] | None = None, encoding: str = "utf-8") -> None:
     raw.mkdir(parents=True, exist_ok=True)
-    splits = {"train": train or wiki_rows("Q1", [0, 1, 0]) + wiki_rows("Q2", [0, 0]),
-              "dev": wiki_rows("Q3", [1, 0]) + wiki_rows("Q4", [1, 1]), "test": wiki_rows("Q5", [0, 1])}
+    splits = {
+        "train": train or wiki_rows("Q1", [0, 1, 0]) + wiki_rows("Q2", [0, 0]),
+        "dev": wiki_rows("Q3", [1, 0]) + wiki_rows("Q4", [1, 1]),
+        "test": wiki_rows("Q5", [0, 1]),
+    }
     for split, rows in splits.items():
         (raw / f"WikiQA-{split}.tsv").write_bytes("\r\n".join([WIKI_HEADER, *rows, ""]).encode(encoding))
 
@@ -44,17 +50,21 @@ def test_wikiqa_fixture_crlf_and_drop_options(tmp_path):
     ds = read_and_save("wikiqa", tmp_path / "raw", tmp_path / "out")
     assert not ds.answers.text.str.contains("\r").any()
     assert {s: len(c) for s, c in ds.splits.items()} == {"train": 5, "dev": 4, "test": 2}
-    dropped = get_source("wikiqa").read(tmp_path / "raw", {"drop_questions": {
-        "no_positive": True, "all_positive": True, "splits": ["train", "dev"]}})
+    dropped = get_source("wikiqa").read(
+        tmp_path / "raw", {"drop_questions": {"no_positive": True, "all_positive": True, "splits": ["train", "dev"]}}
+    )
     assert set(dropped.splits["train"].qid) == {"Q1"} and set(dropped.splits["dev"].qid) == {"Q3"}
 
 
-@pytest.mark.parametrize("case, match", [
-    ("truncated", r"WikiQA-train\.tsv: line 4: expected 7 fields"),
-    ("encoding", r"WikiQA-train\.tsv: line 3: not valid utf-8"),
-    ("missing_column", r"WikiQA-train\.tsv: line 1: expected 7 fields"),
-    ("label", r"WikiQA-train\.tsv: line 3: label '2' is not 0/1"),
-])
+@pytest.mark.parametrize(
+    "case, match",
+    [
+        ("truncated", r"WikiQA-train\.tsv: line 4: expected 7 fields"),
+        ("encoding", r"WikiQA-train\.tsv: line 3: not valid utf-8"),
+        ("missing_column", r"WikiQA-train\.tsv: line 1: expected 7 fields"),
+        ("label", r"WikiQA-train\.tsv: line 3: label '2' is not 0/1"),
+    ],
+)
 def test_wikiqa_bad_input_names_file_and_line(tmp_path, case, match):
     raw, out = tmp_path / "raw", tmp_path / "out"
     write_wikiqa(raw)
@@ -76,8 +86,10 @@ def test_wikiqa_bad_input_names_file_and_line(tmp_path, case, match):
 
 
 def test_trecqa_truncated_xml_names_the_open_element(tmp_path):
-    xml = ("<QApairs id='1'>\n<question>\nWho\tis\tit\t?\nWP\tVBZ\tPRP\t.\n</question>\n"
-           "<positive>\nIt\tis\tme\t.\n</positive>\n<negative>\nNo\t.\n")
+    xml = (
+        "<QApairs id='1'>\n<question>\nWho\tis\tit\t?\nWP\tVBZ\tPRP\t.\n</question>\n"
+        "<positive>\nIt\tis\tme\t.\n</positive>\n<negative>\nNo\t.\n"
+    )
     raw = tmp_path / "raw"
     raw.mkdir()
     for name in ("TRAIN.xml", "DEV.xml", "TEST.xml"):
@@ -126,7 +138,9 @@ def test_lawqa_reads_the_authors_pair_by_default_and_any_file_named(tmp_path):
     test_answers = set(answers[ds.splits["test"].aid])
     assert all(a.endswith("等等 详见 法条") for a in test_answers)  # the LONG test file
     assert len(ds.splits["train"]) == 6  # the short training file (its LONG twin has 2 lines)
-    short = get_source("lawqa").read(FIXTURES / "lawqa", {"test_file": "t_e_s_t.txt", "train_file": "t_r_a_i_n_LONG.txt"})
+    short = get_source("lawqa").read(
+        FIXTURES / "lawqa", {"test_file": "t_e_s_t.txt", "train_file": "t_r_a_i_n_LONG.txt"}
+    )
     assert not any(a.endswith("法条") for a in short.answers.set_index("aid").text[short.splits["test"].aid])
     assert len(short.splits["train"]) == 2
     with pytest.raises(ValueError, match="test_file: 'test.txt' is not a file of the release"):
@@ -167,8 +181,11 @@ def test_quoraqp_raw_missing_column(tmp_path):
 
 def _env(train_cands) -> dict:
     pool = [["the best answer has five words", 1], ["a negative answer of five words", 0]]
-    return {"train": {"what is a question of five words": train_cands},
-            "dev": {"what is the dev question here": pool}, "test": {"what is the test question here": pool}}
+    return {
+        "train": {"what is a question of five words": train_cands},
+        "dev": {"what is the dev question here": pool},
+        "test": {"what is the test question here": pool},
+    }
 
 
 def test_yahooqa_env_pickle_plain_data(tmp_path):
@@ -202,7 +219,9 @@ def test_yahooqa_env_bad_label_names_key(tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
     (raw / "env.pkl").write_bytes(pickle.dumps(_env([["an answer", 2]])))
-    with pytest.raises(RawFormatError, match=r"env\.pkl: \['train'\]\['what is a question of five words'\]\[0\]: label 2"):
+    with pytest.raises(
+        RawFormatError, match=r"env\.pkl: \['train'\]\['what is a question of five words'\]\[0\]: label 2"
+    ):
         get_source("yahooqa").read(raw, {})
 
 
@@ -210,7 +229,10 @@ def test_legalqa_missing_column_and_chinese_tokens(tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
     header = "question: subject,question: body,answer,label\r\n"
-    good = header + '离婚财产,"离婚时房子怎么分？",按照婚姻法规定分割,1\r\n离婚财产,"离婚时房子怎么分？",交通事故找交警,0\r\n'
+    good = (
+        header
+        + '离婚财产,"离婚时房子怎么分？",按照婚姻法规定分割,1\r\n离婚财产,"离婚时房子怎么分？",交通事故找交警,0\r\n'
+    )
     (raw / "LegalQA-manual-dev.csv").write_text(good, encoding="utf-8")
     (raw / "LegalQA-manual-test.csv").write_text(good.replace(",label", ",lab"), encoding="utf-8")
     with pytest.raises(RawFormatError, match=r"LegalQA-manual-test\.csv: line 1: missing column\(s\) \['label'\]"):

@@ -1,4 +1,5 @@
 """Every reader on the real files of the mirror (skipped with a reason where they are absent)."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,10 @@ pytestmark = pytest.mark.realdata
 def counts(ds):
     """split -> (questions, pairs, positives, Q with >=1 positive, Q with both labels)."""
     st = dataset_stats(ds).set_index("split")
-    return {s: tuple(int(st.loc[s, c]) for c in ("questions", "pairs", "positives", "q_with_positive", "q_with_both"))
-            for s in ds.splits}
+    return {
+        s: tuple(int(st.loc[s, c]) for c in ("questions", "pairs", "positives", "q_with_positive", "q_with_both"))
+        for s in ds.splits
+    }
 
 
 @pytest.fixture(scope="module")
@@ -23,17 +26,23 @@ def wikiqa(fetched):
 
 
 def test_wikiqa_counts_match_published(wikiqa):
-    assert counts(wikiqa) == {"train": (2118, 20360, 1040, 873, 857), "dev": (296, 2733, 140, 126, 122),
-                              "test": (633, 6165, 293, 243, 237)}
+    assert counts(wikiqa) == {
+        "train": (2118, 20360, 1040, 873, 857),
+        "dev": (296, 2733, 140, 126, 122),
+        "test": (633, 6165, 293, 243, 237),
+    }
 
 
-@pytest.mark.parametrize("drop, expected", [
-    # AP-CNN: only questions with a correct answer are evaluated (its text: 1,130 / 2,352 pairs;
-    # the files give 2,351 for test — see dataset_stats_published.csv)
-    ({"no_positive": True}, {"dev": (126, 1130), "test": (243, 2351)}),
-    # the filtered .ref files: questions with both labels (1,126 / 2,341 lines)
-    ({"no_positive": True, "all_positive": True}, {"dev": (122, 1126), "test": (237, 2341)}),
-])
+@pytest.mark.parametrize(
+    "drop, expected",
+    [
+        # AP-CNN: only questions with a correct answer are evaluated (its text: 1,130 / 2,352 pairs;
+        # the files give 2,351 for test — see dataset_stats_published.csv)
+        ({"no_positive": True}, {"dev": (126, 1130), "test": (243, 2351)}),
+        # the filtered .ref files: questions with both labels (1,126 / 2,341 lines)
+        ({"no_positive": True, "all_positive": True}, {"dev": (122, 1126), "test": (237, 2341)}),
+    ],
+)
 def test_wikiqa_evaluation_protocols(wikiqa, drop, expected):
     # the option as the reader applies it, on the parsed tables (saves re-reading)
     ds = apply_options(wikiqa, {"drop_questions": {**drop, "splits": ["dev", "test"]}})
@@ -54,8 +63,11 @@ def test_trecqa_raw_files_match_published(fetched):
     from ansel.data.readers.trecqa import read_xml
 
     raw = fetched("trecqa")
-    for name, (n_q, n_pairs, n_pos) in {"TRAIN.xml": (94, 4718, 348), "DEV.xml": (82, 1148, 222),
-                                         "TEST.xml": (100, 1517, 284)}.items():
+    for name, (n_q, n_pairs, n_pos) in {
+        "TRAIN.xml": (94, 4718, 348),
+        "DEV.xml": (82, 1148, 222),
+        "TEST.xml": (100, 1517, 284),
+    }.items():
         df = read_xml(raw / name)
         assert (df.qid.nunique(), int(df.answer.notna().sum()), int(df.label.sum())) == (n_q, n_pairs, n_pos)
 
@@ -64,8 +76,9 @@ def test_trecqa_train_all_and_clean_variant(fetched):
     ds = get_source("trecqa").read(fetched("trecqa"), {})
     assert counts(ds)["train"] == (1229, 53417, 6403, 1229, 1162)
     # the same option the reader applies, on the parsed tables (saves a second TRAIN-ALL parse)
-    clean = apply_options(ds, {"drop_questions": {"no_positive": True, "all_positive": True,
-                                                  "splits": ["train", "dev", "test"]}})
+    clean = apply_options(
+        ds, {"drop_questions": {"no_positive": True, "all_positive": True, "splits": ["train", "dev", "test"]}}
+    )
     assert {s: c.qid.nunique() for s, c in clean.splits.items()} == {"train": 1162, "dev": 65, "test": 68}
     assert (len(clean.splits["dev"]), len(clean.splits["test"])) == (1117, 1442)
 

@@ -8,12 +8,14 @@ from ansel.data.stats import STATISTICS, dataset_stats
 
 
 def test_dataset_stats_counts_and_lengths():
-    df = pd.DataFrame({
-        "split": ["train", "train", "train", "dev", "dev"],
-        "question": ["a b c", "a b c", "d e", "f", "f"],
-        "answer": ["x y", "z", "x y", "w w w w", "z"],
-        "label": [1, 0, 0, 0, 0],
-    })
+    df = pd.DataFrame(
+        {
+            "split": ["train", "train", "train", "dev", "dev"],
+            "question": ["a b c", "a b c", "d e", "f", "f"],
+            "answer": ["x y", "z", "x y", "w w w w", "z"],
+            "label": [1, 0, 0, 0, 0],
+        }
+    )
     st = dataset_stats(from_pairs("t", df, "whitespace")).set_index("split")
     assert list(st.columns) == STATISTICS
     train = st.loc["train"]

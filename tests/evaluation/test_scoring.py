@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
+from ansel.evaluation.scoring import score, score_cached, score_pairs
 from ansel.models.base import InteractionRanker
 from ansel.models.registry import build_model
-from ansel.evaluation.scoring import score, score_cached, score_pairs
 
 
 def padded_texts(n, max_len, vocab, seed):
@@ -21,7 +21,7 @@ def pool():
     a_ids = padded_texts(15, 12, 40, seed=1)
     a_ids[3] = 0  # an empty answer among ragged, padded ones
     rng = np.random.default_rng(2)
-    qi = rng.integers(0, 7, 60)   # repeated questions and answers, in no particular order
+    qi = rng.integers(0, 7, 60)  # repeated questions and answers, in no particular order
     ai = rng.integers(0, 15, 60)
     return q_ids, a_ids, qi, ai
 
@@ -44,11 +44,22 @@ MODELS = {
     "aMV-LSTM (Q+A)": ("mv_lstm", {**MV_LSTM, "attend_question": True, "attend_answer": True}),
     "MV-LSTM masked": ("mv_lstm", {**MV_LSTM, "mask_padding": True}),
     "MV-LSTM cosine": ("mv_lstm", {**MV_LSTM, "match": "cosine"}),
-    "aMV-LSTM paper's variant": ("mv_lstm", {**MV_LSTM, "attend_question": True, "match": "cosine",
-                                             "mask_padding": True}),
+    "aMV-LSTM paper's variant": (
+        "mv_lstm",
+        {**MV_LSTM, "attend_question": True, "match": "cosine", "mask_padding": True},
+    ),
     # texts longer than the fixed widths too: truncated on both paths
-    "MatchPyramid": ("match_pyramid", {"embedding_dim": 8, "text1_maxlen": 4, "text2_maxlen": 9,
-                                       "kernel_count": 4, "dpool_size": [2, 3], "dropout": 0.0}),
+    "MatchPyramid": (
+        "match_pyramid",
+        {
+            "embedding_dim": 8,
+            "text1_maxlen": 4,
+            "text2_maxlen": 9,
+            "kernel_count": 4,
+            "dpool_size": [2, 3],
+            "dropout": 0.0,
+        },
+    ),
 }
 
 
@@ -75,11 +86,16 @@ def count_encoded(model, monkeypatch):
             which = "a" if side == "a" or kwargs.get("answer") else "q"
             seen[which] += [text(row) for row in ids]
             return encode(ids, *args, **kwargs)
+
         return wrapped
 
-    methods = ({"encode_question": "q", "encode_answer": "a"} if model.siamese else
-               {"encode_question_side": "q", "encode_answer_side": "a"} if isinstance(model, InteractionRanker) else
-               {"encode_side": None})
+    methods = (
+        {"encode_question": "q", "encode_answer": "a"}
+        if model.siamese
+        else {"encode_question_side": "q", "encode_answer_side": "a"}
+        if isinstance(model, InteractionRanker)
+        else {"encode_side": None}
+    )
     for method, side in methods.items():
         monkeypatch.setattr(model, method, counting(getattr(model, method), side))
     return seen
@@ -98,7 +114,7 @@ def test_cached_scores_are_each_pairs_own_forward_pass_at_any_padding_and_batch(
         assert model.training  # score leaves the mode as it found it
         assert cached.shape == (60,) and cached.dtype == np.float32
         np.testing.assert_allclose(cached, alone, rtol=1e-6, atol=1e-6, err_msg=f"{q_pad}, {a_pad}, {batch_size}")
-    assert np.unique(cached).size > 30   # scores differ across pairs: order matters
+    assert np.unique(cached).size > 30  # scores differ across pairs: order matters
 
 
 @pytest.mark.parametrize("name", MODELS)

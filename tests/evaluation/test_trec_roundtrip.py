@@ -9,6 +9,7 @@ trec_eval keeps a score as a C ``float`` (``TEXT_RESULTS.sim``): float32 model s
 exactly, but float64 scores (lexical models) that differ only beyond float32 precision tie there
 and not in ansel (test_trec_eval_reads_scores_in_single_precision).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -63,6 +64,7 @@ def near_tie_ranking(dtype) -> pd.DataFrame:
     """Questions whose scores differ only beyond the 8th decimal (adjacent float32s, held as
     ``dtype``), with exact ties, negative and tiny/huge scores (scientific notation), and aids
     whose string order is not their numeric order."""
+
     def ulps(x, k):  # x moved k float32s up (k < 0: down): distinct for trec_eval too (see below)
         x = np.float32(x)
         for _ in range(abs(k)):
@@ -71,15 +73,24 @@ def near_tie_ranking(dtype) -> pd.DataFrame:
 
     base = np.float32(0.0012345678)
     rows = [  # q0: the positive a9 one ulp below a1; to 8 decimals they tie and trec_eval put a9 first
-        ("q0", "a1", 0, ulps(base, 1)), ("q0", "a9", 1, base), ("q0", "a5", 0, np.float32(-3.5)),
+        ("q0", "a1", 0, ulps(base, 1)),
+        ("q0", "a9", 1, base),
+        ("q0", "a5", 0, np.float32(-3.5)),
         # q1: the same with negative logits
-        ("q1", "a2", 0, ulps(-base, 1)), ("q1", "a3", 1, -base), ("q1", "a10", 0, ulps(-base, -2)),
+        ("q1", "a2", 0, ulps(-base, 1)),
+        ("q1", "a3", 1, -base),
+        ("q1", "a10", 0, ulps(-base, -2)),
         # q2: an exact tie of a positive and a negative: both orders put a7 before a10 (strcmp)
-        ("q2", "a10", 1, base), ("q2", "a7", 0, base), ("q2", "a8", 0, ulps(base, -1)),
+        ("q2", "a10", 1, base),
+        ("q2", "a7", 0, base),
+        ("q2", "a8", 0, ulps(base, -1)),
         # q3: scores written in scientific notation
-        ("q3", "a1", 1, np.float32(1e-5)), ("q3", "a2", 0, ulps(1e-5, 1)), ("q3", "a3", 0, np.float32(3e16)),
+        ("q3", "a1", 1, np.float32(1e-5)),
+        ("q3", "a2", 0, ulps(1e-5, 1)),
+        ("q3", "a3", 0, np.float32(3e16)),
         # q4: no positive (dropped by no_positive=drop, 0 under zero)
-        ("q4", "a1", 0, base), ("q4", "a2", 0, ulps(base, 1)),
+        ("q4", "a1", 0, base),
+        ("q4", "a2", 0, ulps(base, 1)),
     ]
     rng = np.random.default_rng(32)
     for q in range(5, 60):
@@ -157,8 +168,9 @@ def test_written_scores_round_trip_and_trec_eval_agrees(tmp_path, dtype):
 def test_exact_ties_are_broken_like_trec_eval(tmp_path):
     """Equal scores: ansel ranks by aid descending (strings: a9 > a2 > a10 > a1), as trec_eval
     ranks by docno descending; so exact ties give the same metrics, whatever the numeric order."""
-    scored = pd.DataFrame({"qid": "q", "aid": ["a1", "a10", "a2", "a9"], "label": [1, 0, 1, 0],
-                           "score": np.float32(0.25)})
+    scored = pd.DataFrame(
+        {"qid": "q", "aid": ["a1", "a10", "a2", "a9"], "label": [1, 0, 1, 0], "score": np.float32(0.25)}
+    )
     assert list(rank(scored).aid) == ["a9", "a2", "a10", "a1"]
     write_trec_run(scored, tmp_path / "run.trec", "x")
     ours, theirs = ansel_vs_trec_eval(scored, tmp_path / "run.trec")
@@ -185,9 +197,13 @@ def test_trec_eval_reads_scores_in_single_precision(tmp_path):
 
 # ---- the checkout's own runs ------------------------------------------------------------------
 
+
 def checkout_runs() -> list[Path]:
-    return sorted(p.parent for p in ROOT.glob("results/runs/synthetic_*/*/seed*/run.trec")
-                  if (p.parent / "metrics.json").exists() and (p.parent / "config.json").exists())
+    return sorted(
+        p.parent
+        for p in ROOT.glob("results/runs/synthetic_*/*/seed*/run.trec")
+        if (p.parent / "metrics.json").exists() and (p.parent / "config.json").exists()
+    )
 
 
 def split_qrels(processed: Path, split: str) -> dict[str, dict[str, int]]:
@@ -241,12 +257,19 @@ def test_checkout_runs_score_the_same_under_trec_eval():
             got = means(per_q, with_pos if cfg["eval"].get("no_positive", "drop") == "drop" else list(qrels))
             want = metrics[split]
             if (want["n_questions"], want["n_no_positive"]) != (len(qrels), len(qrels) - len(with_pos)):
-                failures.append(f"{where}: n_questions/n_no_positive {want['n_questions']}/{want['n_no_positive']}"
-                                f" in metrics.json, {len(qrels)}/{len(qrels) - len(with_pos)} in run.trec")
-            failures += [f"{where} {m}: metrics.json {want[m]!r}, trec_eval {got[m]!r}"
-                         for m in MEASURES if m in want and abs(got[m] - want[m]) > 1e-6]
+                failures.append(
+                    f"{where}: n_questions/n_no_positive {want['n_questions']}/{want['n_no_positive']}"
+                    f" in metrics.json, {len(qrels)}/{len(qrels) - len(with_pos)} in run.trec"
+                )
+            failures += [
+                f"{where} {m}: metrics.json {want[m]!r}, trec_eval {got[m]!r}"
+                for m in MEASURES
+                if m in want and abs(got[m] - want[m]) > 1e-6
+            ]
             checked += 1
     if not checked:
-        pytest.skip(f"no checkable ranking split among {len(runs)} runs ({legacy_tied} written to 8 decimals "
-                    "with ties; re-run `evaluate`)")
+        pytest.skip(
+            f"no checkable ranking split among {len(runs)} runs ({legacy_tied} written to 8 decimals "
+            "with ties; re-run `evaluate`)"
+        )
     assert not failures, f"{len(failures)} mismatches over {checked} run splits:\n" + "\n".join(failures[:20])

@@ -1,5 +1,6 @@
 """The kit's parts on their own: vectors cut to a dataset's words, the runner's admission rule, the
 archive split into parts the device tool brings back."""
+
 import json
 import time
 
@@ -25,8 +26,11 @@ def corpus_run(tmp_path, monkeypatch):
     Vocab(["<pad>", "<unk>", "x", "a", "y", "b", "c"]).save(tmp_path / "data/embeddings/d/v-4.vocab.json")
     vectors = np.arange(28, dtype=np.float32).reshape(7, 4)
     np.save(tmp_path / "data/embeddings/d/v-4.npy", vectors)
-    run = {"processed": "data/processed/d", "embeddings": "data/embeddings/d/v-4.npy",
-           "config": {"dataset": "d", "vocab": "data/embeddings/d/v-4.vocab.json"}}
+    run = {
+        "processed": "data/processed/d",
+        "embeddings": "data/embeddings/d/v-4.npy",
+        "config": {"dataset": "d", "vocab": "data/embeddings/d/v-4.vocab.json"},
+    }
     return run, vectors
 
 
@@ -37,11 +41,17 @@ def test_a_kit_prices_its_runs_by_gpu_costs_only(tmp_path, monkeypatch):
 
     both, cpu_only = ({"dataset": d, "arch": "qa_cnn", "hparams": {}} for d in ("both", "cpu only"))
     sources = []
-    for name, costs in (("cpu", [(both, "cpu/AVX512"), (cpu_only, "cpu/AVX512")]), ("gpu", [(both, "cuda/NVIDIA H200")]),
-                        ("cpu-later", [(both, "cpu/AVX2")])):
+    for name, costs in (
+        ("cpu", [(both, "cpu/AVX512"), (cpu_only, "cpu/AVX512")]),
+        ("gpu", [(both, "cuda/NVIDIA H200")]),
+        ("cpu-later", [(both, "cpu/AVX2")]),
+    ):
         (tmp_path / name / "costs").mkdir(parents=True)
-        (tmp_path / name / "costs/c.json").write_text(json.dumps(
-            {json.dumps(s): {"device": dev, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for s, dev in costs}))
+        (tmp_path / name / "costs/c.json").write_text(
+            json.dumps(
+                {json.dumps(s): {"device": dev, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for s, dev in costs}
+            )
+        )
         sources.append(tmp_path / name)
     monkeypatch.setattr(plan, "default_sources", lambda: sources)
     assert {k: c.device for k, c in build.kit_costs().items()} == {plan.shape_key(both): "cuda/NVIDIA H200"}
@@ -86,12 +96,17 @@ def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatc
 
     monkeypatch.setattr(device, "_start_run", lambda run, *_: started.append(run["dir"]) or Done())
     monkeypatch.setattr(device, "LOG", tmp_path / "log.txt")
-    runs = [{"dir": d, "planned_minutes": m, "config": {"model": d, "train": {"epochs": 1}}}
-            for d, m in (("long", 10.0), ("short", 1.0), ("blind", None))]
+    runs = [
+        {"dir": d, "planned_minutes": m, "config": {"model": d, "train": {"epochs": 1}}}
+        for d, m in (("long", 10.0), ("short", 1.0), ("blind", None))
+    ]
     rec = {"name": "r", "runs": runs}
     out = device.run_trainings(rec, "cpu", 1, time.time() + 120, tmp_path)
-    assert started == ["short", "blind"] and out["runs"] == {"long": "not started", "short": "finished",
-                                                             "blind": "finished"}
+    assert started == ["short", "blind"] and out["runs"] == {
+        "long": "not started",
+        "short": "finished",
+        "blind": "finished",
+    }
     assert device.fits({"planned_minutes": 1.0}, 4, time.time() + 70, parallel=4)
     assert not device.fits({"planned_minutes": 1.0}, 4, time.time() + 70)  # 60 s x 4 / 2.4 = 100 s
 
@@ -213,6 +228,10 @@ def test_a_run_keeping_its_last_epoch_is_evaluated_at_it_too_and_carries_its_fil
     (ansel evaluate --last); a run without it is not."""
     run = {"processed": "data/processed/d", "embeddings": None, "config": {"train": {"keep_last": True}}}
     commands = device.run_commands(run, tmp_path / "r", tmp_path, threads=1)
-    assert [c[c.index("ansel.cli") + 1:c.index("ansel.cli") + 2] for c in commands] == [["train"], ["evaluate"], ["evaluate"]]
+    assert [c[c.index("ansel.cli") + 1 : c.index("ansel.cli") + 2] for c in commands] == [
+        ["train"],
+        ["evaluate"],
+        ["evaluate"],
+    ]
     assert commands[2][-1] == "--last" and "--last" not in commands[1]
     assert len(device.run_commands({**run, "config": {"train": {}}}, tmp_path / "r", tmp_path, threads=1)) == 2

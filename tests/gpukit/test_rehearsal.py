@@ -1,5 +1,6 @@
 """The GPU record kit rehearsed without a GPU: kit -> run.sh on the CPU under a Python that cannot
 import the workflow's packages -> a stop mid-way and a resume to the same bytes -> unpack -> table."""
+
 import json
 import os
 import shutil
@@ -25,8 +26,13 @@ class _NotOnDevice:
             raise ImportError(name + ": not on the GPU image")
 sys.meta_path.insert(0, _NotOnDevice())
 """
-RECORD = {"rehearsal": {"preset": "smoke", "config": {"seeds": 1, "scale": {"train": {"epochs": 12}}},
-                        "runs": {"items": {"smoke": ["synthetic", "learning_curves"]}}}}
+RECORD = {
+    "rehearsal": {
+        "preset": "smoke",
+        "config": {"seeds": 1, "scale": {"train": {"epochs": 12}}},
+        "runs": {"items": {"smoke": ["synthetic", "learning_curves"]}},
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +65,12 @@ def members(archive: Path) -> dict[str, bytes]:
 
 def test_blocker_refuses_the_workflow_packages(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(BLOCKER)
-    done = subprocess.run([sys.executable, "-c", "import snakemake"], env={**os.environ, "PYTHONPATH": str(tmp_path)},
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import snakemake"],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode != 0 and "not on the GPU image" in done.stderr
 
 
@@ -142,8 +152,11 @@ def test_a_record_with_runs_measures_only_their_shapes(tmp_path):
     from ansel.plan import shape
 
     def measured(record):
-        rec = pack(["r"], tmp_path / "kit", {"r": {"preset": "smoke", "config": {"seeds": 1},
-                                                   "measure": {"datasets": ["synthetic_en"]}, **record}})["records"][0]
+        rec = pack(
+            ["r"],
+            tmp_path / "kit",
+            {"r": {"preset": "smoke", "config": {"seeds": 1}, "measure": {"datasets": ["synthetic_en"]}, **record}},
+        )["records"][0]
         return {(c["arch"], c["dataset"]) for c in rec["measure"]["configs"]}, rec
 
     everything, _ = measured({})
@@ -171,5 +184,6 @@ def test_a_tables_step_times_are_timed_with_its_runs_and_render_its_benchmark_co
     cells = json.loads((placed / "table3.json").read_text())
     column = next(c for c in cells["GGSA"] if c.endswith("seconds_per_batch (benchmark)"))
     assert cells["GGSA"][column]["mean"] == pytest.approx(
-        sum(timed["models"]["ggsa_ggsa_max_insuranceqa"]["seconds_per_batch"]) / timed["rounds"])
+        sum(timed["models"]["ggsa_ggsa_max_insuranceqa"]["seconds_per_batch"]) / timed["rounds"]
+    )
     assert timed["device"] in (placed / "table3.md").read_text()

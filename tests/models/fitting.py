@@ -1,5 +1,6 @@
 """The tiny-overfit checks every architecture's tests run: Adam on a handful of examples until
 the model fits them, then a check in eval mode."""
+
 import torch
 import torch.nn.functional as F
 

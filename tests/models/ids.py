@@ -1,4 +1,5 @@
 """Token-id batches for the architecture tests."""
+
 import torch
 
 

@@ -8,8 +8,22 @@ import pytest
 from ansel.models import archs
 from ansel.models.registry import ModelConfigError, build_model, hparams_fields, parse_hparams, registered
 
-ARCHS = ["ap_bilstm", "ap_cnn", "ctrn", "ggsa", "global_sa", "group_sa", "iggsa", "local_sa", "multihop_lstm",
-         "qa_bilstm", "qa_cnn", "qa_lstm", "qa_lstm_attn", "random"]
+ARCHS = [
+    "ap_bilstm",
+    "ap_cnn",
+    "ctrn",
+    "ggsa",
+    "global_sa",
+    "group_sa",
+    "iggsa",
+    "local_sa",
+    "multihop_lstm",
+    "qa_bilstm",
+    "qa_cnn",
+    "qa_lstm",
+    "qa_lstm_attn",
+    "random",
+]
 SIZES = ["embedding_dim", "hidden", "filters", "kernel", "heads", "ffn_dim", "group_size", "window", "hops", "max_len"]
 WHERE = "models.x.hparams"
 
@@ -23,15 +37,19 @@ def test_every_module_of_archs_is_found():
 
 def test_registry_and_every_archs_hyperparameters_do_not_import_torch():
     # The Snakefile checks every model's config while it builds the DAG (twice per SLURM job).
-    code = ("import sys; from ansel.models.registry import parse_hparams, registered; "
-            "[parse_hparams(a, {}) for a in registered()]; print(len(registered()), 'torch' in sys.modules)")
+    code = (
+        "import sys; from ansel.models.registry import parse_hparams, registered; "
+        "[parse_hparams(a, {}) for a in registered()]; print(len(registered()), 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(len(registered())), "False"]
 
 
 def test_resolving_every_model_config_does_not_import_torch():
-    code = ("import sys; from ansel.config import load, model_config; c = load(preset='full'); "
-            "[model_config(c, m) for m in c['models']]; print('torch' in sys.modules)")
+    code = (
+        "import sys; from ansel.config import load, model_config; c = load(preset='full'); "
+        "[model_config(c, m) for m in c['models']]; print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -58,11 +76,14 @@ def test_every_size_must_be_positive_and_every_dropout_below_one(arch):
         assert parse_hparams(arch, {"dropout": 0.5}).dropout == 0.5
 
 
-@pytest.mark.parametrize("heads,message", [
-    (0, "heads: 0 is not positive"),
-    (-6, "heads: -6 is not positive"),
-    (7, "heads: 7 does not divide embedding_dim 60"),
-])
+@pytest.mark.parametrize(
+    "heads,message",
+    [
+        (0, "heads: 0 is not positive"),
+        (-6, "heads: -6 is not positive"),
+        (7, "heads: 7 does not divide embedding_dim 60"),
+    ],
+)
 def test_heads_must_be_positive_and_divide_the_model_dimension(heads, message):
     for arch in ("global_sa", "local_sa", "group_sa", "ggsa", "iggsa"):
         with pytest.raises(ModelConfigError) as error:
@@ -74,10 +95,16 @@ def test_heads_must_be_positive_and_divide_the_model_dimension(heads, message):
         parse_hparams("ggsa", {"embedding_dim": 0, "heads": 7}, "m")
 
 
-@pytest.mark.parametrize("arch,key,value", [
-    ("ggsa", "composition", "maxx"), ("global_sa", "composition", "interaction"),
-    ("ggsa", "scorer", "softmax"), ("qa_lstm_attn", "scorer", "dot"), ("ctrn", "scorer", "Cosine"),
-])
+@pytest.mark.parametrize(
+    "arch,key,value",
+    [
+        ("ggsa", "composition", "maxx"),
+        ("global_sa", "composition", "interaction"),
+        ("ggsa", "scorer", "softmax"),
+        ("qa_lstm_attn", "scorer", "dot"),
+        ("ctrn", "scorer", "Cosine"),
+    ],
+)
 def test_unknown_composition_or_scorer_names_the_key_and_the_known_names(arch, key, value):
     known = "max, attention, multihop" if key == "composition" else "cosine, mlp"
     with pytest.raises(ModelConfigError) as error:

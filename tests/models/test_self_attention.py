@@ -1,9 +1,17 @@
 import pytest
 import torch
 
-from ansel.models.self_attention import (GlobalAttention, GlobalInformationGate, GroupAttention, LocalAttention,
-                                         PositionalEmbedding, SelfAttentionEncoder, group_index, head_offsets,
-                                         sinusoidal_positions)
+from ansel.models.self_attention import (
+    GlobalAttention,
+    GlobalInformationGate,
+    GroupAttention,
+    LocalAttention,
+    PositionalEmbedding,
+    SelfAttentionEncoder,
+    group_index,
+    head_offsets,
+    sinusoidal_positions,
+)
 
 B, L, DIM, HEADS = 3, 11, 12, 3
 LENGTHS = torch.tensor([11, 7, 2])
@@ -98,8 +106,9 @@ def test_group_attention_backward_matches_finite_differences(offsets):
     # offsets and a length that is no multiple of l
     g = torch.Generator().manual_seed(0)
     lengths, length = torch.tensor([9, 4, 1]), 9
-    q, k, v = (torch.randn(3, len(offsets), length, 3, generator=g, dtype=torch.float64).requires_grad_()
-               for _ in range(3))
+    q, k, v = (
+        torch.randn(3, len(offsets), length, 3, generator=g, dtype=torch.float64).requires_grad_() for _ in range(3)
+    )
     mask = _mask(lengths, length)
     attention = GroupAttention(3, offsets)
     assert torch.autograd.gradcheck(lambda *qkv: attention(*qkv, mask), (q, k, v))
@@ -184,5 +193,14 @@ def test_dropout_applies_before_positions():
     ids = torch.randint(1, 20, (2, 5))
     torch.testing.assert_close(layer(ids), sinusoidal_positions(5, 8).expand(2, 5, 8))
     table = sinusoidal_positions(3, 4)
-    torch.testing.assert_close(table[1], torch.tensor([torch.sin(torch.tensor(1.0)), torch.cos(torch.tensor(1.0)),
-                                                       torch.sin(torch.tensor(0.01)), torch.cos(torch.tensor(0.01))]))
+    torch.testing.assert_close(
+        table[1],
+        torch.tensor(
+            [
+                torch.sin(torch.tensor(1.0)),
+                torch.cos(torch.tensor(1.0)),
+                torch.sin(torch.tensor(0.01)),
+                torch.cos(torch.tensor(0.01)),
+            ]
+        ),
+    )

@@ -5,6 +5,7 @@ The records' tests (issue 54: unpacking, collecting, the front page) share one f
 corpus (``finished_run``), a checkout of links in a temporary folder (``home``) and archives made from
 them (``kit_archive``). Issue 33's failures are each tested here but one: `epochs: -1` / `margin: -1` refused by a dry run
 (item 4) are cases of tests/workflow/test_stages.py's settings refused at -n."""
+
 import io
 import json
 import tarfile
@@ -40,10 +41,21 @@ def _train_and_evaluate(processed: Path, run_dir: Path, timings: Path, max_batch
     c["embeddings"] = None
     c["eval"]["splits"] = ["dev", "test"]  # the fixture corpus has no test1/test2
     c["train"].update(epochs=2, batch_size=16, max_batches=max_batches)
-    cli.main(["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run_dir),
-              "--timings", str(timings), "--no-progress"])
+    cli.main(
+        [
+            "train",
+            "--config",
+            json.dumps(c),
+            "--processed",
+            str(processed),
+            "--run-dir",
+            str(run_dir),
+            "--timings",
+            str(timings),
+            "--no-progress",
+        ]
+    )
     cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run_dir)])
-
 
 
 @pytest.fixture(scope="session")
@@ -54,8 +66,10 @@ def finished_run(processed, tmp_path_factory) -> dict[str, bytes]:
     run = tmp_path_factory.mktemp("finished") / "seed1"
     _train_and_evaluate(processed, run, run / "timings.json", 2)
     _gzip(run / "run.trec", run / "run.trec.gz")
-    return {name: (run / name).read_bytes() for name in ("metrics.json", "config.json", "log.csv", "run.trec",
-                                                         "run.trec.gz", "timings.json")}
+    return {
+        name: (run / name).read_bytes()
+        for name in ("metrics.json", "config.json", "log.csv", "run.trec", "run.trec.gz", "timings.json")
+    }
 
 
 @pytest.fixture
@@ -79,12 +93,19 @@ def home(tmp_path, processed, repo_root, monkeypatch) -> Path:
 def kit_archive(tmp_path):
     """``make(members, records=...)``: a kit's archive (``{member: bytes}``; ``links``: {member: target}
     as symlinks) at tmp_path/record-*.tar.gz, kit.json first."""
-    def make(members: dict[str, bytes], records: list[dict], links: dict[str, str] | None = None,
-             name: str = "record-rec-20261127T000000Z.tar.gz") -> Path:
+
+    def make(
+        members: dict[str, bytes],
+        records: list[dict],
+        links: dict[str, str] | None = None,
+        name: str = "record-rec-20261127T000000Z.tar.gz",
+    ) -> Path:
         path = tmp_path / name
         with tarfile.open(path, "w:gz") as tar:
-            for member, data in {"kit.json": json.dumps({"records": records, "commit": "c0ffee"}).encode(),
-                                 **members}.items():
+            for member, data in {
+                "kit.json": json.dumps({"records": records, "commit": "c0ffee"}).encode(),
+                **members,
+            }.items():
                 info = tarfile.TarInfo(member)
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
@@ -105,6 +126,9 @@ def device_record(home, finished_run, kit_archive) -> dict:
     from tests.reliability.kit_archives import kit_record, run_members
 
     config = json.loads(finished_run["config.json"])
-    unpack([kit_archive(run_members(finished_run), [kit_record(run_config=config)], name="record-rec-1.tar.gz")],
-           device_minutes=1.0, dest=home / "reports/device")
+    unpack(
+        [kit_archive(run_members(finished_run), [kit_record(run_config=config)], name="record-rec-1.tar.gz")],
+        device_minutes=1.0,
+        dest=home / "reports/device",
+    )
     return config

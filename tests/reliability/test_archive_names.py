@@ -1,6 +1,7 @@
 """Issue 54 item 1: an archive writes nowhere but its record. A dataset of ``../``, a record named
 ``..`` or ``.``, a member that is a link: each is refused naming it, and nothing under the checkout or
 beside it changes (no staging left either)."""
+
 import json
 
 import pytest
@@ -37,8 +38,11 @@ def test_a_record_name_that_is_not_plain_is_refused(home, finished_run, kit_arch
 def test_a_link_in_the_archive_is_refused(home, finished_run, kit_archive):
     """A symlink member pointing inside the archive (log.csv -> kit.json) is not copied through."""
     config = json.loads(finished_run["config.json"])
-    archive = kit_archive(run_members(finished_run, skip=("log.csv",)), [kit_record(run_config=config)],
-                          links={f"rec/{RUN}/log.csv": "../../../../kit.json"})
+    archive = kit_archive(
+        run_members(finished_run, skip=("log.csv",)),
+        [kit_record(run_config=config)],
+        links={f"rec/{RUN}/log.csv": "../../../../kit.json"},
+    )
     unpack_refused(archive, home, rf"rec/{RUN}/log.csv: a link, a special file or a path out of the archive's folder")
 
 

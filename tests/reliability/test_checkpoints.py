@@ -1,5 +1,6 @@
 """A checkpoint cut short or not a checkpoint at all (state.pt, model.pt): refused naming the file,
 saying it is corrupt and how to start again, never advising weights_only=False."""
+
 import argparse
 
 import pytest

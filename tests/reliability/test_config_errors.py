@@ -1,5 +1,6 @@
 """The command line as a new user types it: nested --config overrides, a masked override, an
 unknown key, a run trained by hand, `make pull` from a subdirectory."""
+
 import subprocess
 import sys
 
@@ -11,13 +12,28 @@ from ansel.config import ConfigError, apply_preset, load, resolve_run, run_confi
 
 def test_nested_command_line_values_are_typed_like_top_level_ones():
     # what Snakemake hands over for --config 'models={qa_lstm: {train: {epochs: 7, lr: 1e-3}}}' seeds=2
-    given = {"models": {"qa_lstm": {"train": {"epochs": "7", "lr": "1e-3", "clip_norm": "null",
-                                              "dev_split": "dev"}, "hparams": {"flag": "true"}}},
-             "papers": {"ggsa": {"sweeps": {"figure8_heads": ["3", "6"]}}}, "seeds": 2, "preset": "cpu"}
+    given = {
+        "models": {
+            "qa_lstm": {
+                "train": {"epochs": "7", "lr": "1e-3", "clip_norm": "null", "dev_split": "dev"},
+                "hparams": {"flag": "true"},
+            }
+        },
+        "papers": {"ggsa": {"sweeps": {"figure8_heads": ["3", "6"]}}},
+        "seeds": 2,
+        "preset": "cpu",
+    }
     assert typed_overrides(given) == {
-        "models": {"qa_lstm": {"train": {"epochs": 7, "lr": 1e-3, "clip_norm": None, "dev_split": "dev"},
-                               "hparams": {"flag": True}}},
-        "papers": {"ggsa": {"sweeps": {"figure8_heads": [3, 6]}}}, "seeds": 2, "preset": "cpu"}
+        "models": {
+            "qa_lstm": {
+                "train": {"epochs": 7, "lr": 1e-3, "clip_norm": None, "dev_split": "dev"},
+                "hparams": {"flag": True},
+            }
+        },
+        "papers": {"ggsa": {"sweeps": {"figure8_heads": [3, 6]}}},
+        "seeds": 2,
+        "preset": "cpu",
+    }
 
 
 def test_a_model_override_reaches_its_runs():
@@ -27,11 +43,16 @@ def test_a_model_override_reaches_its_runs():
 
 def test_an_override_the_preset_scale_would_mask_is_refused_naming_what_to_set():
     base = load(preset="full")
-    with pytest.raises(ConfigError, match=r"models\.qa_lstm\.train\.epochs: the preset 'smoke' sets every "
-                                          r"model's epochs \(scale\.train\.epochs: 4\).*set scale=\{train: "):
+    with pytest.raises(
+        ConfigError,
+        match=r"models\.qa_lstm\.train\.epochs: the preset 'smoke' sets every "
+        r"model's epochs \(scale\.train\.epochs: 4\).*set scale=\{train: ",
+    ):
         apply_preset({**base, "preset": "smoke"}, {"models": {"qa_lstm": {"train": {"epochs": 7}}}})
     with pytest.raises(ConfigError, match=r"models\.ggsa_ggsa_max_insuranceqa\.train\.lr_grid: the preset 'smoke'"):
-        apply_preset({**base, "preset": "smoke"}, {"models": {"ggsa_ggsa_max_insuranceqa": {"train": {"lr_grid": [0.5]}}}})
+        apply_preset(
+            {**base, "preset": "smoke"}, {"models": {"ggsa_ggsa_max_insuranceqa": {"train": {"lr_grid": [0.5]}}}}
+        )
     scaled = apply_preset({**base, "preset": "smoke"}, {"scale": {"train": {"epochs": 7}}})
     assert run_config(scaled, "synthetic_en", "qa_lstm", 1)["train"]["epochs"] == 7
 
@@ -39,9 +60,24 @@ def test_an_override_the_preset_scale_would_mask_is_refused_naming_what_to_set()
 @pytest.mark.slow
 def test_snakemake_takes_nested_overrides_and_names_an_unknown_key_briefly(repo_root):
     def dry(*config):
-        return subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "--config", *config,
-                               "--", "results/runs/synthetic_en/qa_cnn/seed1/model.pt"],
-                              cwd=repo_root, capture_output=True, text=True)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "-n",
+                "-p",
+                "--cores",
+                "1",
+                "--config",
+                *config,
+                "--",
+                "results/runs/synthetic_en/qa_cnn/seed1/model.pt",
+            ],
+            cwd=repo_root,
+            capture_output=True,
+            text=True,
+        )
 
     ok = dry("scale={train: {epochs: 3}, hparams: {filters: 8}}")
     assert ok.returncode == 0, ok.stderr
@@ -82,12 +118,17 @@ def test_pull_outside_a_checkout_says_so(tmp_path, monkeypatch):
         dvc_pull.repository_root(tmp_path)
 
 
-@pytest.mark.parametrize("config,message", [
-    ('{"model": "qa_lstm", "seed": 1}', "ansel train: --config: missing dataset"),
-    ('{"dataset": "synthetic_en", "model": "qa_lstm", "seed": 1}',
-     "ansel train: --embeddings: the run starts from 'word2vec' vectors; give their file "
-     "(data/embeddings/synthetic_en/word2vec-60.npy)"),
-])
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        ('{"model": "qa_lstm", "seed": 1}', "ansel train: --config: missing dataset"),
+        (
+            '{"dataset": "synthetic_en", "model": "qa_lstm", "seed": 1}',
+            "ansel train: --embeddings: the run starts from 'word2vec' vectors; give their file "
+            "(data/embeddings/synthetic_en/word2vec-60.npy)",
+        ),
+    ],
+)
 def test_a_run_by_hand_that_cannot_start_says_why_and_leaves_no_directory(tmp_path, config, message):
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as e:

@@ -1,6 +1,7 @@
 """Issue 54 item 8: a measured-costs file cut short, of the wrong shape, with an unknown key or a
 negative cost, a run's config.json cut short, a negative --device-minutes: each refused naming the
 file (and key), by `ansel plan`, `make gpu-kit` (its costs) and `ansel record`, with nothing written."""
+
 import json
 
 import pytest
@@ -12,14 +13,20 @@ from ansel.plan import measured_costs
 GOOD = {"seconds_per_batch": 0.01, "dev_seconds": 0.5, "device": "cuda/NVIDIA H200", "batches": 12}
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"shape": {"seconds_per_batch": 0.0', r"not valid JSON \(.*\): restore or delete it"),
-    (json.dumps([GOOD]), "expected a JSON object, got list"),
-    (json.dumps({"shape": [1, 2]}), r"shape: expected a mapping, got \[1, 2\]"),
-    (json.dumps({"shape": {**GOOD, "secs": 1}}), r"shape\.secs: unknown key; known: batches, dev_seconds"),
-    (json.dumps({"shape": {**GOOD, "seconds_per_batch": -0.5}}), r"shape\.seconds_per_batch: -0\.5 is not a number >= 0"),
-    (json.dumps({"shape": {**GOOD, "dev_seconds": "slow"}}), r"shape\.dev_seconds: 'slow' is not of type"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"shape": {"seconds_per_batch": 0.0', r"not valid JSON \(.*\): restore or delete it"),
+        (json.dumps([GOOD]), "expected a JSON object, got list"),
+        (json.dumps({"shape": [1, 2]}), r"shape: expected a mapping, got \[1, 2\]"),
+        (json.dumps({"shape": {**GOOD, "secs": 1}}), r"shape\.secs: unknown key; known: batches, dev_seconds"),
+        (
+            json.dumps({"shape": {**GOOD, "seconds_per_batch": -0.5}}),
+            r"shape\.seconds_per_batch: -0\.5 is not a number >= 0",
+        ),
+        (json.dumps({"shape": {**GOOD, "dev_seconds": "slow"}}), r"shape\.dev_seconds: 'slow' is not of type"),
+    ],
+)
 def test_a_broken_costs_file_in_a_record_is_refused_naming_it(tmp_path, monkeypatch, text, message):
     record = tmp_path / "reports/device/rec"
     costs = record / "costs/cuda-NVIDIA-H200.json"
@@ -37,12 +44,15 @@ def test_a_broken_costs_file_in_a_record_is_refused_naming_it(tmp_path, monkeypa
         kit_costs()
 
 
-@pytest.mark.parametrize("key, message", [
-    ("shape", r"shape: not a run shape \(the JSON of ``ansel.plan.shape``: Expecting value"),
-    ('{"dataset": "wikiqa"}', r"\{.*\}: not a run shape \(.*not a mapping with a dataset and an arch"),
-    ('{"dataset": "wikiqa", "arch": "qa_cnnn"}', r"\{.*\}: not a run shape \(.*unknown arch 'qa_cnnn'"),
-    ("shape", r"shape\.overhead: fitted from runs' timings, never read from a costs file"),
-])
+@pytest.mark.parametrize(
+    "key, message",
+    [
+        ("shape", r"shape: not a run shape \(the JSON of ``ansel.plan.shape``: Expecting value"),
+        ('{"dataset": "wikiqa"}', r"\{.*\}: not a run shape \(.*not a mapping with a dataset and an arch"),
+        ('{"dataset": "wikiqa", "arch": "qa_cnnn"}', r"\{.*\}: not a run shape \(.*unknown arch 'qa_cnnn'"),
+        ("shape", r"shape\.overhead: fitted from runs' timings, never read from a costs file"),
+    ],
+)
 def test_a_costs_file_key_that_is_no_run_shape_is_refused_naming_it(tmp_path, key, message):
     costs = tmp_path / "costs/cuda-NVIDIA-H200.json"
     costs.parent.mkdir(parents=True)
@@ -62,8 +72,9 @@ def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
     (run / "timings.json").write_text(json.dumps({"epochs": []}))
     with pytest.raises(ConfigError, match=rf"^{run / 'timings.json'}: not a run's timings \(KeyError: 'train'\)"):
         measured_costs([tmp_path])
-    (run / "timings.json").write_text(json.dumps({"train": {"device": "cpu", "epochs": [
-        {"seconds": 1.0, "batches": 2, "dev_seconds": 0.5}]}}))  # timings of use, of a config with no arch
+    (run / "timings.json").write_text(
+        json.dumps({"train": {"device": "cpu", "epochs": [{"seconds": 1.0, "batches": 2, "dev_seconds": 0.5}]}})
+    )  # timings of use, of a config with no arch
     with pytest.raises(ConfigError, match=rf"^{run / 'config.json'}: not a run's config \(shape: unknown arch None"):
         measured_costs([tmp_path])
 

@@ -1,6 +1,7 @@
 """Issue 33 item 10: a download that fails (a 404, a connection cut mid-file, a stalled server, a
 checksum mismatch) names URL and file and leaves nothing partial; a rerun then succeeds; a dataset
 that only an upstream serves says, when that fails, how to use a local copy instead (the mirror)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -15,12 +16,22 @@ from ansel.data.download import FetchError
 from tests.upstream import http_upstream, leftovers  # noqa: F401 (a fixture)
 
 BODY = b"x" * 100_000
-SPEC = {"name": "file.txt", "sha256": hashlib.sha256(BODY).hexdigest(),
-        "upstream": [{"url": "https://example.org/file.txt"}]}
+SPEC = {
+    "name": "file.txt",
+    "sha256": hashlib.sha256(BODY).hexdigest(),
+    "upstream": [{"url": "https://example.org/file.txt"}],
+}
 
 
-@pytest.mark.parametrize("fault, says", [("missing", "HTTP Error 404"), ("cut", "cut short: 50000 of 100000 bytes"),
-                                         ("stall", "timed out"), ("corrupt", "sha256 mismatch")])
+@pytest.mark.parametrize(
+    "fault, says",
+    [
+        ("missing", "HTTP Error 404"),
+        ("cut", "cut short: 50000 of 100000 bytes"),
+        ("stall", "timed out"),
+        ("corrupt", "sha256 mismatch"),
+    ],
+)
 def test_a_failed_download_names_url_and_file_leaves_nothing_and_a_rerun_succeeds(http_upstream, tmp_path, fault, says):
     raw = tmp_path / "raw"
     http_upstream.files["/example.org/file.txt"] = BODY[:-1] + b"y" if fault == "corrupt" else BODY
@@ -94,7 +105,10 @@ def test_a_server_ignoring_range_restarts_from_zero(http_upstream, tmp_path):
 def test_a_changed_etag_restarts_from_zero(http_upstream, tmp_path):
     changed = VARIED[::-1]
     http_upstream.honour_range, http_upstream.etags[PATH] = True, '"v1"'
-    http_upstream.after = lambda: (http_upstream.files.update({PATH: changed}), http_upstream.etags.update({PATH: '"v2"'}))
+    http_upstream.after = lambda: (
+        http_upstream.files.update({PATH: changed}),
+        http_upstream.etags.update({PATH: '"v2"'}),
+    )
     assert fetch_varied(http_upstream, tmp_path, ["cut", None], body=changed).read_bytes() == changed
     assert http_upstream.ranges == [None, f"bytes={HALF}-", None]  # the 206 of "v2" is dropped, the whole asked again
 

@@ -3,6 +3,7 @@
 
 When this fails, the lock is stale: rebuild it with `dvc repro` (the smoke preset, ~10 min on
 2 cores) and commit dvc.lock with the change."""
+
 import json
 import subprocess
 import sys
@@ -13,8 +14,9 @@ import yaml
 def test_dvc_lock_matches_the_code_and_params(repo_root):
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     outputs = {next(iter(o)) if isinstance(o, dict) else o for s in stages.values() for o in s["outs"]}
-    done = subprocess.run([sys.executable, "-m", "dvc", "status", "--json"], cwd=repo_root,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "dvc", "status", "--json"], cwd=repo_root, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     stale = {}
     for stage, changes in json.loads(done.stdout or "{}").items():

@@ -1,6 +1,7 @@
 """Warm jobs (ansel.forkserver): a job forked from the server writes the bytes a fresh process
 writes, passes its exit status and messages through, dies with its client, and the server ends
 with the process it serves."""
+
 import json
 import os
 import re
@@ -45,14 +46,23 @@ def _train_args(processed: Path, run_dir: Path, epochs: int = 2) -> list[str]:
     c["embeddings"] = None
     c["eval"]["splits"] = ["dev", "test"]
     c["train"].update(epochs=epochs, batch_size=16, max_batches=2)
-    return ["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run_dir),
-            "--no-progress"]
+    return [
+        "train",
+        "--config",
+        json.dumps(c),
+        "--processed",
+        str(processed),
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+    ]
 
 
 def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, server):
     _, log = server
-    fresh = subprocess.run([ANSEL, *_train_args(processed, tmp_path / "fresh")], env=_without_server(),
-                           capture_output=True, text=True)
+    fresh = subprocess.run(
+        [ANSEL, *_train_args(processed, tmp_path / "fresh")], env=_without_server(), capture_output=True, text=True
+    )
     warm = subprocess.run([ANSEL, *_train_args(processed, tmp_path / "warm")], capture_output=True, text=True)
     assert fresh.returncode == warm.returncode == 0, fresh.stderr + warm.stderr
     assert "ansel train" in log.read_text()  # the second job ran in a child of the server
@@ -65,24 +75,34 @@ def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, s
 def test_exit_status_and_messages_pass_through(processed, tmp_path, server):
     usage = subprocess.run([ANSEL, "train", "--config", "{}"], capture_output=True, text=True)
     assert usage.returncode == 2 and "required: --processed, --run-dir" in usage.stderr
-    failed = subprocess.run([ANSEL, "evaluate", "--processed", str(processed), "--run-dir", str(tmp_path / "none")],
-                            capture_output=True, text=True)
+    failed = subprocess.run(
+        [ANSEL, "evaluate", "--processed", str(processed), "--run-dir", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+    )
     assert failed.returncode == 1 and "Traceback" in failed.stderr and "config.json" in failed.stderr
     assert server[1].read_text().count("job ") == 2
 
 
 def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path):
     env = {**_without_server(), forkserver.ENV: str(tmp_path / "gone.sock")}
-    done = subprocess.run([ANSEL, "stats", "--processed", str(processed), "--out", str(tmp_path / "s.csv")],
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [ANSEL, "stats", "--processed", str(processed), "--out", str(tmp_path / "s.csv")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "s.csv").exists()
 
 
 def test_a_killed_client_takes_its_job_with_it(processed, tmp_path, server):
     proc, _ = server
-    client = subprocess.Popen([ANSEL, *_train_args(processed, tmp_path / "run", epochs=10_000)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = subprocess.Popen(
+        [ANSEL, *_train_args(processed, tmp_path / "run", epochs=10_000)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     _wait(lambda: psutil.Process(proc.pid).children(), "the job's child process")
     (child,) = psutil.Process(proc.pid).children()
     _wait(lambda: (tmp_path / "run" / "state.pt").exists(), "the first epoch")
@@ -109,9 +129,14 @@ def test_the_server_ends_with_the_process_it_serves(tmp_path):
 
 def test_stopping_a_server_that_does_not_end_kills_it_instead_of_failing_the_run(monkeypatch):
     """Snakemake's onsuccess stops the server; on a loaded machine it may not end in time."""
-    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; "
-                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(60)"],
-                                stdout=subprocess.PIPE)
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
     stubborn.stdout.readline()  # its SIGTERM handler is in place
     monkeypatch.setattr(forkserver, "_server", stubborn)
     monkeypatch.setattr(forkserver, "STOP_SECONDS", 0.5)

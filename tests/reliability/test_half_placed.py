@@ -3,6 +3,7 @@ without log.csv, a kit.json record without its preset, a disk filling up during 
 message naming the file, and the record is as it was, byte for byte, with no staging left. ``ansel
 record`` likewise for a half-written run; two unpacks of one record at once keep both leases; ``ansel
 records --write`` on a full disk leaves README.md whole."""
+
 import builtins
 import gzip
 import io
@@ -28,11 +29,14 @@ def _cut(data: bytes) -> bytes:
     return data[: len(data) // 2]
 
 
-@pytest.mark.parametrize("broken, named", [
-    ({"run.trec.gz": b"qid Q0 aid 1 0.5 run\n"}, r"run.trec.gz: not a whole run file \(BadGzipFile"),
-    ({"run.trec.gz": "cut"}, r"run.trec.gz: not a whole run file \((EOFError|BadGzipFile|error)"),
-    ({"log.csv": None}, r": a finished run \(metrics.json\) without log.csv: half written"),
-])
+@pytest.mark.parametrize(
+    "broken, named",
+    [
+        ({"run.trec.gz": b"qid Q0 aid 1 0.5 run\n"}, r"run.trec.gz: not a whole run file \(BadGzipFile"),
+        ({"run.trec.gz": "cut"}, r"run.trec.gz: not a whole run file \((EOFError|BadGzipFile|error)"),
+        ({"log.csv": None}, r": a finished run \(metrics.json\) without log.csv: half written"),
+    ],
+)
 def test_a_broken_run_places_nothing(device_record, home, finished_run, kit_archive, broken, named):
     files = dict(finished_run)
     for name, data in broken.items():
@@ -40,16 +44,21 @@ def test_a_broken_run_places_nothing(device_record, home, finished_run, kit_arch
             files.pop(name)
         else:
             files[name] = _cut(gzip.compress(finished_run["run.trec"] * 3)) if data == "cut" else data
-    archive = kit_archive(run_members(files, skip=tuple(n for n, d in broken.items() if d is None)),
-                          [kit_record(run_config=device_record)])
+    archive = kit_archive(
+        run_members(files, skip=tuple(n for n, d in broken.items() if d is None)),
+        [kit_record(run_config=device_record)],
+    )
     unpack_refused(archive, home, rf"rec/{RUN}/?{named}")
 
 
 def test_a_kit_record_without_its_preset_places_nothing(device_record, home, finished_run, kit_archive):
     rec = kit_record(run_config=device_record)
     del rec["preset"]
-    unpack_refused(kit_archive(run_members(finished_run), [rec]), home,
-             r"kit.json: records\[0\] \(rec\): 'preset' missing or not a str")
+    unpack_refused(
+        kit_archive(run_members(finished_run), [rec]),
+        home,
+        r"kit.json: records\[0\] \(rec\): 'preset' missing or not a str",
+    )
 
 
 def _disk_full_after(monkeypatch, under: Path, opens: int) -> None:
@@ -69,23 +78,32 @@ def _disk_full_after(monkeypatch, under: Path, opens: int) -> None:
 
 
 @pytest.mark.parametrize("opens", [1, 3, 6, 12])
-def test_a_disk_filling_during_an_unpack_places_nothing(device_record, home, finished_run, kit_archive, monkeypatch, opens):
+def test_a_disk_filling_during_an_unpack_places_nothing(
+    device_record, home, finished_run, kit_archive, monkeypatch, opens
+):
     """A second lease of the record (its run again): the disk fills at the ``opens``-th file written."""
     archive = kit_archive(run_members(finished_run), [kit_record(run_config=device_record)], name="record-rec-2.tar.gz")
     before = snapshot(home.parent)
     _disk_full_after(monkeypatch, home / "reports", opens)
-    with pytest.raises(SystemExit, match=r"record-rec-2.tar.gz: .*(No space left on device|no space left on device)"
-                                         r".*nothing was placed"):
+    with pytest.raises(
+        SystemExit,
+        match=r"record-rec-2.tar.gz: .*(No space left on device|no space left on device)"
+        r".*nothing was placed",
+    ):
         unpack([archive], device_minutes=1.0, dest=home / "reports/device")
     monkeypatch.undo()
     assert snapshot(home.parent) == before
 
 
-def test_two_unpacks_of_one_record_at_once_keep_both_leases(device_record, home, finished_run, kit_archive, monkeypatch):
+def test_two_unpacks_of_one_record_at_once_keep_both_leases(
+    device_record, home, finished_run, kit_archive, monkeypatch
+):
     """Each unpack, once it has read leases.json, waits (up to 2 s) for the other to have read it too
     before it writes: without a lock the second write loses the first's lease."""
-    archives = [kit_archive(run_members(finished_run), [kit_record(run_config=device_record)], name=f"record-rec-{i}.tar.gz")
-                for i in (2, 3)]
+    archives = [
+        kit_archive(run_members(finished_run), [kit_record(run_config=device_record)], name=f"record-rec-{i}.tar.gz")
+        for i in (2, 3)
+    ]
     arrived = threading.Barrier(2)
 
     def dumps(obj, **kwargs):
@@ -116,11 +134,14 @@ def _unpack_or_keep(archive, home, errors) -> None:
         errors.append(e)
 
 
-@pytest.mark.parametrize("half, named", [
-    ({"skip": ("log.csv",)}, r"seed2: a finished run \(metrics.json\) without log.csv: half written"),
-    ({"config_text": '{"dataset": "synthetic_en", '}, r"seed2/config.json: not valid JSON .* half written"),
-    ({"skip": ("run.trec",)}, r"seed2: a finished run \(metrics.json\) without run.trec: half written"),
-])
+@pytest.mark.parametrize(
+    "half, named",
+    [
+        ({"skip": ("log.csv",)}, r"seed2: a finished run \(metrics.json\) without log.csv: half written"),
+        ({"config_text": '{"dataset": "synthetic_en", '}, r"seed2/config.json: not valid JSON .* half written"),
+        ({"skip": ("run.trec",)}, r"seed2: a finished run \(metrics.json\) without run.trec: half written"),
+    ],
+)
 def test_ansel_record_of_a_half_written_run_places_nothing(home, finished_run, half, named):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)

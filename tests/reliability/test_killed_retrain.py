@@ -1,6 +1,7 @@
 """Issue 33 item 6: a retrain with other settings, killed once its state.pt exists, leaves none of
 the earlier model's results as the run's: the run's own target (metrics.json) is missing, so
 Snakemake plans it again, and the next start resumes the new settings' training."""
+
 import json
 
 import pytest
@@ -23,8 +24,19 @@ def _config(lr: float) -> dict:
 
 
 def _train(processed, run_dir, lr):
-    cli.main(["train", "--config", json.dumps(_config(lr)), "--processed", str(processed), "--run-dir", str(run_dir),
-              "--no-progress", "--no-dvclive"])
+    cli.main(
+        [
+            "train",
+            "--config",
+            json.dumps(_config(lr)),
+            "--processed",
+            str(processed),
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+            "--no-dvclive",
+        ]
+    )
 
 
 def test_a_killed_retrain_leaves_no_result_of_the_earlier_model(processed, tmp_path, monkeypatch):

@@ -1,6 +1,7 @@
 """No checkpoint enters git (git keeps every byte forever): a cut GPU run's `state.pt` placed in a
 record by `make gpu-unpack` stays on the machine that unpacked it, ignored, and resumes the run in
 the next kit built there; a weights file belongs to DVC or nowhere."""
+
 import shutil
 import subprocess
 
@@ -25,7 +26,8 @@ def test_no_checkpoint_is_tracked(checkout):
     assert [p for p in tracked if p.rsplit("/", 1)[-1] in CHECKPOINTS] == []
 
 
-@pytest.mark.parametrize("path", ["reports/device/rec/runs/wikiqa/m/seed1/state.pt",
-                                  "reports/paper-apnet/runs/wikiqa/m/seed1/model.pt"])
+@pytest.mark.parametrize(
+    "path", ["reports/device/rec/runs/wikiqa/m/seed1/state.pt", "reports/paper-apnet/runs/wikiqa/m/seed1/model.pt"]
+)
 def test_a_checkpoint_in_a_record_is_ignored(checkout, path):
     assert git(checkout, "check-ignore", "--no-index", "-q", path).returncode == 0, f"{path} is not ignored"

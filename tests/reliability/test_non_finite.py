@@ -1,5 +1,6 @@
 """Issue 54 item 3: an infinite or NaN number is refused before anything runs, naming its key; a
 training whose loss stops being finite ends with a clear error and leaves nothing of the run."""
+
 import json
 
 import pytest
@@ -28,10 +29,25 @@ def test_a_diverging_training_stops_with_its_epoch_and_leaves_no_results(process
     c["embeddings"] = None
     c["eval"]["splits"] = ["dev", "test"]
     c["train"].update(epochs=2, batch_size=16, max_batches=2, optimizer="sgd", lr=1e30)  # finite, and blows up
-    with pytest.raises(SystemExit, match=r"ansel train: .*run: models\.qa_cnn seed 1: the training loss of epoch 1 "
-                                         r"is (nan|inf).*the run diverged; lower train\.lr"):
-        cli.main(["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run),
-                  "--timings", str(tmp_path / "timings.json"), "--no-progress"])
+    with pytest.raises(
+        SystemExit,
+        match=r"ansel train: .*run: models\.qa_cnn seed 1: the training loss of epoch 1 "
+        r"is (nan|inf).*the run diverged; lower train\.lr",
+    ):
+        cli.main(
+            [
+                "train",
+                "--config",
+                json.dumps(c),
+                "--processed",
+                str(processed),
+                "--run-dir",
+                str(run),
+                "--timings",
+                str(tmp_path / "timings.json"),
+                "--no-progress",
+            ]
+        )
     assert sorted(p.name for p in run.iterdir()) == [], "nothing of the diverged run is left"
     assert not (tmp_path / "timings.json").exists()
     c["train"]["lr"] = float("inf")  # a hand-written config is refused before any data is read

@@ -1,6 +1,7 @@
 """Issue 54 item 6: a processed dataset's files carry checksums (its manifest.json, written by
 preprocessing) that every job reading it checks: an edit by hand stops the job naming the file,
 before anything is written."""
+
 import json
 import subprocess
 import sys
@@ -19,9 +20,25 @@ def preprocessed(tmp_path):
     raw, out = tmp_path / "raw/synthetic", tmp_path / "processed/syn"
     fetch = {"seed": 5, "questions": {"train": 30, "dev": 10, "test": 10}}
     cli.main(["download", "--source", "synthetic", "--config", json.dumps(fetch), "--out", str(raw / "manifest.json")])
-    cli.main(["preprocess", "--dataset", "syn", "--raw", str(raw), "--out", str(out), "--config",
-              json.dumps({"source": "synthetic", "read": {"language": "en", "tokenizer": "english"},
-                          "splits": ["train", "dev", "test"]})])
+    cli.main(
+        [
+            "preprocess",
+            "--dataset",
+            "syn",
+            "--raw",
+            str(raw),
+            "--out",
+            str(out),
+            "--config",
+            json.dumps(
+                {
+                    "source": "synthetic",
+                    "read": {"language": "en", "tokenizer": "english"},
+                    "splits": ["train", "dev", "test"],
+                }
+            ),
+        ]
+    )
     return out
 
 
@@ -33,8 +50,11 @@ def test_an_edited_table_or_vocabulary_stops_every_reader_naming_the_file(prepro
     test = preprocessed / "candidates-test.parquet"
     flipped = pd.read_parquet(test).assign(label=lambda d: 1 - d.label)  # every label flipped by hand
     flipped.to_parquet(test, index=False)
-    with pytest.raises(ManifestError, match=rf"{test}: changed since its preprocessing wrote it: .*delete "
-                                            rf"{preprocessed} and rerun snakemake"):
+    with pytest.raises(
+        ManifestError,
+        match=rf"{test}: changed since its preprocessing wrote it: .*delete "
+        rf"{preprocessed} and rerun snakemake",
+    ):
         Dataset.load(preprocessed)
     stats = tmp_path / "stats.csv"
     with pytest.raises(SystemExit, match=rf"ansel stats: {test}: changed since its preprocessing wrote it"):
@@ -46,15 +66,31 @@ def test_an_edited_table_or_vocabulary_stops_every_reader_naming_the_file(prepro
     vocab.write_text(vocab.read_text().replace('"', '"x', 3))
     vectors = tmp_path / "vectors.npy"
     with pytest.raises(SystemExit, match=rf"ansel embeddings: {vocab}: changed since its preprocessing wrote it"):
-        cli.main(["embeddings", "--config", "{}", "--processed", str(preprocessed), "--method", "word2vec",
-                  "--dim", "8", "--out", str(vectors)])
+        cli.main(
+            [
+                "embeddings",
+                "--config",
+                "{}",
+                "--processed",
+                str(preprocessed),
+                "--method",
+                "word2vec",
+                "--dim",
+                "8",
+                "--out",
+                str(vectors),
+            ]
+        )
     assert not vectors.exists() and not vectors.with_suffix(".json").exists()
 
 
 def test_a_processed_dataset_without_its_manifest_is_refused_or_listed_as_it_is(preprocessed):
     (preprocessed / "manifest.json").unlink()  # as one preprocessed before manifests existed
-    with pytest.raises(ManifestError, match=rf"manifest.json: missing: the dataset was not written by `ansel "
-                                            rf"preprocess`.*list them as they are: python -m ansel.data.manifest {preprocessed}$"):
+    with pytest.raises(
+        ManifestError,
+        match=rf"manifest.json: missing: the dataset was not written by `ansel "
+        rf"preprocess`.*list them as they are: python -m ansel.data.manifest {preprocessed}$",
+    ):
         Dataset.load(preprocessed)
     subprocess.run([sys.executable, "-m", "ansel.data.manifest", str(preprocessed)], check=True)
     assert len(Dataset.load(preprocessed).splits["test"]) > 0

@@ -1,6 +1,7 @@
 """Raw files after their download: checked against the manifest before preprocessing reads
 them, and written with the umask's mode (issue 15). A corrupted mirror copy and an archive
 member escaping its target are covered by tests/data/test_download.py."""
+
 from __future__ import annotations
 
 import gzip
@@ -27,8 +28,11 @@ def sha(data: bytes) -> str:
 
 def wikiqa_split(split: str) -> bytes:
     """Three questions of three candidates each (the first one correct), WikiQA's format."""
-    rows = [f"{split}-Q{q}\twhat is thing {q} ?\tD{q}\tT\t{split}-D{q}-{a}\tthing {q} is answer {a} .\t{int(a == 0)}\r\n"
-            for q in range(3) for a in range(3)]
+    rows = [
+        f"{split}-Q{q}\twhat is thing {q} ?\tD{q}\tT\t{split}-D{q}-{a}\tthing {q} is answer {a} .\t{int(a == 0)}\r\n"
+        for q in range(3)
+        for a in range(3)
+    ]
     return (HEADER + "".join(rows)).encode()
 
 
@@ -54,12 +58,14 @@ def raw(tmp_path, monkeypatch) -> Path:
 
 
 def preprocess(raw: Path, out: Path) -> None:
-    cli.main(["preprocess", "--dataset", "wikiqa", "--config", json.dumps(CONFIG), "--raw", str(raw), "--out", str(out)])
+    cli.main(
+        ["preprocess", "--dataset", "wikiqa", "--config", json.dumps(CONFIG), "--raw", str(raw), "--out", str(out)]
+    )
 
 
 def truncate_at_line(path: Path) -> None:
     lines = path.read_bytes().splitlines(keepends=True)
-    path.write_bytes(b"".join(lines[:len(lines) // 2]))
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
 
 
 def flip_label(path: Path) -> None:
@@ -75,12 +81,21 @@ def test_manifest_records_size_and_sha256_and_extra_files_are_ignored(raw, tmp_p
     assert (tmp_path / "out" / "candidates-dev.parquet").exists()
 
 
-@pytest.mark.parametrize("damage, message", [
-    (truncate_at_line, r"WikiQA-dev\.tsv: changed since the download verified it: size 328 bytes, "
-                      rf"expected {len(wikiqa_split('dev'))};"),
-    (flip_label, r"WikiQA-dev\.tsv: changed since the download verified it: sha256 [0-9a-f]{64}, expected [0-9a-f]{64};"),
-    (Path.unlink, r"WikiQA-dev\.tsv: listed in \S+/manifest\.json but missing;"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            truncate_at_line,
+            r"WikiQA-dev\.tsv: changed since the download verified it: size 328 bytes, "
+            rf"expected {len(wikiqa_split('dev'))};",
+        ),
+        (
+            flip_label,
+            r"WikiQA-dev\.tsv: changed since the download verified it: sha256 [0-9a-f]{64}, expected [0-9a-f]{64};",
+        ),
+        (Path.unlink, r"WikiQA-dev\.tsv: listed in \S+/manifest\.json but missing;"),
+    ],
+)
 def test_changed_raw_file_is_refused_naming_it_and_the_fix(raw, tmp_path, damage, message):
     damage(raw / "WikiQA-dev.tsv")
     with pytest.raises(SystemExit, match=message) as refused:
@@ -123,16 +138,30 @@ def test_downloaded_and_extracted_files_follow_the_umask(tmp_path, monkeypatch, 
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("inner/b.txt", b"B\n")
     (mirror / "b.zip").write_bytes(archive.getvalue())
-    spec = {"ds": {"mirror_dir": "ds", "files": [
-        {"name": "a.tsv", "sha256": sha(b"A\n"), "mirror": {"path": "a.tsv.gz", "sha256": sha(gz)}},
-        {"name": "b.zip", "sha256": sha(archive.getvalue()), "extract": True,  # an upstream download, then extracted
-         "upstream": [{"url": (mirror / "b.zip").as_uri()}]},
-    ]}}
+    spec = {
+        "ds": {
+            "mirror_dir": "ds",
+            "files": [
+                {"name": "a.tsv", "sha256": sha(b"A\n"), "mirror": {"path": "a.tsv.gz", "sha256": sha(gz)}},
+                {
+                    "name": "b.zip",
+                    "sha256": sha(archive.getvalue()),
+                    "extract": True,  # an upstream download, then extracted
+                    "upstream": [{"url": (mirror / "b.zip").as_uri()}],
+                },
+            ],
+        }
+    }
     monkeypatch.setattr(dl, "load_sources", lambda: spec)
     raw = tmp_path / "raw"
     dl.fetch_dataset("ds", raw, tmp_path / "mirror")
     write_manifest(raw / "manifest.json")
     modes = {str(p.relative_to(raw)): p.stat().st_mode & 0o777 for p in raw.rglob("*")}
     file_mode, dir_mode = 0o666 & ~umask, 0o777 & ~umask
-    assert modes == {"a.tsv": file_mode, "b.zip": file_mode, "inner": dir_mode, "inner/b.txt": file_mode,
-                     "manifest.json": file_mode}
+    assert modes == {
+        "a.tsv": file_mode,
+        "b.zip": file_mode,
+        "inner": dir_mode,
+        "inner/b.txt": file_mode,
+        "manifest.json": file_mode,
+    }

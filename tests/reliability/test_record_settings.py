@@ -1,6 +1,7 @@
 """Issue 54 item 2: a record holds runs of one setting. An archive of another preset, of other overrides,
 or whose run is not the kit's config, and ``ansel record`` of another preset or across a change of
 params.yaml, are refused naming both settings; the record stays as it was, byte for byte."""
+
 import copy
 import json
 
@@ -14,11 +15,19 @@ from tests.reliability.kit_archives import RUN, kit_record, run_members, snapsho
 SEED2 = RUN.replace("seed1", "seed2")
 
 
-@pytest.mark.parametrize("setting, named", [
-    ({"preset": "full"}, r"preset 'full' with overrides \{\} cannot go into the record of preset 'smoke'"),
-    ({"config": {"seeds": 1}}, r"overrides \{'seeds': 1\} cannot go into the record of preset 'smoke' with overrides \{\}"),
-])
-def test_an_archive_of_another_setting_is_refused_naming_both(device_record, home, finished_run, kit_archive, setting, named):
+@pytest.mark.parametrize(
+    "setting, named",
+    [
+        ({"preset": "full"}, r"preset 'full' with overrides \{\} cannot go into the record of preset 'smoke'"),
+        (
+            {"config": {"seeds": 1}},
+            r"overrides \{'seeds': 1\} cannot go into the record of preset 'smoke' with overrides \{\}",
+        ),
+    ],
+)
+def test_an_archive_of_another_setting_is_refused_naming_both(
+    device_record, home, finished_run, kit_archive, setting, named
+):
     config = json.loads(finished_run["config.json"])
     archive = kit_archive(run_members(finished_run), [kit_record(run_config=config, **setting)])
     unpack_refused(archive, home, named)
@@ -29,20 +38,36 @@ def test_a_run_trained_otherwise_than_its_kit_says_is_refused(home, finished_run
     kit_config = copy.deepcopy(config)
     kit_config["train"]["lr"] = config["train"]["lr"] * 2
     archive = kit_archive(run_members(finished_run), [kit_record(run_config=kit_config)])
-    unpack_refused(archive, home, rf"rec/{RUN}/config.json: trained with other settings than the kit's config of it "
-                            r"\(kit.json\) \(train.lr: ")
+    unpack_refused(
+        archive,
+        home,
+        rf"rec/{RUN}/config.json: trained with other settings than the kit's config of it "
+        r"\(kit.json\) \(train.lr: ",
+    )
 
 
-def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(device_record, home, finished_run, kit_archive):
+def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(
+    device_record, home, finished_run, kit_archive
+):
     """The record holds seed 1 at the old lr; a kit built after params.yaml changed brings seed 2 at the new."""
     config = json.loads(finished_run["config.json"])
     changed = {**config, "seed": 2, "train": {**config["train"], "lr": config["train"]["lr"] * 2}}
     files = {**finished_run, "config.json": json.dumps(changed).encode()}
-    archive = kit_archive(run_members(files, run=SEED2),
-                          [kit_record(run_config=None, runs=[{"dir": RUN, "config": {**changed, "seed": 1}},
-                                                         {"dir": SEED2, "config": changed}])])
-    unpack_refused(archive, home, rf"reports/device/rec/{RUN}/config.json: trained with other settings than the kit's "
-                            r"config of it .* \(train.lr: ")
+    archive = kit_archive(
+        run_members(files, run=SEED2),
+        [
+            kit_record(
+                run_config=None,
+                runs=[{"dir": RUN, "config": {**changed, "seed": 1}}, {"dir": SEED2, "config": changed}],
+            )
+        ],
+    )
+    unpack_refused(
+        archive,
+        home,
+        rf"reports/device/rec/{RUN}/config.json: trained with other settings than the kit's "
+        r"config of it .* \(train.lr: ",
+    )
 
 
 def _collect_refused(home, out, match: str) -> None:
@@ -58,8 +83,11 @@ def test_ansel_record_of_another_preset_into_a_record_is_refused(home, finished_
     cpu = home / "reports/cpu-x/runs/wikiqa/apnet_qa_cnn_wikiqa/seed1"  # a record of the cpu preset
     cpu.mkdir(parents=True)
     (cpu / "config.json").write_text(json.dumps({"dataset": "wikiqa", "model": "apnet_qa_cnn_wikiqa", "seed": 1}))
-    _collect_refused(home, home / "reports/cpu-x",
-                     r"reports/cpu-x/runs/wikiqa/apnet_qa_cnn_wikiqa/seed1: not a run of preset 'smoke'")
+    _collect_refused(
+        home,
+        home / "reports/cpu-x",
+        r"reports/cpu-x/runs/wikiqa/apnet_qa_cnn_wikiqa/seed1: not a run of preset 'smoke'",
+    )
 
 
 def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, finished_run, monkeypatch):
@@ -75,5 +103,9 @@ def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, fin
         local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert json.loads((out / RUN / "config.json").read_text())["train"]["lr"] == 0.02
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), now)
-    _collect_refused(home, out, rf"reports/cpu-x/{RUN}/config.json: trained with other settings than preset 'smoke' "
-                                r"resolves now \(train.lr: 0.02 vs 0.01\)")
+    _collect_refused(
+        home,
+        out,
+        rf"reports/cpu-x/{RUN}/config.json: trained with other settings than preset 'smoke' "
+        r"resolves now \(train.lr: 0.02 vs 0.01\)",
+    )

@@ -1,6 +1,7 @@
 """Same seed, same bytes: every file of a run directory that `ansel train` and `ansel evaluate` write
 is identical on a rerun (CPU), so the DVC-tracked results/runs hashes the same; the wall times that
 differ live in the run's timings file, outside it."""
+
 import json
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """Issue 33 item 5: tables take cells from metrics.json and significance from run.trec, so a run
 file that is not the same evaluation as its metrics.json is refused when tabulating, naming it."""
+
 import shutil
 
 import pandas as pd
@@ -22,7 +23,8 @@ def evaluated(processed, train_and_evaluate, tmp_path, monkeypatch):
 
 def _rewrite(path, rows: pd.DataFrame) -> None:
     rows.assign(q0="Q0", run="x")[["qid", "q0", "aid", "rank", "score", "run"]].to_csv(
-        path, sep=" ", header=False, index=False)
+        path, sep=" ", header=False, index=False
+    )
 
 
 def test_the_run_file_of_the_evaluation_is_read(evaluated):

@@ -6,6 +6,7 @@ Failures are injected where the OS reports them, at the opened file: a write tha
 after some bytes landed, an open refused with EACCES/EPERM (this container runs as root, which file
 modes do not stop; the real read-only directory test runs only as another user). A real full disk
 is a small tmpfs, where mounting one is allowed (root)."""
+
 import builtins
 import errno
 import io
@@ -18,8 +19,16 @@ import torch
 
 from ansel.models.io import save_torch
 
-RUN_FILES = ["state.pt", "model.pt", "log.csv", "config.json", "seed1.json", "dev_scores.pt", "metrics.json",
-             "run.trec"]  # in the order they are first written; seed1.json: the timings
+RUN_FILES = [
+    "state.pt",
+    "model.pt",
+    "log.csv",
+    "config.json",
+    "seed1.json",
+    "dev_scores.pt",
+    "metrics.json",
+    "run.trec",
+]  # in the order they are first written; seed1.json: the timings
 
 
 class _FullDisk(io.FileIO):
@@ -38,6 +47,7 @@ def _full_disk(file, mode):
 def _refused(code):
     def fail(file, mode):
         raise PermissionError(code, os.strerror(code), str(file))
+
     return fail
 
 
@@ -47,8 +57,12 @@ def _break_saves(monkeypatch, name: str, fail, skip: int = 0) -> None:
     real, seen = builtins.open, []
 
     def fake(file, mode="r", *args, **kwargs):
-        if (isinstance(file, (str, os.PathLike)) and Path(file).name.startswith(f".{name}.")
-                and Path(file).suffix == ".part" and "w" in mode):
+        if (
+            isinstance(file, (str, os.PathLike))
+            and Path(file).name.startswith(f".{name}.")
+            and Path(file).suffix == ".part"
+            and "w" in mode
+        ):
             seen.append(file)
             if len(seen) > skip:
                 return fail(file, mode)
@@ -65,14 +79,19 @@ def _tmp_files(root: Path) -> list[Path]:
 @pytest.mark.parametrize("name", RUN_FILES)
 def test_a_full_disk_names_the_file_and_leaves_no_partial_file(train_and_evaluate, tmp_path, monkeypatch, name):
     _break_saves(monkeypatch, name, _full_disk)
-    with pytest.raises(OSError, match=rf"^\[Errno {errno.ENOSPC}\] cannot save {tmp_path}/\S*{name}: "
-                                      "no space left on device$") as e:
+    with pytest.raises(
+        OSError,
+        match=rf"^\[Errno {errno.ENOSPC}\] cannot save {tmp_path}/\S*{name}: "
+        "no space left on device$",
+    ) as e:
         train_and_evaluate(tmp_path / "run", tmp_path / "timings/seed1.json")
     assert e.value.errno == errno.ENOSPC
     assert _tmp_files(tmp_path) == []
 
 
-def test_a_full_disk_keeps_the_previous_state_and_the_rerun_resumes_from_it(train_and_evaluate, tmp_path, monkeypatch, capsys):
+def test_a_full_disk_keeps_the_previous_state_and_the_rerun_resumes_from_it(
+    train_and_evaluate, tmp_path, monkeypatch, capsys
+):
     _break_saves(monkeypatch, "state.pt", _full_disk, skip=1)  # epoch 1's state is saved, epoch 2's is not
     with pytest.raises(OSError, match="state.pt: no space left on device"):
         train_and_evaluate(tmp_path / "run", tmp_path / "timings/seed1.json")

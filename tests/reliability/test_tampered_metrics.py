@@ -2,6 +2,7 @@
 metrics.json says test MAP +0.1 over its run.trec.gz is refused (nothing placed); a table without
 significance tests refuses such a run; a JSON twin edited by hand, or a second stale results block in
 README.md, makes ``ansel records`` fail."""
+
 import json
 
 import pytest
@@ -32,8 +33,12 @@ def _plus(metrics: bytes, split: str = "test", metric: str = "MAP", by: float = 
 def test_an_archive_whose_metrics_its_run_file_does_not_give_is_refused(home, finished_run, kit_archive):
     files = {**finished_run, "metrics.json": _plus(finished_run["metrics.json"])}
     archive = kit_archive(run_members(files), [kit_record(run_config=json.loads(finished_run["config.json"]))])
-    unpack_refused(archive, home, rf"rec/{RUN}/run.trec.gz: its test scores give MAP [0-9.]+ where .*rec/{RUN}/"
-                                  r"metrics.json reports [0-9.]+: the two files are not of one evaluation")
+    unpack_refused(
+        archive,
+        home,
+        rf"rec/{RUN}/run.trec.gz: its test scores give MAP [0-9.]+ where .*rec/{RUN}/"
+        r"metrics.json reports [0-9.]+: the two files are not of one evaluation",
+    )
 
 
 @pytest.fixture
@@ -57,8 +62,19 @@ def mini(home, finished_run, repo_root):
     (home / "data/raw/synthetic").mkdir(parents=True)
     (home / "data/raw/synthetic/manifest.json").write_text("{}")
     (home / "published.csv").write_text("paper,table,dataset,split,model,metric,value\n")
-    return run, ["table", "--config", json.dumps(config), "--paper", "mini", "--table", "t", "--published",
-                 "published.csv", "--out-prefix", "results/tables/mini/t"]
+    return run, [
+        "table",
+        "--config",
+        json.dumps(config),
+        "--paper",
+        "mini",
+        "--table",
+        "t",
+        "--published",
+        "published.csv",
+        "--out-prefix",
+        "results/tables/mini/t",
+    ]
 
 
 def test_a_table_without_significance_tests_shows_only_what_run_files_give(mini, home, finished_run):
@@ -86,17 +102,33 @@ def front_page(home, finished_run):
     for name in ("metrics.json", "config.json"):
         (run / name).write_bytes(finished_run[name])
     column = "synthetic_en test MAP"
-    (home / TWIN).write_text(json.dumps({
-        "QA-CNN": {column: {"mean": test_map, "std": 0.0, "n": 1, "published": 0.5,
-                            "provenance": {"runs": [{"run": f"results/{RUN}", "seed": 1}]}}},
-        "significance": {"claims": {"QA-CNN > Random": {column: {"verdict": "holds", "difference": 0.1,
-                                                                  "p_holm": 0.01}}}}}))
-    (home / "reports/rec/t.csv").write_text("row,column,model,dataset,run_dataset,split,metric,mean,std,n\n"
-                                            f"QA-CNN,{column},qa_cnn,synthetic_en,synthetic_en,test,MAP,{test_map},0.0,1\n")
+    (home / TWIN).write_text(
+        json.dumps(
+            {
+                "QA-CNN": {
+                    column: {
+                        "mean": test_map,
+                        "std": 0.0,
+                        "n": 1,
+                        "published": 0.5,
+                        "provenance": {"runs": [{"run": f"results/{RUN}", "seed": 1}]},
+                    }
+                },
+                "significance": {
+                    "claims": {"QA-CNN > Random": {column: {"verdict": "holds", "difference": 0.1, "p_holm": 0.01}}}
+                },
+            }
+        )
+    )
+    (home / "reports/rec/t.csv").write_text(
+        "row,column,model,dataset,run_dataset,split,metric,mean,std,n\n"
+        f"QA-CNN,{column},qa_cnn,synthetic_en,synthetic_en,test,MAP,{test_map},0.0,1\n"
+    )
     (home / "reports/headlines.yaml").write_text(  # a published cell of another dataset: ours is its stand-in
         "records: {rec: budget}\nheadlines:\n"
         "  - paper: P\n    published: {spec: apnet, table: wikiqa, row: AP-CNN, dataset: wikiqa, split: test, metric: MAP}\n"
-        f"    claim: QA-CNN > Random\n    sources: [{{record: rec, table: t, row: QA-CNN, column: {column}}}]\n")
+        f"    claim: QA-CNN > Random\n    sources: [{{record: rec, table: t, row: QA-CNN, column: {column}}}]\n"
+    )
     (home / "README.md").write_text("# ansel\n\n<!-- results: ansel records -->\n<!-- /results -->\n\nmore\n")
     main(["records", "--write", "README.md"])
     main(["records", "--check", "README.md"])
@@ -110,8 +142,11 @@ def test_a_twin_edited_by_hand_never_reaches_the_front_page(front_page):
     (front_page / TWIN).write_text(json.dumps(twin))
     page = (front_page / "README.md").read_bytes()
     for verb in ("--write", "--check"):
-        with pytest.raises(SystemExit, match=rf"{TWIN}: cell \('QA-CNN', 'synthetic_en test MAP'\) says [0-9.]+ .* where "
-                                             r"its 1 runs give"):
+        with pytest.raises(
+            SystemExit,
+            match=rf"{TWIN}: cell \('QA-CNN', 'synthetic_en test MAP'\) says [0-9.]+ .* where "
+            r"its 1 runs give",
+        ):
             main(["records", verb, "README.md"])
     assert (front_page / "README.md").read_bytes() == page
 

@@ -1,5 +1,6 @@
 """params.yaml, presets, paper specs, sources.yaml and records.yaml read strictly: a syntax error
 or a key given twice names the file and the line, before Snakemake or a job runs."""
+
 import subprocess
 import sys
 
@@ -36,8 +37,13 @@ def test_snakemake_names_the_line_of_a_broken_params_yaml(repo_root, tmp_path):
     copy_worktree(repo_root, repo)
     params = repo / "params.yaml"
     params.write_text(params.read_text().replace("seeds:", "seeds: [", 1))
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1"], cwd=repo, capture_output=True,
-                          text=True, env=run_env(repo, tmp_path / "dvc"))
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=run_env(repo, tmp_path / "dvc"),
+    )
     assert done.returncode != 0
     assert "params.yaml:" in done.stdout + done.stderr and "not valid YAML" in done.stdout + done.stderr
 

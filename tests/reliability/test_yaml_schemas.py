@@ -1,6 +1,7 @@
 """The hand-edited YAML formats (sources.yaml, reports/device/records.yaml, reports/headlines.yaml)
 checked against their JSON schemas where they are read: a wrong key or type is refused naming the
 file and the key path; the committed files pass."""
+
 import pytest
 
 from ansel.config import ConfigError, root
@@ -57,18 +58,31 @@ def test_the_example_files_here_pass(sources_file, tmp_path):
     assert set(records(tmp_path / "records.yaml")) == {"r"}
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("      sha256: 2957", "      sha265: 2957", r"wikiqa.files.0: unknown key 'sha265'; allowed: name, sha256"),
-    ("{url: \"https://example.org/WikiQACorpus.zip\", member", "{pip: wikiqa==1.0, member",
-     r"wikiqa.files.0.upstream.0: 'sha256' is a required property"),
-    ("  mirror_dir: wikiqa", "  mirror_dir: wikiqa\n  kind: vector", r"wikiqa.kind: 'vectors' was expected"),
-    ("mirror: {path: WikiQA-train.tsv.gz}", "mirror: {path: WikiQA-train.tsv.gz}\n      extract: yes please",
-     r"wikiqa.files.0.extract: 'yes please' is not of type 'boolean'"),
-    ("{url: \"https://example.org", "{url: \"ftp://example.org", r"wikiqa.files.0.upstream.0.url: 'ftp://example.org/"),
-    ("sha256: 2957579", "sha256: z2957579", r"wikiqa.files.0.sha256: 'z2957579[0-9a-f]+' does not match"),
-    ("  files:", "  files: []\n  x:", r"wikiqa: unknown key 'x'"),
-    (SOURCE[SOURCE.index("      mirror"):], "", r"wikiqa.files.0: 'upstream' is a required property"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("      sha256: 2957", "      sha265: 2957", r"wikiqa.files.0: unknown key 'sha265'; allowed: name, sha256"),
+        (
+            '{url: "https://example.org/WikiQACorpus.zip", member',
+            "{pip: wikiqa==1.0, member",
+            r"wikiqa.files.0.upstream.0: 'sha256' is a required property",
+        ),
+        ("  mirror_dir: wikiqa", "  mirror_dir: wikiqa\n  kind: vector", r"wikiqa.kind: 'vectors' was expected"),
+        (
+            "mirror: {path: WikiQA-train.tsv.gz}",
+            "mirror: {path: WikiQA-train.tsv.gz}\n      extract: yes please",
+            r"wikiqa.files.0.extract: 'yes please' is not of type 'boolean'",
+        ),
+        (
+            '{url: "https://example.org',
+            '{url: "ftp://example.org',
+            r"wikiqa.files.0.upstream.0.url: 'ftp://example.org/",
+        ),
+        ("sha256: 2957579", "sha256: z2957579", r"wikiqa.files.0.sha256: 'z2957579[0-9a-f]+' does not match"),
+        ("  files:", "  files: []\n  x:", r"wikiqa: unknown key 'x'"),
+        (SOURCE[SOURCE.index("      mirror") :], "", r"wikiqa.files.0: 'upstream' is a required property"),
+    ],
+)
 def test_sources_yaml_refused_naming_file_and_key_path(sources_file, old, new, message):
     assert old in SOURCE
     sources_file.write_text(SOURCE.replace(old, new, 1))
@@ -86,14 +100,17 @@ def test_sources_yaml_a_file_without_a_checksum_needs_a_pinned_source(sources_fi
     assert dl.load_sources()["wikiqa"]["pin"] == "first_download"
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("  preset: smoke", "  preset: smoke\n  seeds: [1]", r"r: unknown key 'seeds'; allowed: about, preset"),
-    ("batches: 3", "batches: '3'", r"r.measure.batches: '3' is not of type 'integer'"),
-    ("datasets: [wikiqa]", "datasets: wikiqa", r"r.measure.datasets: 'wikiqa' is not of type 'array'"),
-    ("args: [--device, \"{device}\"]", "args: [--repeats, 10]", r"r.bench.0.args.1: 10 is not of type 'string'"),
-    ("{name: b, script", "{nam: b, script", r"r.bench.0: unknown key 'nam'"),
-    ("r:\n", "../r:\n", r"'../r' does not match"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("  preset: smoke", "  preset: smoke\n  seeds: [1]", r"r: unknown key 'seeds'; allowed: about, preset"),
+        ("batches: 3", "batches: '3'", r"r.measure.batches: '3' is not of type 'integer'"),
+        ("datasets: [wikiqa]", "datasets: wikiqa", r"r.measure.datasets: 'wikiqa' is not of type 'array'"),
+        ('args: [--device, "{device}"]', "args: [--repeats, 10]", r"r.bench.0.args.1: 10 is not of type 'string'"),
+        ("{name: b, script", "{nam: b, script", r"r.bench.0: unknown key 'nam'"),
+        ("r:\n", "../r:\n", r"'../r' does not match"),
+    ],
+)
 def test_records_yaml_refused_naming_file_and_key_path(tmp_path, old, new, message):
     assert old in RECORD
     path = tmp_path / "records.yaml"
@@ -103,16 +120,22 @@ def test_records_yaml_refused_naming_file_and_key_path(tmp_path, old, new, messa
     assert RECORDS == "reports/device/records.yaml"
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("cpu-x: budget", "cpu-x: cut", r"records.cpu-x: 'cut' is not one of \['paper', 'budget'\]"),
-    ("    claim: A > B", "    claims: A > B", r"headlines.0: unknown key 'claims'; allowed: paper, published"),
-    ("metric: MAP}", "metric: 1}", r"headlines.0.published.metric: 1 is not of type 'string'"),
-    ("split: test, ", "", r"headlines.0.published: 'split' is a required property"),
-    ("table: t, row: A, column", "row: A, column", r"headlines.0.sources.0: 'model' is a required property"),
-    ("context: BM25}", "context: {label: BM25, model: bm25}}",
-     r"headlines.0.sources.0.context: \{'label': 'BM25', 'model': 'bm25'\} is not of type 'string'"),
-    ("    claim: A > B", "    claim: A > B\n    protocol: best", r"headlines.0.protocol: 'best' is not one of"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("cpu-x: budget", "cpu-x: cut", r"records.cpu-x: 'cut' is not one of \['paper', 'budget'\]"),
+        ("    claim: A > B", "    claims: A > B", r"headlines.0: unknown key 'claims'; allowed: paper, published"),
+        ("metric: MAP}", "metric: 1}", r"headlines.0.published.metric: 1 is not of type 'string'"),
+        ("split: test, ", "", r"headlines.0.published: 'split' is a required property"),
+        ("table: t, row: A, column", "row: A, column", r"headlines.0.sources.0: 'model' is a required property"),
+        (
+            "context: BM25}",
+            "context: {label: BM25, model: bm25}}",
+            r"headlines.0.sources.0.context: \{'label': 'BM25', 'model': 'bm25'\} is not of type 'string'",
+        ),
+        ("    claim: A > B", "    claim: A > B\n    protocol: best", r"headlines.0.protocol: 'best' is not one of"),
+    ],
+)
 def test_headlines_yaml_refused_naming_file_and_key_path(tmp_path, old, new, message):
     assert old in HEADLINE
     path = tmp_path / HEADLINES

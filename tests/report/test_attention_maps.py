@@ -18,8 +18,9 @@ def test_too_few_window_weights_is_an_error():
 
 
 def test_long_correct_examples_keeps_correct_long_answers_longest_first():
-    run = pd.DataFrame({"qid": ["q1", "q1", "q2", "q3", "q3"], "aid": ["a", "b", "c", "d", "e"],
-                        "score": [0.9, 0.1, 0.8, 0.2, 0.7]})
+    run = pd.DataFrame(
+        {"qid": ["q1", "q1", "q2", "q3", "q3"], "aid": ["a", "b", "c", "d", "e"], "score": [0.9, 0.1, 0.8, 0.2, 0.7]}
+    )
     qrels = run.assign(label=[1, 0, 1, 1, 0])[["qid", "aid", "label"]]
     lengths = {"a": 120, "b": 10, "c": 300, "d": 500, "e": 50}
     picked = long_correct_examples(run, qrels, lengths, min_length=100, n=5)

@@ -1,6 +1,7 @@
 """Context rows (``context: true``): published values from workflow/papers/context_results.csv by
 model, a note naming their sources, and a value under ``protocol: last`` although the run trained
 no epoch; on fake run directories."""
+
 import json
 
 import pandas as pd
@@ -10,12 +11,23 @@ from ansel.report.context import context_notes
 from ansel.report.tables import aggregate
 from ansel.targets import CONTEXT_PUBLISHED, table_inputs
 
-CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wikiqa": "syn"},
-          "models": {"nn": {"arch": "random"}, "lexical_word_count": {"arch": "word_count", "seeds": 1}}}
-TABLE = {"id": "wikiqa", "rows": [{"label": "NN", "model": "nn"},
-                                  {"label": "Word Cnt (context)", "model": "lexical_word_count", "context": True}],
-         "columns": [{"dataset": "wikiqa", "split": "test", "metric": "MAP"},
-                     {"dataset": "wikiqa", "split": "test", "metric": "MAP", "protocol": "last"}]}
+CONFIG = {
+    "seeds": 2,
+    "datasets": {"syn": {"source": "syn"}},
+    "dataset_alias": {"wikiqa": "syn"},
+    "models": {"nn": {"arch": "random"}, "lexical_word_count": {"arch": "word_count", "seeds": 1}},
+}
+TABLE = {
+    "id": "wikiqa",
+    "rows": [
+        {"label": "NN", "model": "nn"},
+        {"label": "Word Cnt (context)", "model": "lexical_word_count", "context": True},
+    ],
+    "columns": [
+        {"dataset": "wikiqa", "split": "test", "metric": "MAP"},
+        {"dataset": "wikiqa", "split": "test", "metric": "MAP", "protocol": "last"},
+    ],
+}
 
 
 @pytest.fixture

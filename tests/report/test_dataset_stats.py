@@ -10,28 +10,47 @@ from ansel.data.stats import dataset_stats
 from ansel.report.dataset_stats import aggregate_stats, published_stats
 from ansel.report.tables import render
 
-TABLE = {"id": "stats", "kind": "dataset_stats", "caption": "Stats",
-         "rows": [{"label": "Wiki", "dataset": "wiki", "splits": ["train", "test"]},
-                  {"label": "Wiki (other paper)", "dataset": "wiki", "splits": [],
-                   "published": {"paper": "other", "table": "t9"}}],
-         "columns": ["questions", "pairs", "avg_q_len", "vocabulary"]}
+TABLE = {
+    "id": "stats",
+    "kind": "dataset_stats",
+    "caption": "Stats",
+    "rows": [
+        {"label": "Wiki", "dataset": "wiki", "splits": ["train", "test"]},
+        {
+            "label": "Wiki (other paper)",
+            "dataset": "wiki",
+            "splits": [],
+            "published": {"paper": "other", "table": "t9"},
+        },
+    ],
+    "columns": ["questions", "pairs", "avg_q_len", "vocabulary"],
+}
 PUBLISHED = [  # paper, table, dataset, split, statistic, value
     ("p", "stats", "wiki", "train", "questions", "2"),
-    ("p", "stats", "wiki", "test", "questions", "5"),       # ours 1: flagged
-    ("p", "stats", "wiki", "train", "avg_q_len", "3"),      # ours 2.5 rounds to 2: flagged
-    ("p", "stats", "wiki", "all", "avg_q_len", "2.7"),      # ours 2.67 rounds to 2.7: not flagged
-    ("p", "stats", "wiki", "all", "vocabulary", ""),         # not found in the paper
+    ("p", "stats", "wiki", "test", "questions", "5"),  # ours 1: flagged
+    ("p", "stats", "wiki", "train", "avg_q_len", "3"),  # ours 2.5 rounds to 2: flagged
+    ("p", "stats", "wiki", "all", "avg_q_len", "2.7"),  # ours 2.67 rounds to 2.7: not flagged
+    ("p", "stats", "wiki", "all", "vocabulary", ""),  # not found in the paper
     ("other", "t9", "wiki", "all", "pairs", "7"),
 ]
 
 
 def tiny_dataset() -> Dataset:
-    questions = pd.DataFrame({"qid": ["q1", "q2", "q3"], "text": ["", "", ""], "category": [None] * 3,
-                              "tokens": [["what", "is"], ["who", "is", "he"], ["why", "not", "x"]]})
-    answers = pd.DataFrame({"aid": ["a1", "a2", "a3"], "text": ["", "", ""],
-                            "tokens": [["it", "is"], ["he", "is", "him"], ["no"]]})
-    splits = {"train": pd.DataFrame({"qid": ["q1", "q1", "q2"], "aid": ["a1", "a2", "a2"], "label": [1, 0, 1]}),
-              "test": pd.DataFrame({"qid": ["q3", "q3", "q3"], "aid": ["a1", "a2", "a3"], "label": [0, 0, 1]})}
+    questions = pd.DataFrame(
+        {
+            "qid": ["q1", "q2", "q3"],
+            "text": ["", "", ""],
+            "category": [None] * 3,
+            "tokens": [["what", "is"], ["who", "is", "he"], ["why", "not", "x"]],
+        }
+    )
+    answers = pd.DataFrame(
+        {"aid": ["a1", "a2", "a3"], "text": ["", "", ""], "tokens": [["it", "is"], ["he", "is", "him"], ["no"]]}
+    )
+    splits = {
+        "train": pd.DataFrame({"qid": ["q1", "q1", "q2"], "aid": ["a1", "a2", "a2"], "label": [1, 0, 1]}),
+        "test": pd.DataFrame({"qid": ["q3", "q3", "q3"], "aid": ["a1", "a2", "a3"], "label": [0, 0, 1]}),
+    }
     return Dataset("syn", questions, answers, splits)
 
 
@@ -42,7 +61,8 @@ def setup(tmp_path, monkeypatch):
     main(["stats", "--processed", "data/processed/syn", "--out", "results/stats/syn.csv"])  # the rule's command
     csv = tmp_path / "published.csv"
     pd.DataFrame(PUBLISHED, columns=["paper", "table", "dataset", "split", "statistic", "value"]).assign(
-        found="yes", note="").to_csv(csv, index=False)
+        found="yes", note=""
+    ).to_csv(csv, index=False)
     config = {"seeds": 5, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     return config, published_stats(csv)
 
@@ -51,11 +71,18 @@ def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path)
     config, published = setup
     cells = aggregate_stats(config, "p", TABLE, published).set_index(["row", "column"])
     measured = dataset_stats(tiny_dataset()).set_index("split")
-    assert list(cells.index.get_level_values(0).unique()) == ["Wiki train", "Wiki test", "Wiki all",
-                                                              "Wiki (other paper) all"]
+    assert list(cells.index.get_level_values(0).unique()) == [
+        "Wiki train",
+        "Wiki test",
+        "Wiki all",
+        "Wiki (other paper) all",
+    ]
     for (_, stat), cell in cells.iterrows():
         assert cell["mean"] == pytest.approx(measured.loc[cell["split"], stat]) and cell["run_dataset"] == "syn"
-    assert cells.loc[("Wiki train", "questions"), "published"] == 2 and not cells.loc[("Wiki train", "questions"), "differs"]
+    assert (
+        cells.loc[("Wiki train", "questions"), "published"] == 2
+        and not cells.loc[("Wiki train", "questions"), "differs"]
+    )
     assert cells.loc[("Wiki test", "questions"), "differs"]
     assert cells.loc[("Wiki train", "avg_q_len"), "differs"]
     assert not cells.loc[("Wiki all", "avg_q_len"), "differs"]
@@ -66,7 +93,16 @@ def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path)
     render(cells.reset_index(), TABLE, [], tmp_path / "out/stats")
     md = (tmp_path / "out/stats.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| Wiki all"))
-    assert [c.strip() for c in row.split("|")[1:-1]] == ["Wiki all", "3", "—", "6", "—", "2.67", "2.70", "10"]  # vocabulary: nothing published, no column
+    assert [c.strip() for c in row.split("|")[1:-1]] == [
+        "Wiki all",
+        "3",
+        "—",
+        "6",
+        "—",
+        "2.67",
+        "2.70",
+        "10",
+    ]  # vocabulary: nothing published, no column
     nested = json.loads((tmp_path / "out/stats.json").read_text())
     assert nested["Wiki test"]["questions"] == {"mean": 1.0, "std": 0.0, "n": 1, "published": 5.0}
 
@@ -83,8 +119,9 @@ def test_unknown_statistic_and_missing_split_are_named(setup):
     with pytest.raises(ValueError, match="unknown statistic.*avg_candidates"):
         aggregate_stats(config, "p", {**TABLE, "columns": ["avg_candidates"]}, published)
     with pytest.raises(KeyError, match="row Wiki: .*no split 'test1'"):
-        aggregate_stats(config, "p", {**TABLE, "rows": [{"label": "Wiki", "dataset": "wiki", "splits": ["test1"]}]},
-                        published)
+        aggregate_stats(
+            config, "p", {**TABLE, "rows": [{"label": "Wiki", "dataset": "wiki", "splits": ["test1"]}]}, published
+        )
 
 
 def test_unknown_published_statistic_names_the_line(tmp_path):

@@ -1,5 +1,6 @@
 """Rows computed from the candidate pools (``expected: random``): GGSA Table 6's Random Guess
 (issue 32, item 8)."""
+
 import itertools
 import json
 from math import comb
@@ -30,7 +31,9 @@ def test_five_candidates_one_positive_by_hand():
     for n in range(1, 30):  # the issue's formula: sum_{r=1}^{n-k+1} (1/r) C(n-r, k-1) / C(n, k)
         for k in range(1, n + 1):
             mrr = sum(comb(n - r, k - 1) / comb(n, k) / r for r in range(1, n - k + 2))
-            assert expected_random(n, k)["MRR"] == pytest.approx(mrr, abs=1e-12) and expected_random(n, k)["P@1"] == k / n
+            assert (
+                expected_random(n, k)["MRR"] == pytest.approx(mrr, abs=1e-12) and expected_random(n, k)["P@1"] == k / n
+            )
     with pytest.raises(ValueError, match="n=2, k=3"):
         expected_random(2, 3)
 
@@ -40,16 +43,20 @@ def test_the_expectation_is_the_mean_over_every_placement_of_the_positives_as_th
     their mean under ansel.evaluation.metrics is the closed form, for every metric."""
     for n in range(1, 8):
         for k in range(0, n + 1):
-            rows = [(f"q{i}", f"a{j}", int(j in placed), float(n - j))  # candidate j at rank j + 1
-                    for i, placed in enumerate(itertools.combinations(range(n), k)) for j in range(n)]
+            rows = [
+                (f"q{i}", f"a{j}", int(j in placed), float(n - j))  # candidate j at rank j + 1
+                for i, placed in enumerate(itertools.combinations(range(n), k))
+                for j in range(n)
+            ]
             scored = pd.DataFrame(rows, columns=["qid", "aid", "label", "score"])
             brute = per_question(scored)[METRICS].mean()
             assert expected_random(n, k) == pytest.approx(brute.to_dict(), abs=1e-12), (n, k)
 
 
 def test_a_split_averages_its_questions_pools_dropping_or_zeroing_those_without_a_positive():
-    cands = pd.DataFrame({"qid": ["a"] * 5 + ["b"] * 4 + ["c"] * 3,
-                          "label": [1, 0, 0, 0, 0] + [1, 1, 0, 0] + [0, 0, 0]})
+    cands = pd.DataFrame(
+        {"qid": ["a"] * 5 + ["b"] * 4 + ["c"] * 3, "label": [1, 0, 0, 0, 0] + [1, 1, 0, 0] + [0, 0, 0]}
+    )
     mrr_a, mrr_b = 137 / 300, 3 / 6 + 1 / 6 + 1 / 18
     assert expected_split_metric(cands, "MRR") == pytest.approx((mrr_a + mrr_b) / 2)
     assert expected_split_metric(cands, "MRR", "zero") == pytest.approx((mrr_a + mrr_b) / 3)
@@ -63,16 +70,22 @@ def _save_pools(root, name, pools):
     ({qid: labels})."""
     qids = list(pools)
     rows = [(q, f"{q}-{j}", label) for q, labels in pools.items() for j, label in enumerate(labels)]
-    Dataset(name=name,
-            questions=pd.DataFrame({"qid": qids, "text": qids, "tokens": [[q] for q in qids], "category": None}),
-            answers=pd.DataFrame({"aid": [r[1] for r in rows], "text": "x", "tokens": [["x"]] * len(rows)}),
-            splits={"test": pd.DataFrame(rows, columns=["qid", "aid", "label"])}).save(root / "data/processed" / name)
+    Dataset(
+        name=name,
+        questions=pd.DataFrame({"qid": qids, "text": qids, "tokens": [[q] for q in qids], "category": None}),
+        answers=pd.DataFrame({"aid": [r[1] for r in rows], "text": "x", "tokens": [["x"]] * len(rows)}),
+        splits={"test": pd.DataFrame(rows, columns=["qid", "aid", "label"])},
+    ).save(root / "data/processed" / name)
 
 
-TABLE6 = {"id": "table6", "rows": [{"label": "Random Guess", "model": None, "expected": "random"},
-                                   {"label": "NTN-LSTM", "model": None}],
-          "columns": [{"dataset": "yahooqa", "split": "test", "metric": "P@1"},
-                      {"dataset": "yahooqa", "split": "test", "metric": "MRR"}]}
+TABLE6 = {
+    "id": "table6",
+    "rows": [{"label": "Random Guess", "model": None, "expected": "random"}, {"label": "NTN-LSTM", "model": None}],
+    "columns": [
+        {"dataset": "yahooqa", "split": "test", "metric": "P@1"},
+        {"dataset": "yahooqa", "split": "test", "metric": "MRR"},
+    ],
+}
 
 
 def test_random_guess_shows_the_computed_expectation_beside_the_papers_print(tmp_path, monkeypatch, repo_root):
@@ -110,15 +123,18 @@ def test_the_pools_are_each_questions_own_and_the_evaluations_sample(tmp_path, m
 
     note = expected_notes(config, TABLE6)
     assert len(note) == 1 and note[0].startswith("Random Guess (ours) is computed, not run")
-    assert note[0].endswith("syn test: 4 questions scored (1 with 3 candidates / 1 positive, "
-                            "1 with 4 candidates / 2 positives, 1 with 5 candidates / 1 positive, "
-                            "1 with 6 candidates / 1 positive)")
+    assert note[0].endswith(
+        "syn test: 4 questions scored (1 with 3 candidates / 1 positive, "
+        "1 with 4 candidates / 2 positives, 1 with 5 candidates / 1 positive, "
+        "1 with 6 candidates / 1 positive)"
+    )
 
     sampled = {**config, "datasets": {"syn": {"source": "syn", "eval": {"sample_questions": 2, "sample_seed": 3}}}}
     kept = np.random.default_rng(3).choice(np.sort(list(pools)), 2, replace=False)  # RunData.sample_questions
     cells = aggregate(sampled, "ggsa", TABLE6, {}).set_index(["row", "metric"])
     assert cells.loc[("Random Guess", "MRR"), "mean"] == pytest.approx(
-        np.mean([by_q[q]["MRR"] for q in kept if q in by_q]))
+        np.mean([by_q[q]["MRR"] for q in kept if q in by_q])
+    )
 
 
 def test_ggsa_table6_computes_random_guess(repo_root, monkeypatch):

@@ -16,12 +16,24 @@ N = 4
 
 
 def fake_dataset() -> Dataset:
-    questions = pd.DataFrame({"qid": [f"q{i}" for i in range(N)], "text": [""] * N, "category": [None] * N,
-                              "tokens": [["what", "about", f"w{i}"] for i in range(N)]})
-    answers = pd.DataFrame({"aid": [f"a{i}" for i in range(N)], "text": [""] * N,
-                            "tokens": [[f"w{i}"] + ["about"] * (2 * i + 1) for i in range(N)]})
-    test = pd.DataFrame([(f"q{i}", f"a{j}", int(i == j)) for i in range(N) for j in range(N)],
-                        columns=["qid", "aid", "label"])
+    questions = pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(N)],
+            "text": [""] * N,
+            "category": [None] * N,
+            "tokens": [["what", "about", f"w{i}"] for i in range(N)],
+        }
+    )
+    answers = pd.DataFrame(
+        {
+            "aid": [f"a{i}" for i in range(N)],
+            "text": [""] * N,
+            "tokens": [[f"w{i}"] + ["about"] * (2 * i + 1) for i in range(N)],
+        }
+    )
+    test = pd.DataFrame(
+        [(f"q{i}", f"a{j}", int(i == j)) for i in range(N) for j in range(N)], columns=["qid", "aid", "label"]
+    )
     return Dataset("syn", questions, answers, {"train": test, "test": test})
 
 
@@ -39,7 +51,8 @@ def workdir(tmp_path, monkeypatch, repo_root):
     ds = fake_dataset()
     ds.save(tmp_path / "data/processed/syn")
     Vocab.build([list(t) for t in ds.questions.tokens] + [list(t) for t in ds.answers.tokens]).save(
-        tmp_path / "data/processed/syn/vocab.json")
+        tmp_path / "data/processed/syn/vocab.json"
+    )
     return tmp_path
 
 
@@ -49,8 +62,15 @@ CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {
 def test_accuracy_by_length_is_the_mean_over_seeds(workdir):
     write_run(workdir / "results/runs/syn/m/seed1/run.trec", {0, 1, 2, 3})
     write_run(workdir / "results/runs/syn/m/seed2/run.trec", {0, 2})
-    spec = {"id": "f", "kind": "accuracy_by_length", "dataset": "wiki", "split": "test", "step": 4,
-            "models": ["m"], "labels": {"m": "M"}}
+    spec = {
+        "id": "f",
+        "kind": "accuracy_by_length",
+        "dataset": "wiki",
+        "split": "test",
+        "step": 4,
+        "models": ["m"],
+        "labels": {"m": "M"},
+    }
     curve = length_curves(CONFIG, spec)["M"]
     assert curve["max_length"].tolist() == [4, 8]
     # seed 1: all hits; seed 2: q0 (2 tokens) and q2 (6) hit, q1 (4) and q3 (8) miss
@@ -69,20 +89,34 @@ def test_missing_run_file_and_split_are_named(workdir):
         length_curves(CONFIG, {**spec, "split": "test1"})
     with pytest.raises(KeyError, match="no rows of split 'dev'; it has test"):
         from ansel.report.tables import split_run
+
         split_run(workdir / "results/runs/syn/m/seed1/run.trec", "dev")
 
 
 def test_attention_map_of_a_trained_ap_cnn(workdir):
     run = workdir / "results/runs/syn/ap/seed2"
-    cfg = {"model": "ap", "arch": "ap_cnn", "hparams": {"embedding_dim": 8, "filters": 6, "kernel": 3},
-           "max_len_q": 10, "max_len_a": 5}
+    cfg = {
+        "model": "ap",
+        "arch": "ap_cnn",
+        "hparams": {"embedding_dim": 8, "filters": 6, "kernel": 3},
+        "max_len_q": 10,
+        "max_len_a": 5,
+    }
     vocab = Vocab.load(workdir / "data/processed/syn/vocab.json")
     run.mkdir(parents=True)
     torch.save(build_model(cfg["arch"], cfg["hparams"], len(vocab)).state_dict(), run / "model.pt")
     (run / "config.json").write_text(json.dumps(cfg))
     write_run(run / "run.trec", {1, 3})
-    spec = {"id": "att", "kind": "attention_maps", "dataset": "wiki", "split": "test", "model": "ap", "seed": 2,
-            "example": 1, "min_answer_tokens": 3}
+    spec = {
+        "id": "att",
+        "kind": "attention_maps",
+        "dataset": "wiki",
+        "split": "test",
+        "model": "ap",
+        "seed": 2,
+        "example": 1,
+        "min_answer_tokens": 3,
+    }
     render_figure(CONFIG, spec, workdir / "figures/p/att")  # q3's 8-token answer, truncated to max_len_a
     assert (workdir / "figures/p/att.png").stat().st_size > 0
 
@@ -90,26 +124,45 @@ def test_attention_map_of_a_trained_ap_cnn(workdir):
 def test_attention_map_without_a_long_correct_answer_says_so(workdir, capsys):
     run = workdir / "results/runs/syn/ap/seed1"
     write_run(run / "run.trec", {0})
-    spec = {"id": "att", "kind": "attention_maps", "dataset": "wiki", "split": "test", "model": "ap",
-            "example": 1, "min_answer_tokens": 100}
+    spec = {
+        "id": "att",
+        "kind": "attention_maps",
+        "dataset": "wiki",
+        "split": "test",
+        "model": "ap",
+        "example": 1,
+        "min_answer_tokens": 100,
+    }
     render_figure(CONFIG, spec, workdir / "figures/p/att")
     assert "only 0 question(s) answered correctly" in capsys.readouterr().err
     assert (workdir / "figures/p/att.pdf").stat().st_size > 0
 
 
 def test_sweep_points_are_means_over_seeds_of_the_derived_runs(workdir):
-    config = {**CONFIG, "scale": {},
-              "models": {"g": {"arch": "ggsa", "hparams": {"embedding_dim": 12, "heads": 2, "group_size": 10}}}}
+    config = {
+        **CONFIG,
+        "scale": {},
+        "models": {"g": {"arch": "ggsa", "hparams": {"embedding_dim": 12, "heads": 2, "group_size": 10}}},
+    }
     values = {"g@group_size=4": [0.5, 0.7], "g": [0.6, 0.6], "g@group_size=20": [0.2, 0.4], "ref": [0.55, 0.65]}
     for model, per_seed in values.items():
         for seed, v in enumerate(per_seed, start=1):
             d = workdir / f"results/runs/syn/{model}/seed{seed}"
             d.mkdir(parents=True)
             (d / "metrics.json").write_text(json.dumps({"test1": {"P@1": v}}))
-    spec = {"id": "figure8_group_size", "kind": "sweep", "dataset": "insuranceqa_v1", "splits": ["test1"],
-            "metric": "P@1", "x": "group_size", "values": [4, 10, 20], "base_model": "g", "reference_model": "ref",
-            "reference_published": {"table": "figure8_baseline", "label": "global self-attention with max-pooling"},
-            "paper": "ggsa"}
+    spec = {
+        "id": "figure8_group_size",
+        "kind": "sweep",
+        "dataset": "insuranceqa_v1",
+        "splits": ["test1"],
+        "metric": "P@1",
+        "x": "group_size",
+        "values": [4, 10, 20],
+        "base_model": "g",
+        "reference_model": "ref",
+        "reference_published": {"table": "figure8_baseline", "label": "global self-attention with max-pooling"},
+        "paper": "ggsa",
+    }
     config["dataset_alias"] = {"insuranceqa_v1": "syn"}
     curves = sweep_curves(config, spec)
     assert curves["model"].tolist() == ["g@group_size=4", "g", "g@group_size=20", "ref"]
@@ -154,17 +207,32 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
     (checkout / schema).write_text((repo_root / schema).read_text())
     monkeypatch.setenv("ANSEL_ROOT", str(checkout))
     monkeypatch.chdir(tmp_path)
-    values = {("syn", "r"): ("MAP", [0.6, 0.7]), ("syn", "b"): ("MAP", [0.5, 0.5]), ("pairs", "b_pairs"): ("accuracy", [0.8, 0.9])}
+    values = {
+        ("syn", "r"): ("MAP", [0.6, 0.7]),
+        ("syn", "b"): ("MAP", [0.5, 0.5]),
+        ("pairs", "b_pairs"): ("accuracy", [0.8, 0.9]),
+    }
     for (ds, model), (metric, per_seed) in values.items():
         for seed, v in enumerate(per_seed, start=1):
             d = tmp_path / f"results/runs/{ds}/{model}/seed{seed}"
             d.mkdir(parents=True)
             (d / "metrics.json").write_text(json.dumps({"test": {metric: v}}))
     drawn = {}
-    monkeypatch.setattr(figures, "save", lambda fig, prefix: drawn.update(
-        texts=[t.get_text() for t in fig.axes[0].texts], image=fig.axes[0].images[0].get_array(),
-        columns=[t.get_text() for t in fig.axes[0].get_xticklabels()]))
-    config = {"seeds": 2, "preset": "smoke", "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}}, "dataset_alias": {"wiki": "syn"}}
+    monkeypatch.setattr(
+        figures,
+        "save",
+        lambda fig, prefix: drawn.update(
+            texts=[t.get_text() for t in fig.axes[0].texts],
+            image=fig.axes[0].images[0].get_array(),
+            columns=[t.get_text() for t in fig.axes[0].get_xticklabels()],
+        ),
+    )
+    config = {
+        "seeds": 2,
+        "preset": "smoke",
+        "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}},
+        "dataset_alias": {"wiki": "syn"},
+    }
     render_figure(config, spec_figure("mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
     assert drawn["texts"] == ["0.650", "n/a", "0.500", "0.850", "", ""]  # row by row; Prior has no runs
     # per column: Ranker is wiki's best (1), Both its worst (0); one accuracy value: the middle; n/a grey

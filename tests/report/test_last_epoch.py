@@ -1,6 +1,7 @@
 """The MatchZoo protocol (the last epoch's values, from log.csv) beside ours (selected on dev):
 table columns with ``protocol: last``, the bars of the aMV-LSTM paper's Figure 3 and the per-epoch
 curves of its Figure 4, on fake run directories."""
+
 import json
 
 import numpy as np
@@ -32,12 +33,24 @@ def runs(tmp_path, monkeypatch, repo_root):
         for seed, (test_map, accuracy) in enumerate(per_seed, start=1):
             d = tmp_path / f"results/runs/syn/{model}/seed{seed}"
             d.mkdir(parents=True)
-            (d / "metrics.json").write_text(json.dumps(
-                {"dev": {"MAP": 0.5}, "test": {"MAP": test_map, "nDCG@3": test_map, "accuracy": accuracy}}))
-            pd.DataFrame([{"epoch": e, "lr": 1.0, "loss": 1 / e,
-                           **{f"{s}_{m}": epoch_value(model, seed, e, s) for s in ("dev", "test")
-                              for m in ("MAP", "nDCG@3", "accuracy")}} for e in range(1, EPOCHS + 1)]
-                         ).to_csv(d / "log.csv", index=False)
+            (d / "metrics.json").write_text(
+                json.dumps({"dev": {"MAP": 0.5}, "test": {"MAP": test_map, "nDCG@3": test_map, "accuracy": accuracy}})
+            )
+            pd.DataFrame(
+                [
+                    {
+                        "epoch": e,
+                        "lr": 1.0,
+                        "loss": 1 / e,
+                        **{
+                            f"{s}_{m}": epoch_value(model, seed, e, s)
+                            for s in ("dev", "test")
+                            for m in ("MAP", "nDCG@3", "accuracy")
+                        },
+                    }
+                    for e in range(1, EPOCHS + 1)
+                ]
+            ).to_csv(d / "log.csv", index=False)
     return tmp_path
 
 
@@ -45,10 +58,16 @@ def last(model: str, split: str = "test") -> list[float]:
     return [epoch_value(model, seed, EPOCHS, split) for seed in (1, 2)]
 
 
-TABLE = {"id": "table3", "caption": "WikiQA", "rows": [{"label": "MV-LSTM", "model": "mv"},
-                                                        {"label": "aMV-LSTM (Q)", "model": "q"}],
-         "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": m, "published_dataset": "wikiqa", **p}
-                     for p in ({}, {"protocol": "last"}) for m in ("nDCG@3", "MAP")]}
+TABLE = {
+    "id": "table3",
+    "caption": "WikiQA",
+    "rows": [{"label": "MV-LSTM", "model": "mv"}, {"label": "aMV-LSTM (Q)", "model": "q"}],
+    "columns": [
+        {"dataset": "wikiqa_mz", "split": "test", "metric": m, "published_dataset": "wikiqa", **p}
+        for p in ({}, {"protocol": "last"})
+        for m in ("nDCG@3", "MAP")
+    ],
+}
 
 
 def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs):
@@ -67,34 +86,55 @@ def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs)
     header = (runs / "out/table3.md").read_text().splitlines()[2]
     # ours come from the preset's stand-in (CONFIG aliases wikiqa_mz onto syn); published is headed by its own
     # cell, the paper's dataset (ansel.report.printable: not ours, so no †)
-    assert ("| syn (stand-in for wikiqa_mz) test MAP (last epoch) ours " in header
-            and "| wikiqa test MAP (last epoch) published (another cell: no †) " in header)
-    assert table_inputs(CONFIG, TABLE)[:3] == [f"results/runs/syn/mv/seed1/{name}"
-                                               for name in ("config.json", "metrics.json", "log.csv")]
+    assert (
+        "| syn (stand-in for wikiqa_mz) test MAP (last epoch) ours " in header
+        and "| wikiqa test MAP (last epoch) published (another cell: no †) " in header
+    )
+    assert table_inputs(CONFIG, TABLE)[:3] == [
+        f"results/runs/syn/mv/seed1/{name}" for name in ("config.json", "metrics.json", "log.csv")
+    ]
 
 
 def test_published_metric_names_match_ours_case_insensitively(tmp_path):
     csv = tmp_path / "published.csv"
-    csv.write_text("paper,table,dataset,split,model,metric,value\np,t,d,test,M,ndcg@5,0.6\np,t,d,test,M,MAP,0.5\n"
-                   "p,t,d,train,M,seconds_per_batch,1.2\np,t,d,test,M,ACCURACY,0.7\n")
-    assert published_lookup(csv, "p", "t") == {("d", "test", "M", "nDCG@5"): 0.6, ("d", "test", "M", "MAP"): 0.5,
-                                               ("d", "train", "M", "seconds_per_batch"): 1.2,
-                                               ("d", "test", "M", "accuracy"): 0.7}
+    csv.write_text(
+        "paper,table,dataset,split,model,metric,value\np,t,d,test,M,ndcg@5,0.6\np,t,d,test,M,MAP,0.5\n"
+        "p,t,d,train,M,seconds_per_batch,1.2\np,t,d,test,M,ACCURACY,0.7\n"
+    )
+    assert published_lookup(csv, "p", "t") == {
+        ("d", "test", "M", "nDCG@5"): 0.6,
+        ("d", "test", "M", "MAP"): 0.5,
+        ("d", "train", "M", "seconds_per_batch"): 1.2,
+        ("d", "test", "M", "accuracy"): 0.7,
+    }
 
 
 def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
     table = {**TABLE, "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": "P@1", "protocol": "last"}]}
-    with pytest.raises(KeyError, match=r"results/runs/syn/mv/seed1/log.csv: no test_P@1; it has columns epoch, lr, "
-                                       r".*train.monitor_splits: \[test\]"):
+    with pytest.raises(
+        KeyError,
+        match=r"results/runs/syn/mv/seed1/log.csv: no test_P@1; it has columns epoch, lr, "
+        r".*train.monitor_splits: \[test\]",
+    ):
         aggregate(CONFIG, "amvlstm", table, {})
     (runs / "results/runs/syn/q/seed2/log.csv").unlink()
     with pytest.raises(FileNotFoundError, match="results/runs/syn/q/seed2/log.csv: missing"):
         aggregate(CONFIG, "amvlstm", {**table, "columns": [{**table["columns"][0], "metric": "MAP"}]}, {})
 
 
-FIG3 = {"id": "figure3", "kind": "accuracy_bars", "paper": "amvlstm", "dataset": "quoraqp", "split": "test",
-        "metric": "accuracy", "models": ["mv", "q"], "labels": LABELS, "reference_model": "mv",
-        "published_table": "figure3", "title": "QuoraQP test accuracy"}
+FIG3 = {
+    "id": "figure3",
+    "kind": "accuracy_bars",
+    "paper": "amvlstm",
+    "dataset": "quoraqp",
+    "split": "test",
+    "metric": "accuracy",
+    "models": ["mv", "q"],
+    "labels": LABELS,
+    "reference_model": "mv",
+    "published_table": "figure3",
+    "title": "QuoraQP test accuracy",
+}
 
 
 @pytest.mark.parametrize("protocol", ["dev", "last"])
@@ -111,10 +151,12 @@ def test_accuracy_bars_are_seed_means_beside_the_published_figure3_values(runs, 
     name = "log.csv" if protocol == "last" else "metrics.json"
     runs_read = [f"results/runs/syn/{m}/seed{s}/{name}" for m in ("mv", "q") for s in (1, 2)]
     # a metrics.json is read only beside its run file and labels (ansel.evaluation.agreement)
-    checked = [f for m in ("mv", "q") for s in (1, 2) for f in (f"results/runs/syn/{m}/seed{s}/run.trec",
-                                                                "data/processed/syn")] * (protocol == "dev")
+    checked = [
+        f for m in ("mv", "q") for s in (1, 2) for f in (f"results/runs/syn/{m}/seed{s}/run.trec", "data/processed/syn")
+    ] * (protocol == "dev")
     assert figure_inputs(CONFIG, spec) == runs_read + ["workflow/papers/published_results.csv"] + list(
-        dict.fromkeys(checked))
+        dict.fromkeys(checked)
+    )
 
 
 def test_accuracy_bars_name_a_missing_metric(runs):
@@ -122,8 +164,18 @@ def test_accuracy_bars_name_a_missing_metric(runs):
         bar_values(CONFIG, {**FIG3, "metric": "F1"})
 
 
-FIG4 = {"id": "figure4", "kind": "learning_curves", "paper": "amvlstm", "dataset": "quoraqp", "metric": "accuracy",
-        "splits": ["dev", "test"], "panels": True, "models": ["mv", "q"], "labels": LABELS, "reference_model": "mv"}
+FIG4 = {
+    "id": "figure4",
+    "kind": "learning_curves",
+    "paper": "amvlstm",
+    "dataset": "quoraqp",
+    "metric": "accuracy",
+    "splits": ["dev", "test"],
+    "panels": True,
+    "models": ["mv", "q"],
+    "labels": LABELS,
+    "reference_model": "mv",
+}
 
 
 def test_epoch_curves_per_split_and_the_reference_after_training(runs):
@@ -138,12 +190,16 @@ def test_epoch_curves_per_split_and_the_reference_after_training(runs):
     render_figure(CONFIG, FIG4, runs / "figures/amvlstm/figure4")
     assert (runs / "figures/amvlstm/figure4.pdf").stat().st_size > 0
     # the default layout: one axes, dev only, as the smoke paper's learning_curves
-    render_figure(CONFIG, {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP",
-                           "models": ["mv", "q"]}, runs / "figures/p/lc")
+    render_figure(
+        CONFIG,
+        {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP", "models": ["mv", "q"]},
+        runs / "figures/p/lc",
+    )
     assert (runs / "figures/p/lc.png").stat().st_size > 0
     # a reference model outside the panels is read too
     assert [r.dir for r in figure_runs(CONFIG, {**FIG4, "models": ["q"]})] == [
-        f"results/runs/syn/{m}/seed{s}" for m in ("mv", "q") for s in (1, 2)]
+        f"results/runs/syn/{m}/seed{s}" for m in ("mv", "q") for s in (1, 2)
+    ]
 
 
 def test_epoch_curves_name_a_log_without_test_values(runs):
@@ -162,9 +218,13 @@ def test_best_split_columns_read_the_epoch_best_on_that_split_and_ours_stay_dev_
     log["test_P@1"] = [0.2, 0.9, 0.5]  # the second epoch is best on test, the last is not
     log.to_csv(f"{run.dir}/log.csv", index=False)
     assert best_split_epoch_metric(run, "test", "MAP") == log.test_MAP[1] != log.test_MAP.iloc[-1]
-    table = {**TABLE, "rows": TABLE["rows"][1:],
-             "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": "MAP", **p}
-                         for p in ({}, {"protocol": "best_split"})]}
+    table = {
+        **TABLE,
+        "rows": TABLE["rows"][1:],
+        "columns": [
+            {"dataset": "wikiqa_mz", "split": "test", "metric": "MAP", **p} for p in ({}, {"protocol": "best_split"})
+        ],
+    }
     seed2 = "results/runs/syn/q/seed2/log.csv"  # best on test at its last epoch
     pd.read_csv(seed2).assign(**{"test_P@1": [0.1, 0.2, 0.3]}).to_csv(seed2, index=False)
     cells = aggregate(CONFIG, "amvlstm", table, {}).set_index("column")["mean"]
@@ -196,8 +256,11 @@ def test_a_stand_ins_column_shows_the_originals_published_split_of_another_table
     table = next(t for t in load_paper("apnet")["tables"] if t["id"] == "insuranceqa_v2")
     published = published_lookup(papers_dir() / "published_results.csv", "apnet", table["published_table"])
     config = {**CONFIG, "dataset_alias": {"insuranceqa_v2": "syn"}}
-    stand_in = {**table, "rows": [{"label": "AP-CNN", "model": "q"}],
-                "columns": [{**c, "metric": "MAP"} for c in table["columns"] if c["split"] == "test"]}
+    stand_in = {
+        **table,
+        "rows": [{"label": "AP-CNN", "model": "q"}],
+        "columns": [{**c, "metric": "MAP"} for c in table["columns"] if c["split"] == "test"],
+    }
     published = {(*k[:3], "MAP" if k[3] == "P@1" else k[3]): v for k, v in published.items()}  # metrics the fakes have
     cells = aggregate(config, "apnet", stand_in, published).set_index(["row", "column"])
     cell = cells.loc[("AP-CNN", "insuranceqa_v2 test MAP")]

@@ -1,23 +1,49 @@
 """Table kind misranked_categories (MTAS Table 7): which categories the misranked questions of a
 random draw belong to, per seed, against a hand count."""
+
 import json
 
 import pandas as pd
 import pytest
 
 from ansel.config import root
-from ansel.schema import check_schema
 from ansel.data.canonical import Dataset
 from ansel.report.misranked_categories import draw, misranked_counts, render_misranked
+from ansel.schema import check_schema
 from ansel.settings import ConfigError
 
 # six test questions in three categories; q6 has no correct candidate (left out)
 CATEGORY = {"q1": "A", "q2": "A", "q3": "B", "q4": "B", "q5": "C", "q6": "C"}
-LABELS = {("q1", "a1"): 1, ("q1", "a2"): 0, ("q2", "a3"): 1, ("q2", "a4"): 0, ("q3", "a5"): 1, ("q3", "a6"): 0,
-          ("q4", "a7"): 1, ("q4", "a8"): 0, ("q5", "a9"): 1, ("q5", "a10"): 0, ("q6", "a11"): 0, ("q6", "a12"): 0}
-TABLE = {"id": "t7", "kind": "misranked_categories", "caption": "c", "dataset": "syn", "split": "test",
-         "model": "m", "sample": 100, "seed": 13}
-CONFIG = {"seeds": 2, "models": {"m": {"arch": "mtas"}}, "dataset_alias": {}, "datasets": {"syn": {"source": "synthetic"}}}
+LABELS = {
+    ("q1", "a1"): 1,
+    ("q1", "a2"): 0,
+    ("q2", "a3"): 1,
+    ("q2", "a4"): 0,
+    ("q3", "a5"): 1,
+    ("q3", "a6"): 0,
+    ("q4", "a7"): 1,
+    ("q4", "a8"): 0,
+    ("q5", "a9"): 1,
+    ("q5", "a10"): 0,
+    ("q6", "a11"): 0,
+    ("q6", "a12"): 0,
+}
+TABLE = {
+    "id": "t7",
+    "kind": "misranked_categories",
+    "caption": "c",
+    "dataset": "syn",
+    "split": "test",
+    "model": "m",
+    "sample": 100,
+    "seed": 13,
+}
+CONFIG = {
+    "seeds": 2,
+    "models": {"m": {"arch": "mtas"}},
+    "dataset_alias": {},
+    "datasets": {"syn": {"source": "synthetic"}},
+}
 
 
 def _run(tmp_path, seed: int, top: dict[str, str]) -> None:
@@ -35,8 +61,9 @@ def _run(tmp_path, seed: int, top: dict[str, str]) -> None:
 @pytest.fixture
 def runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    questions = pd.DataFrame({"qid": list(CATEGORY), "text": list(CATEGORY), "tokens": [["w"]] * 6,
-                              "category": list(CATEGORY.values())})
+    questions = pd.DataFrame(
+        {"qid": list(CATEGORY), "text": list(CATEGORY), "tokens": [["w"]] * 6, "category": list(CATEGORY.values())}
+    )
     answers = pd.DataFrame({"aid": sorted({a for _, a in LABELS}), "text": "x", "tokens": [["w"]] * 12})
     test = pd.DataFrame([{"qid": q, "aid": a, "label": lab} for (q, a), lab in LABELS.items()])
     Dataset("syn", questions, answers, {"test": test}).save(tmp_path / "data/processed/syn")

@@ -64,9 +64,17 @@ def test_holm_by_hand():
 
 def scored():
     """Three questions; q3 has no positive; a and b tie on the score in q1."""
-    return pd.DataFrame([("q1", "a", 1, 0.5), ("q1", "b", 0, 0.5), ("q1", "c", 1, 0.1),
-                         ("q2", "d", 0, 0.9), ("q2", "e", 1, 0.2), ("q3", "f", 0, 0.3)],
-                        columns=["qid", "aid", "label", "score"])
+    return pd.DataFrame(
+        [
+            ("q1", "a", 1, 0.5),
+            ("q1", "b", 0, 0.5),
+            ("q1", "c", 1, 0.1),
+            ("q2", "d", 0, 0.9),
+            ("q2", "e", 1, 0.2),
+            ("q3", "f", 0, 0.3),
+        ],
+        columns=["qid", "aid", "label", "score"],
+    )
 
 
 def test_question_values_follow_the_written_scores_and_the_no_positive_protocol():
@@ -102,7 +110,9 @@ def test_the_seed_bootstrap_carries_the_spread_between_seeds():
     qids = [f"q{i}" for i in range(200)]
     base = pd.DataFrame({s: rng.uniform(0.3, 0.7, 200) for s in range(1, 6)}, index=qids)
     for offsets, significant in (([0.3, 0.3, 0.0, 0.0, -0.1], False), ([0.1, 0.12, 0.09, 0.11, 0.1], True)):
-        better = pd.DataFrame({s: base[s] + off + rng.normal(0, 0.02, 200) for s, off in zip(base, offsets)}, index=qids)
+        better = pd.DataFrame(
+            {s: base[s] + off + rng.normal(0, 0.02, 200) for s, off in zip(base, offsets)}, index=qids
+        )
         pooled = paired_tests(better.mean(axis=1), base.mean(axis=1))
         boot = seed_bootstrap(better, base)
         assert pooled["t"] < 1e-6 and boot["n"] == 200

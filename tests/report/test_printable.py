@@ -1,12 +1,16 @@
 """The rule of what may be printed as a result (ansel.report.printable): a verdict only from runs at the
 paper's settings, data and protocol; a gap only within one cell; the headline at the paper's protocol."""
+
 import pytest
 
 from ansel.report.printable import Cell, Printed, comparable, refusals, same_data, stand_in, verdict_allowed
 
-DATASETS = {"wikiqa_mz": {"source": "wikiqa"}, "cmeddialog": {"source": "cmeddialog"},
-            "quoraqp_standin": {"source": "quoraqp", "read": {"resplit": {"dev": 0.1}}},
-            "insuranceqa_v2": {"source": "insuranceqa_v2"}}
+DATASETS = {
+    "wikiqa_mz": {"source": "wikiqa"},
+    "cmeddialog": {"source": "cmeddialog"},
+    "quoraqp_standin": {"source": "quoraqp", "read": {"resplit": {"dev": 0.1}}},
+    "insuranceqa_v2": {"source": "insuranceqa_v2"},
+}
 PAPER = Cell("wikiqa", "test", "MAP")
 
 

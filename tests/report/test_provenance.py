@@ -5,10 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from ansel.report.provenance import cell_provenance, provenance_note
-from ansel.targets import provenance_inputs
-from ansel.targets import Run, Variant, timings_file
 from ansel.code_digest import checkout_commit
+from ansel.report.provenance import cell_provenance, provenance_note
+from ansel.targets import Run, Variant, provenance_inputs, timings_file
 
 CONFIG = {"datasets": {"wikiqa": {"source": "wikiqa"}}}
 
@@ -27,8 +26,11 @@ def _run(seed: int, commit: str | None, cfg: dict, vectors: str | None = None) -
 def runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("data/raw/wikiqa").mkdir(parents=True)
-    Path("data/raw/wikiqa/manifest.json").write_text(json.dumps(
-        {"WikiQA-test.tsv": {"size": 3, "sha256": "ab" * 32}, "WikiQA-train.tsv": {"size": 4, "sha256": "cd" * 32}}))
+    Path("data/raw/wikiqa/manifest.json").write_text(
+        json.dumps(
+            {"WikiQA-test.tsv": {"size": 3, "sha256": "ab" * 32}, "WikiQA-train.tsv": {"size": 4, "sha256": "cd" * 32}}
+        )
+    )
     return [_run(1, "1" * 40, {"seed": 1, "lr": 0.1}, vectors="ef" * 32), _run(2, None, {"lr": 0.1, "seed": 2})]
 
 
@@ -39,12 +41,17 @@ def test_a_cell_names_its_runs_commits_config_hashes_and_raw_files(runs):
     # the hash is of the config's content, whatever its key order or indentation
     assert cell["runs"][0]["config_sha256"] == hashlib.sha256(b'{"lr":0.1,"seed":1}').hexdigest()
     assert [r["vectors_sha256"] for r in cell["runs"]] == ["ef" * 32, None]
-    assert cell["raw_sha256"] == [{"dataset": "wikiqa", "file": "WikiQA-test.tsv", "sha256": "ab" * 32},
-                                  {"dataset": "wikiqa", "file": "WikiQA-train.tsv", "sha256": "cd" * 32}]
+    assert cell["raw_sha256"] == [
+        {"dataset": "wikiqa", "file": "WikiQA-test.tsv", "sha256": "ab" * 32},
+        {"dataset": "wikiqa", "file": "WikiQA-train.tsv", "sha256": "cd" * 32},
+    ]
     assert set(provenance_inputs(CONFIG, runs)) == {
-        "results/timings/wikiqa/m/seed1.json", "results/timings/wikiqa/m/seed2.json",
-        "results/runs/wikiqa/m/seed1/config.json", "results/runs/wikiqa/m/seed2/config.json",
-        "data/raw/wikiqa/manifest.json"}
+        "results/timings/wikiqa/m/seed1.json",
+        "results/timings/wikiqa/m/seed2.json",
+        "results/runs/wikiqa/m/seed1/config.json",
+        "results/runs/wikiqa/m/seed2/config.json",
+        "data/raw/wikiqa/manifest.json",
+    }
 
 
 def test_the_note_names_each_commit_once_with_its_run_count(runs):

@@ -1,5 +1,6 @@
 """Paired significance tests of a metrics table (ansel.report.significance) on a fake dataset and fake
 runs: marks against the baseline row, claims' sentences, the .json's p values, and the spec checks."""
+
 import json
 import re
 import shutil
@@ -19,23 +20,45 @@ from ansel.targets import significance_columns, significance_inputs, spec_table,
 
 N = 40  # questions, 4 candidates each, the first one correct
 # model -> per seed: the questions (by number) whose correct answer it ranks first (else third)
-FIRST = {"base": [lambda q: q % 2 == 0, lambda q: q % 2 == 0 or q % 7 == 0],
-         "good": [lambda q: q % 10 != 0, lambda q: q % 8 != 0],
-         "twin": [lambda q: q % 2 == 1, lambda q: q % 2 == 1 or q % 7 == 0]}  # base's count, other questions
-TABLE = {"id": "t", "caption": "Demo",
-         "rows": [{"label": "Base", "model": "base"}, {"label": "Good", "model": "good"},
-                  {"label": "Twin", "model": "twin"}, {"label": "Prior", "model": None}],
-         "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
-                     {"dataset": "wiki", "split": "test", "metric": "MRR"}],
-         "baseline": "Base", "claims": ["Good > Base", "Twin > Base", "Good > Twin"]}
-CONFIG = {"seeds": 2, "datasets": {"syn": {"source": "syn", "eval": {"splits": ["test"]}}}, "dataset_alias": {"wiki": "syn"}}
+FIRST = {
+    "base": [lambda q: q % 2 == 0, lambda q: q % 2 == 0 or q % 7 == 0],
+    "good": [lambda q: q % 10 != 0, lambda q: q % 8 != 0],
+    "twin": [lambda q: q % 2 == 1, lambda q: q % 2 == 1 or q % 7 == 0],
+}  # base's count, other questions
+TABLE = {
+    "id": "t",
+    "caption": "Demo",
+    "rows": [
+        {"label": "Base", "model": "base"},
+        {"label": "Good", "model": "good"},
+        {"label": "Twin", "model": "twin"},
+        {"label": "Prior", "model": None},
+    ],
+    "columns": [
+        {"dataset": "wiki", "split": "test", "metric": "MAP"},
+        {"dataset": "wiki", "split": "test", "metric": "MRR"},
+    ],
+    "baseline": "Base",
+    "claims": ["Good > Base", "Twin > Base", "Good > Twin"],
+}
+CONFIG = {
+    "seeds": 2,
+    "datasets": {"syn": {"source": "syn", "eval": {"splits": ["test"]}}},
+    "dataset_alias": {"wiki": "syn"},
+}
 COLUMN = "wiki test MAP"
 
 
 def scored(model: str, seed: int) -> pd.DataFrame:
     first = FIRST[model][seed - 1]
-    return pd.DataFrame([(f"q{q}", f"a{q}_{i}", int(i == 0), [(1.0 if first(q) else 0.2), 0.9, 0.5, 0.1][i])
-                         for q in range(N) for i in range(4)], columns=["qid", "aid", "label", "score"])
+    return pd.DataFrame(
+        [
+            (f"q{q}", f"a{q}_{i}", int(i == 0), [(1.0 if first(q) else 0.2), 0.9, 0.5, 0.1][i])
+            for q in range(N)
+            for i in range(4)
+        ],
+        columns=["qid", "aid", "label", "score"],
+    )
 
 
 @pytest.fixture
@@ -63,14 +86,18 @@ def pooled(model: str, metric: str = "MAP") -> pd.Series:
 def test_the_pooled_and_per_seed_tests_are_scipys_on_the_runs_questions_holm_adjusted(runs):
     results = compare(CONFIG, TABLE).set_index(["row", "versus", "column", "scope"])
     # the baseline's pairs, then the claims not already compared: Good > Twin
-    assert list(dict.fromkeys((r, v) for r, v, _, _ in results.index)) == [("Good", "Base"), ("Twin", "Base"),
-                                                                            ("Good", "Twin")]
+    assert list(dict.fromkeys((r, v) for r, v, _, _ in results.index)) == [
+        ("Good", "Base"),
+        ("Twin", "Base"),
+        ("Good", "Twin"),
+    ]
     good = results.loc[("Good", "Base", COLUMN, "pooled")]
     assert good["n"] == N and good["t"] == pytest.approx(stats.ttest_rel(pooled("good"), pooled("base")).pvalue)
     assert good["difference"] == pytest.approx(pooled("good").mean() - pooled("base").mean())
     seed2 = results.loc[("Good", "Base", COLUMN, "seed2")]
-    assert seed2["t"] == pytest.approx(stats.ttest_rel(per_question(scored("good", 2)).MAP,
-                                                       per_question(scored("base", 2)).MAP).pvalue)
+    assert seed2["t"] == pytest.approx(
+        stats.ttest_rel(per_question(scored("good", 2)).MAP, per_question(scored("base", 2)).MAP).pvalue
+    )
     pooled_ = results.xs("pooled", level="scope").sort_index()  # 3 pairs x 2 columns
     family = pooled_[pooled_.index.get_level_values("versus") == "Base"]  # the baseline's: 2 pairs x 2 columns
     assert len(family) == 4 and family.t_holm.to_numpy() == pytest.approx(holm(family.t.to_numpy()))
@@ -105,10 +132,16 @@ def test_a_table_with_a_baseline_renders_marks_claims_and_p_values(runs):
     rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| ")}
     assert rows["Good"].count("▲") == 2 and "▲" not in rows["Base"] + rows["Twin"] + rows["Prior"]
     assert "▼" not in md.split("- ")[0]  # no row is worse than the baseline
-    assert "▲/▼ = significantly better/worse than Base (pooled paired t-test, Holm-adjusted over the baseline's 4 comparisons)." in md
+    assert (
+        "▲/▼ = significantly better/worse than Base (pooled paired t-test, Holm-adjusted over the baseline's 4 comparisons)."
+        in md
+    )
     assert "Claims (the paper's statements) are their own Holm family (6 tests)" in md
-    assert re.search(r"- Good > Base on wiki test MAP: holds \(seed bootstrap p = [0-9.e-]+, Holm-adjusted over the claims; "
-                     rf"mean difference \+0\.\d{{4}} over {N} questions; 2/2 seeds significant\)", md)
+    assert re.search(
+        r"- Good > Base on wiki test MAP: holds \(seed bootstrap p = [0-9.e-]+, Holm-adjusted over the claims; "
+        rf"mean difference \+0\.\d{{4}} over {N} questions; 2/2 seeds significant\)",
+        md,
+    )
     assert re.search(r"- Twin > Base on wiki test MRR: not significant \(seed bootstrap p = [0-9.]+, Holm-adjusted", md)
     saved = json.loads((runs / "out/t.json").read_text())
     assert set(saved) == {"Base", "Good", "Twin", "Prior", "significance"}
@@ -121,17 +154,22 @@ def test_a_table_with_a_baseline_renders_marks_claims_and_p_values(runs):
 
 def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
     last = {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}
-    table = {**TABLE, "significance": {"test": "randomisation", "alpha": 0.01},
-             "columns": TABLE["columns"][:1] + [last, {"dataset": "wiki", "split": "test", "metric": "accuracy"}]}
+    table = {
+        **TABLE,
+        "significance": {"test": "randomisation", "alpha": 0.01},
+        "columns": TABLE["columns"][:1] + [last, {"dataset": "wiki", "split": "test", "metric": "accuracy"}],
+    }
     results = compare(CONFIG, table)
     assert set(results.column) == {COLUMN}
     cells = pd.DataFrame({"row": ["Good", "Good"], "column": [COLUMN, "wiki test MAP (last epoch)"]})
     assert list(mark_cells(cells, results, table).mark) == ["▲", ""]
     notes = significance_notes(results, table)
     assert "per-seed counts use the paired randomisation test" in notes[2]
-    assert ("Significance: not tested on wiki test MAP (last epoch), wiki test accuracy (a (last epoch) column has no "
-            "run file of its epoch: its rows' runs keep the last epoch's only with train.keep_last, the best epoch's "
-            "never; accuracy: no per-question value).") in notes
+    assert (
+        "Significance: not tested on wiki test MAP (last epoch), wiki test accuracy (a (last epoch) column has no "
+        "run file of its epoch: its rows' runs keep the last epoch's only with train.keep_last, the best epoch's "
+        "never; accuracy: no per-question value)."
+    ) in notes
 
 
 def test_a_table_without_baseline_or_claims_is_unchanged(runs):
@@ -145,7 +183,8 @@ def test_the_compared_runs_files_and_the_labels_are_inputs(runs):
     inputs = table_inputs(CONFIG, TABLE)
     assert [p for p in inputs if p.endswith("run.trec") or p.startswith("data/processed")] == [
         *(f"results/runs/syn/{m}/seed{s}/run.trec" for m in ("base", "good", "twin") for s in (1, 2)),
-        "data/processed/syn"]
+        "data/processed/syn",
+    ]
 
 
 @pytest.fixture
@@ -157,23 +196,37 @@ def checkout(tmp_path, monkeypatch, repo_root):
     return tmp_path / "workflow/papers/p.yaml"
 
 
-@pytest.mark.parametrize("edit,message", [
-    ({"baseline": "Bsae"}, "table t: baseline names 'Bsae', not a row of the table (rows: 'Base', 'Good', 'Twin', 'Prior')"),
-    ({"claims": ["Good > Nope"]}, "table t: claim 'Good > Nope' names 'Nope', not a row of the table"),
-    ({"claims": ["Prior > Base"]}, "table t: claim 'Prior > Base' names 'Prior', a row kept as published"),
-    ({"claims": ["Good > Good"]}, "table t: claim 'Good > Good' compares a row with itself"),
-    ({"claims": ["Good > Base > Twin"]}, "table t: claim 'Good > Base > Twin': expected"),
-    ({"claims": ["Good >= Base"]}, "claims.0: 'Good >= Base' does not match"),
-    ({"significance": {"test": "wilcoxon"}}, "significance.test: 'wilcoxon' is not one of"),
-    ({"columns": [{"dataset": "wiki", "split": "test", "metric": "MAPP"}]},
-     "table t: columns[0].metric: 'MAPP' is not a metric the runs report (known: P@1, MAP"),
-    ({"columns": [{"dataset": "wiki", "split": "tset", "metric": "MAP"}]},
-     "table t: columns[0].split: 'tset' is not evaluated on dataset 'syn' (its eval.splits: test)"),
-    ({"columns": [{"dataset": "wiki", "split": "test", "metric": "seconds_per_batch"}]},
-     "table t: columns[0].split: 'test': seconds_per_batch is timed on 'train'"),
-    ({"columns": [{"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "benchmark"}]},
-     "table t: columns[0].protocol: benchmark times training steps; metric 'MAP' is not a timing"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (
+            {"baseline": "Bsae"},
+            "table t: baseline names 'Bsae', not a row of the table (rows: 'Base', 'Good', 'Twin', 'Prior')",
+        ),
+        ({"claims": ["Good > Nope"]}, "table t: claim 'Good > Nope' names 'Nope', not a row of the table"),
+        ({"claims": ["Prior > Base"]}, "table t: claim 'Prior > Base' names 'Prior', a row kept as published"),
+        ({"claims": ["Good > Good"]}, "table t: claim 'Good > Good' compares a row with itself"),
+        ({"claims": ["Good > Base > Twin"]}, "table t: claim 'Good > Base > Twin': expected"),
+        ({"claims": ["Good >= Base"]}, "claims.0: 'Good >= Base' does not match"),
+        ({"significance": {"test": "wilcoxon"}}, "significance.test: 'wilcoxon' is not one of"),
+        (
+            {"columns": [{"dataset": "wiki", "split": "test", "metric": "MAPP"}]},
+            "table t: columns[0].metric: 'MAPP' is not a metric the runs report (known: P@1, MAP",
+        ),
+        (
+            {"columns": [{"dataset": "wiki", "split": "tset", "metric": "MAP"}]},
+            "table t: columns[0].split: 'tset' is not evaluated on dataset 'syn' (its eval.splits: test)",
+        ),
+        (
+            {"columns": [{"dataset": "wiki", "split": "test", "metric": "seconds_per_batch"}]},
+            "table t: columns[0].split: 'test': seconds_per_batch is timed on 'train'",
+        ),
+        (
+            {"columns": [{"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "benchmark"}]},
+            "table t: columns[0].protocol: benchmark times training steps; metric 'MAP' is not a timing",
+        ),
+    ],
+)
 def test_a_spec_naming_an_unknown_row_metric_or_split_is_refused_naming_the_file_table_and_key(checkout, edit, message):
     spec = {"paper": "p", "title": "P", "tables": [{**TABLE, **edit}]}
     checkout.write_text(yaml.safe_dump(spec))
@@ -185,8 +238,12 @@ def test_the_real_specs_declare_baselines_and_claims_that_name_their_rows():
     from ansel.config import load
 
     config = load(preset="cpu")
-    for paper, table, baseline in [("apnet", "wikiqa", "QA-CNN"), ("apnet", "trecqa", "QA-CNN"),
-                                   ("amvlstm", "table3", "MV-LSTM"), ("ggsa", "extension", "QA-LSTM")]:
+    for paper, table, baseline in [
+        ("apnet", "wikiqa", "QA-CNN"),
+        ("apnet", "trecqa", "QA-CNN"),
+        ("amvlstm", "table3", "MV-LSTM"),
+        ("ggsa", "extension", "QA-LSTM"),
+    ]:
         spec = spec_table(config, paper, table)  # checks the labels
         assert spec["baseline"] == baseline and spec["claims"]
         assert any(p.endswith("run.trec") for p in table_inputs(config, spec))
@@ -210,16 +267,25 @@ def test_a_claim_as_the_paper_states_it_with_less_than(runs):
     table = {**TABLE, "claims": ["Base < Good"]}
     verdict = claim_verdicts(compare(CONFIG, table), table)["Base < Good"][COLUMN]
     assert verdict["verdict"] == "holds" and verdict["difference"] > 0
-    assert "- Base < Good on wiki test MAP: holds" in "\n".join(f"- {n}" for n in significance_notes(compare(CONFIG, table), table))
+    assert "- Base < Good on wiki test MAP: holds" in "\n".join(
+        f"- {n}" for n in significance_notes(compare(CONFIG, table), table)
+    )
 
 
 def test_a_last_epoch_column_is_tested_from_run_last_trec_where_every_compared_row_keeps_it(runs):
     """A (last epoch) column: tested only where every compared model sets train.keep_last, on each
     run's run_last.trec (checked against its metrics_last.json); else left out, the notes saying why."""
-    last = {**TABLE, "columns": [*TABLE["columns"], {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}]}
+    last = {
+        **TABLE,
+        "columns": [*TABLE["columns"], {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}],
+    }
     models = {m: {"arch": "qa_cnn", "train": {"keep_last": True}} for m in FIRST}
-    assert [c.get("protocol", "dev") for c in significance_columns({**CONFIG, "models": models}, last)] == ["dev"] * 2 + ["last"]
-    assert len(significance_columns({**CONFIG, "models": {**models, "twin": {"arch": "qa_cnn", "train": {}}}}, last)) == 2
+    assert [c.get("protocol", "dev") for c in significance_columns({**CONFIG, "models": models}, last)] == [
+        "dev"
+    ] * 2 + ["last"]
+    assert (
+        len(significance_columns({**CONFIG, "models": {**models, "twin": {"arch": "qa_cnn", "train": {}}}}, last)) == 2
+    )
     for model in FIRST:  # the last epoch ranks as the other model's selected one did: Good and Twin swap
         for seed in (1, 2):
             d = runs / f"results/runs/syn/{model}/seed{seed}"
@@ -231,8 +297,11 @@ def test_a_last_epoch_column_is_tested_from_run_last_trec_where_every_compared_r
     assert dev["difference"] == pytest.approx(pooled("good").mean() - pooled("base").mean())
     assert at_last["difference"] == pytest.approx(pooled("twin").mean() - pooled("base").mean())
     (runs / "results/runs/syn/good/seed1/metrics_last.json").write_text(json.dumps({"test": {"MAP": 0.1}}))
-    with pytest.raises(ValueError, match=r"good/seed1/run_last.trec: its test scores give MAP .* where .*metrics_last.json "
-                                         r"reports 0\.1:"):
+    with pytest.raises(
+        ValueError,
+        match=r"good/seed1/run_last.trec: its test scores give MAP .* where .*metrics_last.json "
+        r"reports 0\.1:",
+    ):
         compare({**CONFIG, "models": models}, last)
     # a row that trains nothing (a lexical context row) has one state: its run.trec stands for its last epoch
     lexical = {**models, "twin": {"arch": "bm25"}}

@@ -1,4 +1,5 @@
 """A table's .html twin: what the HTML report shows of it (caption, the table, the notes)."""
+
 from html.parser import HTMLParser
 
 import pandas as pd
@@ -28,8 +29,10 @@ class Shown(HTMLParser):
 
 
 def test_the_html_shows_caption_table_and_notes_escaped(tmp_path):
-    wide = pd.DataFrame({"MAP ours": ["0.71 ± 0.02 (n=2) †", "<b>0.5</b>"], "MAP published": ["0.69", "—"]},
-                        index=["AP-CNN", "QA & CNN"])
+    wide = pd.DataFrame(
+        {"MAP ours": ["0.71 ± 0.02 (n=2) †", "<b>0.5</b>"], "MAP published": ["0.69", "—"]},
+        index=["AP-CNN", "QA & CNN"],
+    )
     table = {"id": "t", "caption": "WikiQA <test>", "notes": ["from the spec"]}
     write_table(wide.reset_index(), wide, {}, table, ["ours = mean & std"], tmp_path / "t")
 

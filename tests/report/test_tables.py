@@ -9,9 +9,15 @@ from ansel.evaluation import agreement
 from ansel.report.tables import aggregate, protocol_notes, published_lookup, render
 from ansel.targets import Variant, table_inputs, timings_file
 
-TABLE = {"id": "t1", "caption": "Demo", "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
-         "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
-                     {"dataset": "wiki", "split": "test", "metric": "MRR"}]}
+TABLE = {
+    "id": "t1",
+    "caption": "Demo",
+    "rows": [{"label": "M", "model": "m"}, {"label": "Prior", "model": None}],
+    "columns": [
+        {"dataset": "wiki", "split": "test", "metric": "MAP"},
+        {"dataset": "wiki", "split": "test", "metric": "MRR"},
+    ],
+}
 MAP = [0.61, 0.67, 0.70]
 MRR = [0.62, 0.69, 0.71]
 
@@ -25,9 +31,14 @@ def runs(tmp_path, monkeypatch):
         d.mkdir(parents=True)
         (d / "metrics.json").write_text(json.dumps({"test": {"MAP": m, "MRR": r}, "dev": {"MAP": 0.5}}))
     published = tmp_path / "published.csv"
-    pd.DataFrame([["p", "t1", "wiki", "test", "M", "MAP", "68.86"], ["p", "t1", "wiki", "test", "Prior", "MAP", "65.2"],
-                  ["p", "other", "wiki", "test", "M", "MRR", "1"]],
-                 columns=["paper", "table", "dataset", "split", "model", "metric", "value"]).to_csv(published, index=False)
+    pd.DataFrame(
+        [
+            ["p", "t1", "wiki", "test", "M", "MAP", "68.86"],
+            ["p", "t1", "wiki", "test", "Prior", "MAP", "65.2"],
+            ["p", "other", "wiki", "test", "M", "MRR", "1"],
+        ],
+        columns=["paper", "table", "dataset", "split", "model", "metric", "value"],
+    ).to_csv(published, index=False)
     return {"seeds": 3, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}, published
 
 
@@ -48,7 +59,8 @@ def test_cells_are_mean_and_sample_std_over_seeds_beside_published(runs, tmp_pat
     assert csv.loc[("M", "MRR"), "mean"] == pytest.approx(np.mean(MRR))
     nested = json.loads((tmp_path / "out/t1.json").read_text())
     assert nested["M"]["wiki test MAP"] == pytest.approx(
-        {"mean": 100 * np.mean(MAP), "std": 100 * np.std(MAP, ddof=1), "n": 3, "published": 68.86})
+        {"mean": 100 * np.mean(MAP), "std": 100 * np.std(MAP, ddof=1), "n": 3, "published": 68.86}
+    )
     assert nested["M"]["wiki test MRR"]["published"] is None
     assert nested["Prior"]["wiki test MAP"] == {"mean": None, "std": None, "n": 0, "published": 65.2}
     md = (tmp_path / "out/t1.md").read_text()
@@ -114,9 +126,13 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     papers = load(preset="full")
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
     monkeypatch.chdir(tmp_path)
-    config = {"preset": "smoke", "seeds": 2, "datasets": {"synthetic_en": {"source": "synthetic"},
-                                                          "synthetic_zh": {"source": "synthetic"}},
-              "dataset_alias": {}, "paper_settings": papers}
+    config = {
+        "preset": "smoke",
+        "seeds": 2,
+        "datasets": {"synthetic_en": {"source": "synthetic"}, "synthetic_zh": {"source": "synthetic"}},
+        "dataset_alias": {},
+        "paper_settings": papers,
+    }
     table = spec_table(config, "smoke", "synthetic")
     (tmp_path / "data/raw/synthetic").mkdir(parents=True)
     (tmp_path / "data/raw/synthetic/manifest.json").write_text(json.dumps({"corpus.json": {"sha256": "ab" * 32}}))
@@ -131,9 +147,21 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
         timings.write_text(json.dumps({"train": {"commit": "c0ffee" * 6 + "abcd"}}))
     monkeypatch.setattr(agreement, "check_runs", lambda runs: None)  # fakes: metrics.json alone (their check:
     # tests/reliability/test_tampered_metrics.py)
-    main(["table", "--config", json.dumps(config), "--paper", "smoke", "--table", "synthetic",
-          "--published", _empty_published(tmp_path),
-          "--out-prefix", "results/tables/smoke/synthetic"])
+    main(
+        [
+            "table",
+            "--config",
+            json.dumps(config),
+            "--paper",
+            "smoke",
+            "--table",
+            "synthetic",
+            "--published",
+            _empty_published(tmp_path),
+            "--out-prefix",
+            "results/tables/smoke/synthetic",
+        ]
+    )
     nested = json.loads((tmp_path / "results/tables/smoke/synthetic.json").read_text())
     assert set(nested) == {row["label"] for row in table["rows"]}
     notes = (tmp_path / "results/tables/smoke/synthetic.md").read_text()
@@ -142,7 +170,8 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     provenance = cell.pop("provenance")
     assert cell == pytest.approx({"mean": 0.05, "std": np.std([0.0, 0.1], ddof=1), "n": 2, "published": None})
     assert [(r["run"], r["seed"], r["commit"]) for r in provenance["runs"]] == [
-        (f"results/runs/synthetic_en/qa_cnn/seed{s}", s, "c0ffee" * 6 + "abcd") for s in (1, 2)]
+        (f"results/runs/synthetic_en/qa_cnn/seed{s}", s, "c0ffee" * 6 + "abcd") for s in (1, 2)
+    ]
     assert provenance["raw_sha256"] == [{"dataset": "synthetic_en", "file": "corpus.json", "sha256": "ab" * 32}]
     # lists only: `dvc metrics show` tabulates a twin's numbers and strings, not its lists
     assert all(isinstance(v, list) for v in provenance.values())
@@ -162,22 +191,31 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     from ansel.report.tables import grid_choice, grid_notes
 
     monkeypatch.chdir(tmp_path)
-    dev_test = {"m": ([0.50, 0.60], [0.7, 0.7]), "m@lr=5e-05": ([0.58, 0.56], [0.6, 0.6]),
-                "m@lr=1e-05": ([0.40, 0.45], [0.9, 0.9])}
+    dev_test = {
+        "m": ([0.50, 0.60], [0.7, 0.7]),
+        "m@lr=5e-05": ([0.58, 0.56], [0.6, 0.6]),
+        "m@lr=1e-05": ([0.40, 0.45], [0.9, 0.9]),
+    }
     for model, (dev, test) in dev_test.items():
         for seed, (d, t) in enumerate(zip(dev, test), start=1):
             run = tmp_path / f"results/runs/syn/{model}/seed{seed}"
             run.mkdir(parents=True)
             (run / "metrics.json").write_text(json.dumps({"dev": {"MAP": d}, "test": {"MAP": t, "MRR": t}}))
     train = {"lr": 1e-4, "lr_grid": [1e-4, 5e-5, 1e-5], "select_metric": "MAP"}
-    config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}, "scale": {},
-              "models": {"m": {"arch": "qa_lstm", "train": train}}}
+    config = {
+        "seeds": 2,
+        "datasets": {"syn": {"source": "syn"}},
+        "dataset_alias": {"wiki": "syn"},
+        "scale": {},
+        "models": {"m": {"arch": "qa_lstm", "train": train}},
+    }
     lr, variant, dev = grid_choice(config, "m", "syn")
     assert (lr, variant.name, dev) == (5e-5, "m@lr=5e-05", pytest.approx(0.57))
     cells = aggregate(config, "p", TABLE, {}).set_index(["row", "metric"])
     assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(0.6)
     assert grid_notes(config, TABLE) == [
-        "lr chosen per row on syn dev MAP (mean over seeds) from the grid {0.0001, 5e-05, 1e-05}: M 5e-05"]
+        "lr chosen per row on syn dev MAP (mean over seeds) from the grid {0.0001, 5e-05, 1e-05}: M 5e-05"
+    ]
     two = {**TABLE, "rows": [{"label": "M", "model": "m"}, {"label": "N", "model": "m"}]}
     assert grid_notes(config, two)[0].endswith("{0.0001, 5e-05, 1e-05}: every row 5e-05")
     one = {**config, "models": {"m": {"arch": "qa_lstm", "train": {**train, "lr_grid": [1e-4]}}}}
@@ -202,8 +240,13 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
         timings.parent.mkdir(parents=True, exist_ok=True)
         epochs = [{"epoch": 1, "seconds": 2.0, "batches": 10, "seconds_per_batch": 0.2 * seed}]
         timings.write_text(json.dumps({"train": {"seconds_per_batch": 0.1 * seed, "epochs": epochs}}))
-    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
-                                  {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"}]}
+    table = {
+        **TABLE,
+        "columns": [
+            {"dataset": "wiki", "split": "test", "metric": "MAP"},
+            {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch"},
+        ],
+    }
     config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     published = {("wiki", "train", "M", "seconds_per_batch"): 1.28}
     cells = aggregate(config, "p", table, published).set_index(["row", "metric"])
@@ -211,13 +254,28 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     assert cells.loc[("M", "seconds_per_batch"), "published"] == 1.28
     # one precision per column: ours (0.15 s) is not cut to 2 decimals by the paper's 1.28 s beside it
     assert cells.loc[("M", "seconds_per_batch"), "digits"] == 4
-    assert table_inputs(config, table) == [f"results/{kind}" for seed in (1, 2) for kind in (
-        f"runs/syn/m/seed{seed}/config.json", f"runs/syn/m/seed{seed}/metrics.json", f"timings/syn/m/seed{seed}.json")
-    ] + ["data/raw/syn/manifest.json"] + CHECKED
+    assert (
+        table_inputs(config, table)
+        == [
+            f"results/{kind}"
+            for seed in (1, 2)
+            for kind in (
+                f"runs/syn/m/seed{seed}/config.json",
+                f"runs/syn/m/seed{seed}/metrics.json",
+                f"timings/syn/m/seed{seed}.json",
+            )
+        ]
+        + ["data/raw/syn/manifest.json"]
+        + CHECKED
+    )
     # the timings files name the commit that trained each run (provenance), and the manifest the raw files
-    assert table_inputs(config, TABLE) == [f"results/runs/syn/m/seed{seed}/{name}"
-                                           for seed in (1, 2) for name in ("config.json", "metrics.json")] + [
-        f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)] + ["data/raw/syn/manifest.json"] + CHECKED
+    assert (
+        table_inputs(config, TABLE)
+        == [f"results/runs/syn/m/seed{seed}/{name}" for seed in (1, 2) for name in ("config.json", "metrics.json")]
+        + [f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)]
+        + ["data/raw/syn/manifest.json"]
+        + CHECKED
+    )
     (tmp_path / "results/timings/syn/m/seed2.json").unlink()
     with pytest.raises(FileNotFoundError, match="results/timings/syn/m/seed2.json: missing"):
         aggregate(config, "p", table, published)
@@ -230,15 +288,23 @@ def test_a_benchmark_column_reads_the_tables_step_times_not_the_runs_timings(tmp
     for seed in (1, 2):
         (tmp_path / f"results/runs/syn/m/seed{seed}").mkdir(parents=True)
         (tmp_path / f"results/runs/syn/m/seed{seed}/metrics.json").write_text(json.dumps({"test": {"MAP": 0.5}}))
-    table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
-                                  {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch",
-                                   "protocol": "benchmark"}]}
+    table = {
+        **TABLE,
+        "columns": [
+            {"dataset": "wiki", "split": "test", "metric": "MAP"},
+            {"dataset": "wiki", "split": "train", "metric": "seconds_per_batch", "protocol": "benchmark"},
+        ],
+    }
     config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     with pytest.raises(FileNotFoundError, match="results/benchmarks/p/t1.json: missing"):
         aggregate(config, "p", table, {})
-    bench = {"device": "cpu/AVX2", "threads": 2, "batches": 3, "rounds": 3,
-             "models": {"m": {"batch_size": 128, "max_len_q": 200, "max_len_a": 200,
-                              "seconds_per_batch": [1.0, 1.2, 1.1]}}}
+    bench = {
+        "device": "cpu/AVX2",
+        "threads": 2,
+        "batches": 3,
+        "rounds": 3,
+        "models": {"m": {"batch_size": 128, "max_len_q": 200, "max_len_a": 200, "seconds_per_batch": [1.0, 1.2, 1.1]}},
+    }
     (tmp_path / "results/benchmarks/p").mkdir(parents=True)
     (tmp_path / "results/benchmarks/p/t1.json").write_text(json.dumps(bench))
     cells = aggregate(config, "p", table, {("wiki", "train", "M", "seconds_per_batch"): 1.28})
@@ -251,9 +317,14 @@ def test_a_benchmark_column_reads_the_tables_step_times_not_the_runs_timings(tmp
 
 def test_a_cell_where_none_of_a_rows_models_applies_reads_na(runs, tmp_path):
     config, _ = runs
-    table = {"id": "t2", "rows": [{"label": "M", "model": "m", "models": {"pairs": None}}, {"label": "Prior"}],
-             "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP"},
-                         {"dataset": "pairs", "split": "test", "metric": "accuracy"}]}
+    table = {
+        "id": "t2",
+        "rows": [{"label": "M", "model": "m", "models": {"pairs": None}}, {"label": "Prior"}],
+        "columns": [
+            {"dataset": "wiki", "split": "test", "metric": "MAP"},
+            {"dataset": "pairs", "split": "test", "metric": "accuracy"},
+        ],
+    }
     config = {**config, "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}}}
     cells = aggregate(config, "p", table, {}).set_index(["row", "dataset"])
     assert cells.loc[("M", "wiki"), "n"] == 3 and not cells.loc[("M", "wiki"), "na"]
@@ -272,12 +343,17 @@ def test_a_published_key_held_twice_is_refused_naming_the_file_lines_and_key(tmp
     """Two rows with one (paper, table, dataset, split, model, metric): a lookup would keep one of
     them, so an edit to the other would be silently shadowed (issue 32, item 15)."""
     csv = tmp_path / "published.csv"
-    csv.write_text("paper,table,dataset,split,model,metric,value\n"
-                   "p,t,d,test,M,MAP,0.5\n"
-                   "p,t,d,test,M,MRR,0.6\n"
-                   "p,t,d,test,M,MAP,0.5\n")
-    with pytest.raises(ValueError, match=rf"{csv}: duplicate key .* lines 2, 4: paper='p', table='t', dataset='d', "
-                                         r"split='test', model='M', metric='MAP'"):
+    csv.write_text(
+        "paper,table,dataset,split,model,metric,value\n"
+        "p,t,d,test,M,MAP,0.5\n"
+        "p,t,d,test,M,MRR,0.6\n"
+        "p,t,d,test,M,MAP,0.5\n"
+    )
+    with pytest.raises(
+        ValueError,
+        match=rf"{csv}: duplicate key .* lines 2, 4: paper='p', table='t', dataset='d', "
+        r"split='test', model='M', metric='MAP'",
+    ):
         published_lookup(csv, "p", "t")
     # whichever table is asked for: the file is wrong as a whole
     with pytest.raises(ValueError, match="lines 2, 4"):
@@ -287,10 +363,15 @@ def test_a_published_key_held_twice_is_refused_naming_the_file_lines_and_key(tmp
     with pytest.raises(ValueError, match=r"lines 2, 3: .*metric='nDCG@3'"):
         published_lookup(csv, "p", "t")
     # the same model and metric in another table, split or dataset is another key
-    csv.write_text("paper,table,dataset,split,model,metric,value\np,t,d,test,M,MAP,0.5\np,u,d,test,M,MAP,0.6\n"
-                   "p,t,d,dev,M,MAP,0.7\np,t,e,test,M,MAP,0.8\n")
-    assert published_lookup(csv, "p", "t") == {("d", "test", "M", "MAP"): 0.5, ("d", "dev", "M", "MAP"): 0.7,
-                                               ("e", "test", "M", "MAP"): 0.8}
+    csv.write_text(
+        "paper,table,dataset,split,model,metric,value\np,t,d,test,M,MAP,0.5\np,u,d,test,M,MAP,0.6\n"
+        "p,t,d,dev,M,MAP,0.7\np,t,e,test,M,MAP,0.8\n"
+    )
+    assert published_lookup(csv, "p", "t") == {
+        ("d", "test", "M", "MAP"): 0.5,
+        ("d", "dev", "M", "MAP"): 0.7,
+        ("e", "test", "M", "MAP"): 0.8,
+    }
 
 
 def test_the_repositorys_published_results_hold_each_key_once(repo_root):
@@ -319,6 +400,7 @@ def test_ours_header_names_the_stand_in_a_preset_replaced_the_dataset_with(runs,
 
     # no alias: the runs are wiki's own, and the header is the column's
     import shutil
+
     shutil.copytree(tmp_path / "results/runs/syn", tmp_path / "results/runs/wiki")
     plain = {**config, "datasets": {"wiki": {"source": "wiki"}}, "dataset_alias": {}}
     render(aggregate(plain, "p", TABLE, published_lookup(published, "p", "t1")), TABLE, [], tmp_path / "out/plain")

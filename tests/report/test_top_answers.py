@@ -1,5 +1,6 @@
 """Table kind top_answers (the aMV-LSTM paper's Table 4) on a fake dataset and fake runs, and the
 paper spec keys of the aMV-LSTM tables and figures against workflow/schemas/paper.schema.yaml."""
+
 import json
 import re
 import shutil
@@ -50,15 +51,25 @@ figures:
   - {id: figure4, kind: learning_curves, dataset: quoraqp, metric: accuracy, splits: [dev, test], panels: true,
      models: [mv, q], labels: {mv: MV-LSTM, q: aMV-LSTM (Q)}, reference_model: mv, reference_split: test}
 """
-CONFIG = {"preset": "test", "seeds": 2, "datasets": {"syn": {"source": "syn"}}, "scale": {},
-          "dataset_alias": {"wikiqa_mz": "syn", "quoraqp": "syn"}, "models": {"mv": {"arch": "qa_lstm", "train": {"lr": 1.0, "select_metric": "MAP"}},
-                                  "q": {"arch": "qa_lstm", "train": {"lr": 1.0, "lr_grid": [1.0, 0.1],
-                                                                     "select_metric": "MAP"}}}}
+CONFIG = {
+    "preset": "test",
+    "seeds": 2,
+    "datasets": {"syn": {"source": "syn"}},
+    "scale": {},
+    "dataset_alias": {"wikiqa_mz": "syn", "quoraqp": "syn"},
+    "models": {
+        "mv": {"arch": "qa_lstm", "train": {"lr": 1.0, "select_metric": "MAP"}},
+        "q": {"arch": "qa_lstm", "train": {"lr": 1.0, "lr_grid": [1.0, 0.1], "select_metric": "MAP"}},
+    },
+}
 QUESTIONS = {"q1": "where do crocodiles live", "q2": "what is a crocodile", "q3": "Where do crocodiles live"}
 ANSWERS = [f"answer {i}" for i in range(5)]  # q1's candidates; a0 is correct
 # run -> q1's scores of a0..a4; q2 has two candidates everywhere
-SCORES = {"mv/seed1": [0.7, 0.1, 0.8, 0.9, 0.0], "q/seed1": [0.0, 0.1, 0.8, 0.9, 0.5],
-          "q@lr=0.1/seed1": [0.9, 0.1, 0.8, 0.7, 0.0]}
+SCORES = {
+    "mv/seed1": [0.7, 0.1, 0.8, 0.9, 0.0],
+    "q/seed1": [0.0, 0.1, 0.8, 0.9, 0.5],
+    "q@lr=0.1/seed1": [0.9, 0.1, 0.8, 0.7, 0.0],
+}
 
 
 @pytest.fixture
@@ -72,17 +83,26 @@ def root(tmp_path, monkeypatch, repo_root):
     (checkout / "workflow/papers/amvlstm.yaml").write_text(SPEC)
     monkeypatch.setenv("ANSEL_ROOT", str(checkout))
     monkeypatch.chdir(tmp_path)
-    questions = pd.DataFrame({"qid": list(QUESTIONS), "text": list(QUESTIONS.values()), "category": None,
-                              "tokens": [t.split() for t in QUESTIONS.values()]})
-    answers = pd.DataFrame({"aid": [f"a{i}" for i in range(7)], "text": ANSWERS + ["x", "y"],
-                            "tokens": [["w"]] * 7})
-    test = pd.DataFrame([("q1", f"a{i}", int(i == 0)) for i in range(5)] + [("q2", "a5", 1), ("q2", "a6", 0)],
-                        columns=["qid", "aid", "label"])
+    questions = pd.DataFrame(
+        {
+            "qid": list(QUESTIONS),
+            "text": list(QUESTIONS.values()),
+            "category": None,
+            "tokens": [t.split() for t in QUESTIONS.values()],
+        }
+    )
+    answers = pd.DataFrame({"aid": [f"a{i}" for i in range(7)], "text": ANSWERS + ["x", "y"], "tokens": [["w"]] * 7})
+    test = pd.DataFrame(
+        [("q1", f"a{i}", int(i == 0)) for i in range(5)] + [("q2", "a5", 1), ("q2", "a6", 0)],
+        columns=["qid", "aid", "label"],
+    )
     train = pd.DataFrame([("q3", "a0", 1)], columns=["qid", "aid", "label"])  # q3 reads as q1, but not in test
     Dataset("syn", questions, answers, {"train": train, "test": test}).save(tmp_path / "data/processed/syn")
     for run, scores in SCORES.items():
-        rows = [("test:q1", f"a{i}", s) for i, s in enumerate(scores)] + [("test:q2", "a5", 1.0),
-                                                                             ("test:q2", "a6", 0.0)]
+        rows = [("test:q1", f"a{i}", s) for i, s in enumerate(scores)] + [
+            ("test:q2", "a5", 1.0),
+            ("test:q2", "a6", 0.0),
+        ]
         path = tmp_path / f"results/runs/syn/{run}/run.trec"
         path.parent.mkdir(parents=True)
         write_trec_run(pd.DataFrame(rows, columns=["qid", "aid", "score"]), path, "fake")
@@ -97,15 +117,29 @@ def root(tmp_path, monkeypatch, repo_root):
 def test_top_answers_table_ranks_the_references_first_answers_per_model(root, monkeypatch):
     monkeypatch.setattr(agreement, "check_runs", lambda runs: None)  # fakes: metrics.json alone (their check:
     # tests/reliability/test_tampered_metrics.py)
-    main(["table", "--config", json.dumps(CONFIG), "--paper", "amvlstm", "--table", "table4",
-          "--published", str(root / "checkout/workflow/papers/published_results.csv"),
-          "--out-prefix", "results/tables/amvlstm/table4"])
+    main(
+        [
+            "table",
+            "--config",
+            json.dumps(CONFIG),
+            "--paper",
+            "amvlstm",
+            "--table",
+            "table4",
+            "--published",
+            str(root / "checkout/workflow/papers/published_results.csv"),
+            "--out-prefix",
+            "results/tables/amvlstm/table4",
+        ]
+    )
     out = root / "results/tables/amvlstm/table4"
     table = json.loads(out.with_suffix(".json").read_text())
     assert list(table)[:3] == ["a3", "a2", "a0"]  # mv's first three, in its order
     assert table["a0"] == {"label": 1, "MV-LSTM": {"score": 0.7, "rank": 3}, "aMV-LSTM (Q)": {"score": 0.9, "rank": 1}}
-    assert table["correct_rank"] == {"MV-LSTM": {"ours": 3, "published": 3.0},
-                                     "aMV-LSTM (Q)": {"ours": 1, "published": 1.0}}  # q: the grid point lr 0.1
+    assert table["correct_rank"] == {
+        "MV-LSTM": {"ours": 3, "published": 3.0},
+        "aMV-LSTM (Q)": {"ours": 1, "published": 1.0},
+    }  # q: the grid point lr 0.1
     md = out.with_suffix(".md").read_text()
     assert "| answer 0 | 0.7000 (3) | 0.9000 (1)     | 1       |" in md
     assert "Question q1 of syn test: 5 candidates, 1 correct; seed 1." in md
@@ -119,19 +153,27 @@ def test_top_answers_table_ranks_the_references_first_answers_per_model(root, mo
 def test_top_answers_inputs_are_the_dataset_and_the_shown_runs(root):
     table = spec_table(CONFIG, "amvlstm", "table4")
     assert table_inputs(CONFIG, table) == [
-        "data/processed/syn", "results/runs/syn/mv/seed1/run.trec",
-        "results/runs/syn/q/seed1/metrics.json", "results/runs/syn/q/seed1/run.trec",
+        "data/processed/syn",
+        "results/runs/syn/mv/seed1/run.trec",
+        "results/runs/syn/q/seed1/metrics.json",
+        "results/runs/syn/q/seed1/run.trec",
         "results/runs/syn/q/seed2/metrics.json",
-        "results/runs/syn/q@lr=0.1/seed1/metrics.json", "results/runs/syn/q@lr=0.1/seed1/run.trec",
+        "results/runs/syn/q@lr=0.1/seed1/metrics.json",
+        "results/runs/syn/q@lr=0.1/seed1/run.trec",
         "results/runs/syn/q@lr=0.1/seed2/metrics.json",
-        "results/runs/syn/q/seed2/run.trec", "results/runs/syn/q@lr=0.1/seed2/run.trec"]  # beside its metrics.json
+        "results/runs/syn/q/seed2/run.trec",
+        "results/runs/syn/q@lr=0.1/seed2/run.trec",
+    ]  # beside its metrics.json
     assert len(table_runs(CONFIG, table)) == 5
 
 
-@pytest.mark.parametrize("question,message", [
-    ("Where do alligators live?", "table table4: no test question of syn reads 'Where do alligators live?'"),
-    ("what is a crocodile", "table table4: question 'what is a crocodile' is ambiguous in syn test: qids q2, q4"),
-])
+@pytest.mark.parametrize(
+    "question,message",
+    [
+        ("Where do alligators live?", "table table4: no test question of syn reads 'Where do alligators live?'"),
+        ("what is a crocodile", "table table4: question 'what is a crocodile' is ambiguous in syn test: qids q2, q4"),
+    ],
+)
 def test_a_question_absent_or_ambiguous_is_named(root, question, message):
     data = Dataset.load(root / "data/processed/syn")
     data.questions.loc[len(data.questions)] = ["q4", "What is a crocodile?", ["w"], None]
@@ -147,8 +189,10 @@ def test_the_amvlstm_spec_keys_validate_and_a_wrong_key_is_refused_with_its_path
     path = root / "checkout/workflow/papers/amvlstm.yaml"
     for edit, message in [
         (lambda s: s["tables"][1].update(questoin="x"), "amvlstm.yaml: tables.1: unknown key 'questoin'"),
-        (lambda s: s["tables"][0]["columns"][2].update(protocol="best"),
-         "tables.0.columns.2.protocol: 'best' is not one of"),
+        (
+            lambda s: s["tables"][0]["columns"][2].update(protocol="best"),
+            "tables.0.columns.2.protocol: 'best' is not one of",
+        ),
         (lambda s: s["figures"][0].update(refrence_model="mv"), "figures.0: unknown key 'refrence_model'"),
         (lambda s: s["figures"][1].update(panel=True), "figures.1: unknown key 'panel'"),
         (lambda s: s["tables"][1].pop("question"), "tables.1: 'question' is a required property"),

@@ -1,4 +1,5 @@
 """A small synthetic corpus, processed as the pipeline does, for the training tests."""
+
 from pathlib import Path
 
 from ansel.data.readers.synthetic import Synthetic

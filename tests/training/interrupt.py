@@ -1,4 +1,5 @@
 """A training cut at an epoch's end, as a kill between two epochs would cut it (the resume tests)."""
+
 import ansel.training.trainer as train_mod
 
 
@@ -11,4 +12,5 @@ def interrupt_after_epoch(m, epoch: int) -> None:
         real(run, at, *args)
         if at == epoch:
             raise KeyboardInterrupt
+
     m.setattr(train_mod._Run, "epoch_done", cut)

@@ -1,6 +1,7 @@
 """``ansel train --checkpoint-minutes``: state.pt saved after an epoch only once that long has passed
 since the last save (never after the last epoch), and a run cut after an unsaved epoch resumes from
 the saved one to the same bytes as an uncut run."""
+
 import itertools
 
 import pytest
@@ -17,8 +18,9 @@ from tests.training.interrupt import interrupt_after_epoch
 
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory):
-    return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"),
-                               {"train": 40, "dev": 16, "test": 16})
+    return processed_synthetic(
+        tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), {"train": 40, "dev": 16, "test": 16}
+    )
 
 
 def _train(processed, run_dir, minutes):
@@ -27,8 +29,16 @@ def _train(processed, run_dir, minutes):
     c["hparams"].update(embedding_dim=12, filters=16)
     c["train"].update(epochs=4, batch_size=8, max_batches=2)
     data = RunData.load(processed, Vocab.load(processed / "vocab.json"), c["max_len_q"], c["max_len_a"])
-    train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False,
-                        dvclive=False, checkpoint_minutes=minutes)
+    train_mod.train_run(
+        c,
+        data,
+        None,
+        run_dir,
+        dev_evaluator(data, "dev", EvalConfig(["dev"])),
+        progress=False,
+        dvclive=False,
+        checkpoint_minutes=minutes,
+    )
 
 
 def _saved_epochs(monkeypatch):
@@ -38,6 +48,7 @@ def _saved_epochs(monkeypatch):
         if path.name == "state.pt":
             saved.append(obj["epoch"])
         real(obj, path)
+
     monkeypatch.setattr(train_mod, "save_torch", save)
     return saved
 
@@ -75,6 +86,7 @@ def test_a_cadence_that_is_not_positive_is_refused(processed, tmp_path):
     from ansel.training.command import train_command
 
     with pytest.raises(ConfigError, match=r"--checkpoint-minutes: 0 is not > 0"):
-        train_command({"dataset": "synthetic_en", "model": "qa_cnn", "seed": 1}, processed, tmp_path, None,
-                      checkpoint_minutes=0)
+        train_command(
+            {"dataset": "synthetic_en", "model": "qa_cnn", "seed": 1}, processed, tmp_path, None, checkpoint_minutes=0
+        )
     assert list(tmp_path.iterdir()) == []

@@ -1,4 +1,5 @@
 """Embedding tables' gradients built in kept buffers: the dense backward's gradient bit for bit, one buffer."""
+
 import copy
 
 import torch
@@ -7,14 +8,22 @@ import torch.nn.functional as F
 from ansel.models.registry import build_model
 from ansel.training.gradient_buffers import keep_gradient_buffers
 
-MV_LSTM = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12, "top_k": 10,
-           "freeze_embeddings": False, "dropout": 0.0, "lstm_dropout": 0.0}
+MV_LSTM = {
+    "embedding_dim": 8,
+    "hidden": 5,
+    "text1_maxlen": 6,
+    "text2_maxlen": 12,
+    "top_k": 10,
+    "freeze_embeddings": False,
+    "dropout": 0.0,
+    "lstm_dropout": 0.0,
+}
 
 
 def _texts(n: int, length: int, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(1, 12, (n, length), generator=g)  # 11 words: most rows read many times
-    ids[:, length - 2:] = 0  # padding, whose row gets no gradient
+    ids[:, length - 2 :] = 0  # padding, whose row gets no gradient
     return ids
 
 

@@ -1,11 +1,14 @@
 """MTAS's joint training: (1 - alpha) * ranking loss + alpha * cross-entropy of the question's
 category, the classifier alone ("only text classification"), and the category metrics."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+import ansel.training.epoch as epoch_mod
+import ansel.training.trainer as train_mod
 from ansel.config import load, run_config
 from ansel.data.batches import RunData
 from ansel.data.vocab import Vocab, training_texts
@@ -14,8 +17,6 @@ from ansel.evaluation.evaluate import dev_evaluator, evaluate_run
 from ansel.evaluation.metrics import category_metrics
 from ansel.settings import ConfigError, SettingError
 from ansel.training.config import TrainConfig
-import ansel.training.epoch as epoch_mod
-import ansel.training.trainer as train_mod
 from tests.training.corpus import processed_synthetic
 
 SMALL = {"train": 80, "dev": 20, "test": 20}
@@ -86,7 +87,9 @@ def test_joint_training_reports_category_metrics_for_every_split(processed, tmp_
     _train(c, processed, tmp_path)
     metrics = evaluate_run(tmp_path, processed)
     for split in ("dev", "test"):
-        assert {"MAP", "category_F1", "category_precision", "category_recall", "category_accuracy"} <= set(metrics[split])
+        assert {"MAP", "category_F1", "category_precision", "category_recall", "category_accuracy"} <= set(
+            metrics[split]
+        )
 
 
 def test_alpha_zero_leaves_the_classifier_untouched_and_the_category_loss_alone_leaves_the_ranker(processed, tmp_path):
@@ -137,6 +140,7 @@ def test_bad_multitask_settings_name_their_key():
 def _lawqa_lines(questions: range, pool: int, rng: np.random.Generator) -> list[str]:
     """Lines in LawQA's six-field format (label qid:N q_tok_tok a_tok_tok q_cat a_cat): each question
     of category N % 3 with its answer first, then ``pool - 1`` answers of other questions."""
+
     def words(kind: str, i: int, cat: int) -> str:
         return "_".join([f"{kind}{cat}类", f"词{i % 7}", f"{kind}{i}", f"主题{cat}", "问题"])
 
@@ -212,8 +216,7 @@ def test_alpha_zero_is_the_ranking_loss_alone_and_alpha_above_zero_reaches_the_s
     model.zero_grad()
     q = feed.ids(data.q_ids, feed.pos_q[rows])
     neg = feed.sampler.sample(feed.pos_q[rows], np.random.default_rng(0), model, data.q_ids, data.a_ids)
-    pair_loss(model(q, feed.ids(data.a_ids, feed.pos_a[rows])), model(q, feed.ids(data.a_ids, neg)),
-              feed.t).backward()
+    pair_loss(model(q, feed.ids(data.a_ids, feed.pos_a[rows])), model(q, feed.ids(data.a_ids, neg)), feed.t).backward()
     alone = {k: p.grad for k, p in model.named_parameters()}
     assert all((joint0[k] is None and alone[k] is None) or torch.equal(joint0[k], alone[k]) for k in alone)
 
@@ -230,4 +233,5 @@ def test_the_full_presets_mtas_targets_run_on_lawqa_itself():
     runs = [r for r in T.paper_runs(config) if r.variant.model.startswith("mtas_")]
     assert runs and {r.dataset for r in runs} == {"lawqa"}
     assert {"results/tables/mtas/table4.md", "results/tables/mtas/table7.md", "figures/mtas/figure_alpha.png"} <= set(
-        T.paper_outputs(config))
+        T.paper_outputs(config)
+    )

@@ -6,6 +6,7 @@ wrong sign in the loss or the scorer, gradients that do not reach the encoders) 
 
 Sizes and optimiser are the test's (seconds on one core), not the papers': the papers' recipes on
 the bigger corpus are reports/gap-wikiqa/ (E5)."""
+
 import pandas as pd
 import pytest
 
@@ -21,9 +22,19 @@ CORPUS = {"seed": 3, "cues": 10, "fillers": 10, "questions": {"train": 200, "dev
 # (preset, WikiQA dataset, model): the rows E5 trains at the papers' recipes
 MODELS = {
     "ap_cnn": ("full", "wikiqa", "apnet_ap_cnn_wikiqa", {"embedding_dim": 32, "filters": 32}),
-    "mv_lstm": ("paper", "wikiqa_mz", "amv_mv_lstm_wikiqa",
-                {"embedding_dim": 32, "hidden": 16, "top_k": 10, "dropout": 0.0, "lstm_dropout": 0.0,
-                 "freeze_embeddings": False}),
+    "mv_lstm": (
+        "paper",
+        "wikiqa_mz",
+        "amv_mv_lstm_wikiqa",
+        {
+            "embedding_dim": 32,
+            "hidden": 16,
+            "top_k": 10,
+            "dropout": 0.0,
+            "lstm_dropout": 0.0,
+            "freeze_embeddings": False,
+        },
+    ),
 }
 
 
@@ -37,8 +48,16 @@ def _dev_map(processed, run_dir, name: str, epochs: int) -> list[float]:
     c = run_config(load(preset=preset), dataset, model, 1)
     c.update(dataset="synthetic_mapping", embeddings=None, eval={"splits": ["dev"], "no_positive": "drop"})
     c["hparams"].update(hparams)
-    c["train"].update(epochs=epochs, optimizer="adam", lr=0.01, lr_schedule="constant", batch_size=20,
-                      max_batches=None, negatives={"strategy": "pool", "n": 1}, monitor_splits=[])
+    c["train"].update(
+        epochs=epochs,
+        optimizer="adam",
+        lr=0.01,
+        lr_schedule="constant",
+        batch_size=20,
+        max_batches=None,
+        negatives={"strategy": "pool", "n": 1},
+        monitor_splits=[],
+    )
     data = RunData.load(processed, Vocab.load(processed / "vocab.json"), c["max_len_q"], c["max_len_a"])
     train_run(c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False, dvclive=False)
     return list(pd.read_csv(run_dir / "log.csv").dev_MAP)

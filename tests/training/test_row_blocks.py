@@ -1,4 +1,5 @@
 """Large parameters stepped in row blocks: the same numbers as torch's optimizer over the whole."""
+
 import pytest
 import torch
 

@@ -53,7 +53,10 @@ def test_a_source_for_a_strategy_that_draws_no_n_is_refused_naming_the_key():
     from ansel.settings import parse
     from ansel.training.config import NegativesConfig
 
-    assert parse(NegativesConfig, {"strategy": "sampled_max", "n": 5, "source": "candidates"}, "train.negatives").source == "candidates"
+    assert (
+        parse(NegativesConfig, {"strategy": "sampled_max", "n": 5, "source": "candidates"}, "train.negatives").source
+        == "candidates"
+    )
     with pytest.raises(ConfigError, match=r"train\.negatives\.source: 'candidates' is where sampled_max draws"):
         parse(NegativesConfig, {"strategy": "pool", "source": "candidates"}, "train.negatives")
 
@@ -61,10 +64,16 @@ def test_a_source_for_a_strategy_that_draws_no_n_is_refused_naming_the_key():
 # one of each family the scoring path tells apart: attentive pooling, siamese, interaction
 SAMPLED_MAX_MODELS = {
     "AP-CNN": ("ap_cnn", {"embedding_dim": 8, "filters": 6, "kernel": 3}, {"encode_side": None}),
-    "QA-CNN": ("qa_cnn", {"embedding_dim": 8, "filters": 10, "kernel": 3},
-               {"encode_question": "q", "encode_answer": "a"}),
-    "MV-LSTM": ("mv_lstm", {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12, "top_k": 10},
-                {"encode_question_side": "q", "encode_answer_side": "a"}),
+    "QA-CNN": (
+        "qa_cnn",
+        {"embedding_dim": 8, "filters": 10, "kernel": 3},
+        {"encode_question": "q", "encode_answer": "a"},
+    ),
+    "MV-LSTM": (
+        "mv_lstm",
+        {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12, "top_k": 10},
+        {"encode_question_side": "q", "encode_answer_side": "a"},
+    ),
 }
 
 
@@ -92,9 +101,11 @@ def test_sampled_max_scores_a_batch_in_one_encoder_call_a_side_and_picks_the_bes
 
     calls = {"q": [], "a": []}
     for method, side in encoders.items():
+
         def counting(ids, *args, side=side, encode=getattr(model, method), **kwargs):
             calls["a" if side == "a" or kwargs.get("answer") else "q"].append(len(ids))
             return encode(ids, *args, **kwargs)
+
         monkeypatch.setattr(model, method, counting)
     chosen = sampler.sample(q_batch, np.random.default_rng(7), model, q_ids.numpy(), a_ids.numpy())
     assert model.training

@@ -1,6 +1,7 @@
 """A row's seeds as one stacked model (``ansel.training.seed_stack``): each seed's batches and
 negatives those of its run alone, its losses and gradients equal to 1e-6 over a few steps, its final
 metrics as close as measured here; what cannot stack refused by its key with nothing touched."""
+
 import json
 
 import numpy as np
@@ -26,8 +27,10 @@ SEEDS = [1, 2, 3]
 # seed's own batch width); MatchZoo's ARC-I with dropout before its head; GGSA's global self-attention
 # with its dropout 0.3
 MODELS = {
-    "qa_cnn": ({"embedding_dim": 16, "filters": 24, "kernel": 3},
-               {"optimizer": "adam", "lr": 0.01, "clip_norm": 0.5, "negatives": {"strategy": "sampled_max", "n": 3}}),
+    "qa_cnn": (
+        {"embedding_dim": 16, "filters": 24, "kernel": 3},
+        {"optimizer": "adam", "lr": 0.01, "clip_norm": 0.5, "negatives": {"strategy": "sampled_max", "n": 3}},
+    ),
     # at AP's lr 1.1 the first step's rounding (1e-7) grows past 1e-6 by the sixth (measured): lr 0.1 here
     "apnet_ap_cnn_wikiqa": ({"embedding_dim": 16, "filters": 24, "kernel": 3, "dropout": 0.3}, {"lr": 0.1}),
     "amv_arc_i_wikiqa": ({"embedding_dim": 16, "kernel_count": 8, "dropout": 0.5}, {}),
@@ -37,8 +40,9 @@ MODELS = {
 
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory):
-    return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"),
-                               {"train": 60, "dev": 20, "test": 20})
+    return processed_synthetic(
+        tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), {"train": 60, "dev": 20, "test": 20}
+    )
 
 
 def cfg(model, seed, epochs=2, **train):
@@ -70,17 +74,20 @@ class Recorder:
             b = real_batch(feed, rows, rng)
             self.batches.append((feed.seed, {k: v.clone() for k, v in b.items()}))
             return b
+
         monkeypatch.setattr(epoch_mod.Feed, "batch", batch)
         for cls in (epoch_mod.Alone, SeedStack):
             monkeypatch.setattr(cls, "losses", self._losses(cls.losses))
         self.hook = register_optimizer_step_pre_hook(
-            lambda opt, args, kwargs: self.grads.append([p.grad.clone() for g in opt.param_groups for p in g["params"]]))
+            lambda opt, args, kwargs: self.grads.append([p.grad.clone() for g in opt.param_groups for p in g["params"]])
+        )
 
     def _losses(self, real):
         def losses(trainee, batches, feeds):
             out = real(trainee, batches, feeds)
             self.losses.append(out[0].detach().clone())
             return out
+
         return losses
 
 
@@ -92,24 +99,28 @@ def _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train):
             rec = Recorder(m)
             c = cfg(model, seed, **train)
             data = _data(c, processed)
-            train_mod.train_run(c, data, None, tmp_path / f"alone{seed}", _evaluator(data), progress=False, dvclive=False)
+            train_mod.train_run(
+                c, data, None, tmp_path / f"alone{seed}", _evaluator(data), progress=False, dvclive=False
+            )
             rec.hook.remove()
         alone[seed] = rec
     with monkeypatch.context() as m:
         rec = Recorder(m)
         cfgs = [cfg(model, seed, **train) for seed in SEEDS]
         data = _data(cfgs[0], processed)
-        train_mod.train_seeds(cfgs, data, None, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data),
-                              progress=False, dvclive=False)
+        train_mod.train_seeds(
+            cfgs, data, None, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data), progress=False, dvclive=False
+        )
         rec.hook.remove()
     # the stack's probe (one step's losses, nothing trained, before any file: SeedStack.probe) first
-    rec.batches, rec.losses = rec.batches[len(SEEDS):], rec.losses[1:]
+    rec.batches, rec.losses = rec.batches[len(SEEDS) :], rec.losses[1:]
     return alone, rec
 
 
 @pytest.mark.parametrize("model", list(MODELS))
 def test_stacked_seeds_draw_their_alone_batches_and_step_on_their_alone_losses_and_gradients(
-        model, processed, tmp_path, monkeypatch):
+    model, processed, tmp_path, monkeypatch
+):
     alone, stack = _alone_and_stacked(model, processed, tmp_path, monkeypatch)
     steps = len(stack.losses)
     assert steps == 6 and all(len(alone[s].losses) == steps for s in SEEDS)  # 2 epochs of 3 batches
@@ -124,10 +135,12 @@ def test_stacked_seeds_draw_their_alone_batches_and_step_on_their_alone_losses_a
                 assert torch.allclose(g_stack[i], g_alone, rtol=0, atol=1e-6)
         for f in ("model.pt", "log.csv", "config.json"):  # each seed's run directory as alone
             assert (tmp_path / f"stack{seed}" / f).exists()
-        assert sorted(p.name for p in (tmp_path / f"stack{seed}").iterdir()) == \
-            sorted(p.name for p in (tmp_path / f"alone{seed}").iterdir())
-        assert (tmp_path / f"stack{seed}" / "config.json").read_bytes() == \
-            (tmp_path / f"alone{seed}" / "config.json").read_bytes()
+        assert sorted(p.name for p in (tmp_path / f"stack{seed}").iterdir()) == sorted(
+            p.name for p in (tmp_path / f"alone{seed}").iterdir()
+        )
+        assert (tmp_path / f"stack{seed}" / "config.json").read_bytes() == (
+            tmp_path / f"alone{seed}" / "config.json"
+        ).read_bytes()
 
 
 @pytest.mark.parametrize("model", ["qa_cnn", "apnet_ap_cnn_wikiqa"])
@@ -146,10 +159,14 @@ def test_the_final_metrics_of_a_tiny_run_stacked_and_alone(model, processed, tmp
         assert wa.keys() == ws.keys()
         worst["weights"] = max(worst.get("weights", 0.0), max(float((wa[k] - ws[k]).abs().max()) for k in wa))
         # one seed's weights, not a view of the whole stack's storage
-        assert (tmp_path / f"stack{seed}" / "model.pt").stat().st_size == (tmp_path / f"alone{seed}" / "model.pt").stat().st_size
+        assert (tmp_path / f"stack{seed}" / "model.pt").stat().st_size == (
+            tmp_path / f"alone{seed}" / "model.pt"
+        ).stat().st_size
     with capsys.disabled():
-        print(f"\n{model} stacked vs alone, largest difference over 3 seeds x 3 epochs:",
-              ", ".join(f"{k} {v:.1e}" for k, v in worst.items()))
+        print(
+            f"\n{model} stacked vs alone, largest difference over 3 seeds x 3 epochs:",
+            ", ".join(f"{k} {v:.1e}" for k, v in worst.items()),
+        )
     assert worst["loss"] <= 1e-6 and worst["weights"] <= 1e-4  # Adam's steps carry the rounding on
     assert all(worst[c] <= 1e-6 for c in worst if c.startswith("dev_"))  # the same rankings on dev
 
@@ -178,15 +195,27 @@ def test_a_stacked_state_resumes_stacked_exactly_and_alone_to_1e6(processed, tmp
         assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-@pytest.mark.parametrize("model, train, hparams, key", [
-    ("ggsa_ggsa_max_insuranceqa", {}, {"embedding_dim": 12, "heads": 2},
-     r"models\.ggsa_ggsa_max_insuranceqa: the model does not run vmapped over seeds \(.*item"),
-    ("qa_lstm", {}, {"embedding_dim": 8, "hidden": 8}, r"models\.qa_lstm: arch 'qa_lstm' has a recurrent layer"),
-    ("qa_cnn", {"embedding_updates": "sparse", "optimizer": "adagrad", "clip_norm": None}, {},
-     r"models\.qa_cnn\.train\.embedding_updates"),
-])
-def test_what_cannot_stack_is_refused_by_its_key_before_any_file_is_touched(model, train, hparams, key, processed,
-                                                                            tmp_path):
+@pytest.mark.parametrize(
+    "model, train, hparams, key",
+    [
+        (
+            "ggsa_ggsa_max_insuranceqa",
+            {},
+            {"embedding_dim": 12, "heads": 2},
+            r"models\.ggsa_ggsa_max_insuranceqa: the model does not run vmapped over seeds \(.*item",
+        ),
+        ("qa_lstm", {}, {"embedding_dim": 8, "hidden": 8}, r"models\.qa_lstm: arch 'qa_lstm' has a recurrent layer"),
+        (
+            "qa_cnn",
+            {"embedding_updates": "sparse", "optimizer": "adagrad", "clip_norm": None},
+            {},
+            r"models\.qa_cnn\.train\.embedding_updates",
+        ),
+    ],
+)
+def test_what_cannot_stack_is_refused_by_its_key_before_any_file_is_touched(
+    model, train, hparams, key, processed, tmp_path
+):
     cfgs = [cfg(model, s, **train) for s in SEEDS]
     for c in cfgs:
         c["hparams"].update(hparams)
@@ -215,11 +244,20 @@ def test_ansel_train_seeds_stacks_a_row_or_trains_its_seeds_one_after_another(pr
     for model in ("qa_cnn", "qa_lstm"):
         c = cfg(model, 1, epochs=1)
         c["hparams"].update({"embedding_dim": 8, "hidden": 8} if model == "qa_lstm" else {})
-        train_command(c, processed, tmp_path / model / "seed{seed}", None, progress=False, dvclive=False,
-                      timings=tmp_path / model / "t{seed}.json", seeds=[1, 2])
+        train_command(
+            c,
+            processed,
+            tmp_path / model / "seed{seed}",
+            None,
+            progress=False,
+            dvclive=False,
+            timings=tmp_path / model / "t{seed}.json",
+            seeds=[1, 2],
+        )
         for seed in (1, 2):
-            assert {"model.pt", "log.csv", "config.json", "dev_scores.pt"} <= \
-                {p.name for p in (tmp_path / model / f"seed{seed}").iterdir()}
+            assert {"model.pt", "log.csv", "config.json", "dev_scores.pt"} <= {
+                p.name for p in (tmp_path / model / f"seed{seed}").iterdir()
+            }
             assert json.loads((tmp_path / model / f"seed{seed}" / "config.json").read_text())["seed"] == seed
             timings = json.loads((tmp_path / model / f"t{seed}.json").read_text())["train"]
             assert timings.get("stacked_seeds") == (2 if model == "qa_cnn" else None)
@@ -240,8 +278,9 @@ def test_frozen_vectors_equal_in_every_seed_are_held_once_and_train_as_alone(pro
     assert frozen in stack.shared and frozen not in stack.stacked
     tables = {dict(m.named_parameters())[frozen].data_ptr() for m in models}
     assert tables == {stack.shared[frozen].data_ptr()}  # one table for every seed
-    train_mod.train_seeds(cfgs, data, vectors, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data),
-                          progress=False, dvclive=False)
+    train_mod.train_seeds(
+        cfgs, data, vectors, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data), progress=False, dvclive=False
+    )
     train_mod.train_run(cfgs[1], data, vectors, tmp_path / "alone", _evaluator(data), progress=False, dvclive=False)
     a, b = (torch.load(d / "model.pt", weights_only=True) for d in (tmp_path / "alone", tmp_path / "stack2"))
     assert torch.equal(b[frozen], a[frozen])  # the vectors as alone (the padding row zeroed)

@@ -1,5 +1,6 @@
 """``train.embedding_updates: sparse``: the embedding tables' rows a batch reads, updated alone; the same
 arithmetic as the dense update for adadelta, lazy moments for adam, refused where no sparse form is."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,7 +19,10 @@ def test_lazy_adadelta_is_adadelta_on_rows_read_now_and_then():
     torch.manual_seed(0)
     table = torch.randn(50, 4)
     dense, lazy = nn.Parameter(table.clone()), nn.Parameter(table.clone())
-    optimizers = [torch.optim.Adadelta([dense], lr=1.0, rho=0.95, eps=1e-7), LazyAdadelta([lazy], lr=1.0, rho=0.95, eps=1e-7)]
+    optimizers = [
+        torch.optim.Adadelta([dense], lr=1.0, rho=0.95, eps=1e-7),
+        LazyAdadelta([lazy], lr=1.0, rho=0.95, eps=1e-7),
+    ]
     for _ in range(40):  # 8 reads of 50 rows a step, repeats included: most rows skip many steps
         rows, upstream = torch.randint(1, 50, (8,)), torch.randn(8, 4)
         F.embedding(rows, dense).mul(upstream).sum().backward()
@@ -50,8 +54,9 @@ def test_sparse_adam_moves_only_the_rows_read(processed, tmp_path):
     """Lazy moments: a row the batch did not read keeps its weights (dense Adam moves every row it ever read)."""
     c = cfg(epochs=1, optimizer="adam", lr=1e-2, embedding_updates="sparse")
     data = _data(c, processed)
-    model, _, optimizer = train_mod._model_and_optimizer(c, parse(TrainConfig, c["train"], "t"), data, None,
-                                                             torch.device("cpu"))
+    model, _, optimizer = train_mod._model_and_optimizer(
+        c, parse(TrainConfig, c["train"], "t"), data, None, torch.device("cpu")
+    )
     table = next(m.weight for m in model.modules() if isinstance(m, nn.Embedding))
     first, second = torch.tensor([[3, 4, 5]]), torch.tensor([[6, 7]])
     for ids in (first, second):
@@ -91,19 +96,32 @@ def test_a_table_read_other_than_by_lookup_is_refused():
     table = nn.Parameter(torch.randn(5, 2))
     optimizer = SplitOptimizer(None, LazyAdadelta([table]))
     (table @ torch.ones(2)).sum().backward()  # a dense gradient
-    with pytest.raises(RuntimeError, match="embedding_updates: sparse: the model reads an embedding table other than by lookup"):
+    with pytest.raises(
+        RuntimeError, match="embedding_updates: sparse: the model reads an embedding table other than by lookup"
+    ):
         optimizer.step()
 
 
-@pytest.mark.parametrize("train, says", [
-    ({"optimizer": "rmsprop"}, "sparse has no form for optimizer 'rmsprop'"),
-    ({"optimizer": "sgd", "momentum": 0.9}, "sparse has no form for optimizer 'sgd' with momentum"),
-    ({"optimizer": "adam", "weight_decay": 1e-4}, "set weight_decay: 0"),
-    ({"optimizer": "adam", "clip_norm": 5.0}, "set clip_norm: null"),
-    ({"optimizer": "adam", "embedding_updates": "lazy"}, "'lazy' is not of type 'dense' | 'sparse'"),
-])
+@pytest.mark.parametrize(
+    "train, says",
+    [
+        ({"optimizer": "rmsprop"}, "sparse has no form for optimizer 'rmsprop'"),
+        ({"optimizer": "sgd", "momentum": 0.9}, "sparse has no form for optimizer 'sgd' with momentum"),
+        ({"optimizer": "adam", "weight_decay": 1e-4}, "set weight_decay: 0"),
+        ({"optimizer": "adam", "clip_norm": 5.0}, "set clip_norm: null"),
+        ({"optimizer": "adam", "embedding_updates": "lazy"}, "'lazy' is not of type 'dense' | 'sparse'"),
+    ],
+)
 def test_settings_without_a_sparse_form_are_refused_naming_the_key(train, says):
-    values = {"epochs": 1, "batch_size": 2, "lr": 0.1, "loss": "hinge", "margin": 1.0, "select_metric": "MAP",
-              "embedding_updates": "sparse", **train}
+    values = {
+        "epochs": 1,
+        "batch_size": 2,
+        "lr": 0.1,
+        "loss": "hinge",
+        "margin": 1.0,
+        "select_metric": "MAP",
+        "embedding_updates": "sparse",
+        **train,
+    }
     with pytest.raises(ConfigError, match=r"models\.m\.train\.embedding_updates: .*" + says.replace("(", r"\(")):
         parse(TrainConfig, values, "models.m.train")

@@ -1,5 +1,6 @@
 """``ansel step-times``: a table's rows' training steps timed with every text at the run's full
 lengths (GGSA Table 3's seconds per batch as a benchmark measures it)."""
+
 import json
 
 import pytest
@@ -19,6 +20,7 @@ def processed(tmp_path_factory):
     s.fetch(raw, None, {"seed": 5, "questions": {"train": 40, "dev": 10, "test": 10}})
     s.read(raw, {"language": "en", "tokenizer": "english", "name": "syn"}).save(out)
     from ansel.data.canonical import Dataset
+
     Vocab.build(training_texts(Dataset.load(out))).save(out / "vocab.json")
     return out
 
@@ -28,7 +30,9 @@ def test_every_text_fills_the_runs_length_with_real_words(processed):
     assert data.q_ids.shape[1] < 7  # as wide as the longest question ...
     full = filled(data, 7, 11)
     assert full.q_ids.shape == (len(data.q_ids), 7) and full.a_ids.shape == (len(data.a_ids), 11)
-    assert full.q_ids.min() > PAD + 1 and full.a_ids.max() < data.vocab_size  # ... filled to the run's lengths: no pad, no <unk>
+    assert (
+        full.q_ids.min() > PAD + 1 and full.a_ids.max() < data.vocab_size
+    )  # ... filled to the run's lengths: no pad, no <unk>
 
 
 def test_each_rows_step_is_timed_over_rounds_at_its_batch_and_lengths(processed, tmp_path):
@@ -40,8 +44,21 @@ def test_each_rows_step_is_timed_over_rounds_at_its_batch_and_lengths(processed,
         c["train"]["batch_size"] = 4
         configs[model] = c
     out = tmp_path / "bench.json"
-    cli.main(["step-times", "--config", json.dumps(configs), "--processed", str(processed), "--out", str(out),
-              "--batches", "2", "--rounds", "2"])
+    cli.main(
+        [
+            "step-times",
+            "--config",
+            json.dumps(configs),
+            "--processed",
+            str(processed),
+            "--out",
+            str(out),
+            "--batches",
+            "2",
+            "--rounds",
+            "2",
+        ]
+    )
     result = json.loads(out.read_text())
     assert result["device"].startswith("cpu/") and result["rounds"] == 2 and result["batches"] == 2
     assert list(result["models"]) == list(configs)

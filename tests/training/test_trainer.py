@@ -1,5 +1,6 @@
 """Trainer: dev selection, atomic per-epoch state, exact resume after an interruption or a kill;
 wall times in a timings file of their own; a training split without a positive pair refused."""
+
 import json
 import os
 import signal
@@ -14,17 +15,16 @@ import pandas as pd
 import pytest
 import torch
 
+import ansel.training.epoch as epoch_mod
+import ansel.training.trainer as train_mod
 from ansel.config import load, model_config, run_config
 from ansel.data.batches import RunData
 from ansel.data.vocab import Vocab
 from ansel.evaluation.config import EvalConfig
-from ansel.settings import parse
-from ansel.training.config import TrainConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, save_dev_scores
 from ansel.models.io import load_model
-import ansel.training.epoch as epoch_mod
-import ansel.training.epoch as epoch_mod
-import ansel.training.trainer as train_mod
+from ansel.settings import parse
+from ansel.training.config import TrainConfig
 from tests.training.corpus import processed_synthetic
 
 SMALL = {"train": 120, "dev": 30, "test": 30}
@@ -49,8 +49,9 @@ def _data(c, processed):
 
 def _train(c, processed, run_dir, timings=None):
     data = _data(c, processed)
-    return train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False,
-                               timings=timings)
+    return train_mod.train_run(
+        c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False, timings=timings
+    )
 
 
 def _weights(run_dir):
@@ -99,7 +100,7 @@ def test_pairwise_epochs_log_the_mean_scores_of_positives_and_negatives(processe
     c["train"].update(batch_size=4, max_batches=None)  # enough batches for a tenth of them
     _train(c, processed, tmp_path)
     row = pd.read_csv(tmp_path / "log.csv").iloc[0]
-    end = seen[-max(1, len(seen) // 10):]  # the epoch's last tenth of batches
+    end = seen[-max(1, len(seen) // 10) :]  # the epoch's last tenth of batches
     assert len(seen) >= 10 and len(end) == len(seen) // 10
     assert row.pos_score == pytest.approx(float(np.mean([float(p) for p, _ in end])), abs=1e-6)
     assert row.neg_score == pytest.approx(float(np.mean([float(n) for _, n in end])), abs=1e-6)
@@ -112,7 +113,9 @@ def test_evaluation_reuses_the_selected_epochs_dev_scores_and_equals_a_fresh_one
     save_dev_scores(trained.dev_scores, "dev", tmp_path / DEV_SCORES)
     scored = []
     real = ev.score_split
-    monkeypatch.setattr(ev, "score_split", lambda model, data, split: (scored.append(split), real(model, data, split))[1])
+    monkeypatch.setattr(
+        ev, "score_split", lambda model, data, split: (scored.append(split), real(model, data, split))[1]
+    )
     reused = evaluate_run(tmp_path, processed)
     assert scored == ["test"]  # dev came from the training's selected epoch
     trec = (tmp_path / "run.trec").read_text()
@@ -141,8 +144,11 @@ def test_a_run_evaluated_against_another_datasets_tables_is_refused_naming_both(
     other, own = tmp_path / "data/processed/wikiqa", tmp_path / "data/processed/synthetic_en"
     for d in (other, own):
         shutil.copytree(processed, d)
-    with pytest.raises(ValueError, match=r"a run of dataset 'synthetic_en', but .*wikiqa holds 'wikiqa': "
-                                         r"evaluate it with .*data/processed/synthetic_en"):
+    with pytest.raises(
+        ValueError,
+        match=r"a run of dataset 'synthetic_en', but .*wikiqa holds 'wikiqa': "
+        r"evaluate it with .*data/processed/synthetic_en",
+    ):
         evaluate_run(run, other)
     assert not (run / "metrics.json").exists()
     assert evaluate_run(run, own) == evaluate_run(run, processed)
@@ -153,8 +159,9 @@ def test_batch_log_writes_every_steps_loss_and_mean_scores(processed, tmp_path, 
     (the first steps of a hinge loss that comes to sit at its margin), steps counted over the run."""
     seen = []
     real = epoch_mod.pair_loss
-    monkeypatch.setattr(epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean(), real(s, n, t)))
-                        or seen[-1][2])
+    monkeypatch.setattr(
+        epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean(), real(s, n, t))) or seen[-1][2]
+    )
     c = cfg(epochs=2, loss="hinge", margin=0.2, batch_log=True, max_batches=3)
     _train(c, processed, tmp_path)
     log = pd.read_csv(tmp_path / "batches.csv")
@@ -228,10 +235,10 @@ def test_state_from_another_config_is_refused(processed, tmp_path, monkeypatch):
 def test_sampled_max_negative_is_the_highest_scoring(processed):
     import numpy as np
 
-    from ansel.models import build_model
-    from ansel.training.sampler import NegativeSampler
     from ansel.data.batches import RunData
     from ansel.evaluation.scoring import score
+    from ansel.models import build_model
+    from ansel.training.sampler import NegativeSampler
 
     c = cfg()
     vocab = Vocab.load(processed / "vocab.json")
@@ -257,8 +264,19 @@ def test_killed_training_process_resumes_from_last_epoch(processed, tmp_path):
     c["hparams"].update(embedding_dim=16, hidden=16)
 
     def command(run_dir):
-        return [sys.executable, "-m", "ansel.cli", "train", "--config", json.dumps(c), "--processed",
-                str(processed), "--run-dir", str(run_dir), "--no-progress"]
+        return [
+            sys.executable,
+            "-m",
+            "ansel.cli",
+            "train",
+            "--config",
+            json.dumps(c),
+            "--processed",
+            str(processed),
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+        ]
 
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     subprocess.run(command(straight), check=True, capture_output=True)
@@ -276,8 +294,11 @@ def test_killed_training_process_resumes_from_last_epoch(processed, tmp_path):
     a, b = _weights(straight), _weights(killed)
     assert all(torch.equal(a[k], b[k]) for k in a)
     for run in (straight, killed):
-        subprocess.run([sys.executable, "-m", "ansel.cli", "evaluate", "--processed", str(processed),
-                        "--run-dir", str(run)], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "ansel.cli", "evaluate", "--processed", str(processed), "--run-dir", str(run)],
+            check=True,
+            capture_output=True,
+        )
     assert (straight / "metrics.json").read_bytes() == (killed / "metrics.json").read_bytes()
 
 
@@ -300,9 +321,18 @@ def test_timings_go_to_their_own_file_with_the_mean_seconds_per_batch(processed,
 def test_the_timings_keep_the_hash_of_the_vectors_the_run_read(processed, tmp_path):
     c = cfg(epochs=1)
     data = _data(c, processed)
-    vectors = np.random.default_rng(0).standard_normal((data.vocab_size, c["hparams"]["embedding_dim"]), dtype=np.float32)
-    train_mod.train_run(c, data, vectors.copy(), tmp_path / "run", dev_evaluator(data, "dev", EvalConfig(["dev"])),
-                        progress=False, timings=tmp_path / "timings.json")
+    vectors = np.random.default_rng(0).standard_normal(
+        (data.vocab_size, c["hparams"]["embedding_dim"]), dtype=np.float32
+    )
+    train_mod.train_run(
+        c,
+        data,
+        vectors.copy(),
+        tmp_path / "run",
+        dev_evaluator(data, "dev", EvalConfig(["dev"])),
+        progress=False,
+        timings=tmp_path / "timings.json",
+    )
     recorded = json.loads((tmp_path / "timings.json").read_text())["train"]["vectors_sha256"]
     assert recorded == train_mod.vectors_sha256(vectors)
     assert train_mod.vectors_sha256(np.asfortranarray(vectors)) == recorded  # the values, not their layout
@@ -318,8 +348,12 @@ def test_a_training_split_without_a_positive_pair_is_refused_before_anything_is_
     data = _data(c, processed)
     data.dataset.splits["train"] = data.dataset.splits["train"].assign(label=0)
     run_dir, timings = tmp_path / "run", tmp_path / "timings.json"
-    with pytest.raises(ValueError, match=rf"^{run_dir}: the train split of dataset 'synthetic_en' has no positive pair"):
-        train_mod.train_run(c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False, timings=timings)
+    with pytest.raises(
+        ValueError, match=rf"^{run_dir}: the train split of dataset 'synthetic_en' has no positive pair"
+    ):
+        train_mod.train_run(
+            c, data, None, run_dir, dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=False, timings=timings
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -328,9 +362,24 @@ def test_a_failed_training_ends_without_dulwich_finalizer_noise(processed, tmp_p
     they were finalised at interpreter exit: 8-14 "Exception ignored ... sys.meta_path is None"."""
     c = cfg(epochs=1)
     c["train"]["dev_split"] = "nope"  # the dev evaluator fails after the first epoch, with the logger open
-    out = subprocess.run([sys.executable, "-m", "ansel.cli", "train", "--config", json.dumps(c), "--processed",
-                          str(processed), "--run-dir", str(tmp_path / "run"), "--no-progress"],
-                         cwd=repo_root, capture_output=True, text=True)  # inside the DVC repository
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ansel.cli",
+            "train",
+            "--config",
+            json.dumps(c),
+            "--processed",
+            str(processed),
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--no-progress",
+        ],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )  # inside the DVC repository
     assert out.returncode != 0 and "has no split 'nope'" in out.stderr
     assert "Exception ignored" not in out.stderr, out.stderr[-2000:]
 
@@ -340,8 +389,15 @@ def test_monitored_splits_are_logged_every_epoch_and_never_select(processed, tmp
     c = cfg(epochs=4, monitor_splits=["test"])
     data = _data(c, processed)
     ev = EvalConfig(["dev", "test"])
-    train_mod.train_run(c, data, None, tmp_path, dev_evaluator(data, "dev", ev), progress=False,
-                        monitors={"test": dev_evaluator(data, "test", ev)})
+    train_mod.train_run(
+        c,
+        data,
+        None,
+        tmp_path,
+        dev_evaluator(data, "dev", ev),
+        progress=False,
+        monitors={"test": dev_evaluator(data, "test", ev)},
+    )
     log = pd.read_csv(tmp_path / "log.csv")
     assert {"test_MAP", "test_nDCG@3"} <= set(log) and log.test_MAP.notna().all()
     model = load_model(c, data.vocab_size, tmp_path / "model.pt")
@@ -367,8 +423,15 @@ def test_monitored_splits_at_the_authors_cadence_keep_each_epochs_best_evaluatio
     for name, extra in (("cadence", {"monitor_every": 3}), ("epochs", {})):
         c = cfg(epochs=3, monitor_splits=["test"], max_batches=4, **extra)
         data = _data(c, processed)
-        train_mod.train_run(c, data, None, tmp_path / name, dev_evaluator(data, "dev", ev), progress=False,
-                            monitors={"test": dev_evaluator(data, "test", ev)})
+        train_mod.train_run(
+            c,
+            data,
+            None,
+            tmp_path / name,
+            dev_evaluator(data, "dev", ev),
+            progress=False,
+            monitors={"test": dev_evaluator(data, "test", ev)},
+        )
         logs[name] = pd.read_csv(tmp_path / name / "log.csv")
     assert [e["test_step"] for e in seen] == [3, 6, 9, 12]  # 4 batches an epoch, 12 steps
     by_epoch = {1: seen[:1], 2: seen[1:2], 3: seen[2:4]}  # steps 3 | 6 | 9, 12
@@ -408,8 +471,16 @@ def test_a_classification_dataset_needs_the_classification_loss_a_ranking_one_ma
     from ansel.config import ConfigError
 
     config = load()
-    pairs = {**config, "datasets": {**config["datasets"], "synthetic_en": {
-        **config["datasets"]["synthetic_en"], "eval": {**config["datasets"]["synthetic_en"]["eval"], "task": "classification"}}}}
+    pairs = {
+        **config,
+        "datasets": {
+            **config["datasets"],
+            "synthetic_en": {
+                **config["datasets"]["synthetic_en"],
+                "eval": {**config["datasets"]["synthetic_en"]["eval"], "task": "classification"},
+            },
+        },
+    }
     with pytest.raises(ConfigError, match=r"models\.qa_cnn\.train\.loss: 'hinge' does not fit"):
         run_config(pairs, "synthetic_en", "qa_cnn", 1)
     for model in ("ggsa_ggsa_max_yahooqa", "ggsa_iggsa_attn_yahooqa"):
@@ -452,6 +523,7 @@ def test_a_sampled_evaluation_scores_the_same_seeded_questions_in_training_and_e
 
 def test_a_sample_of_no_questions_is_refused_naming_the_key():
     from ansel.settings import parse
+
     with pytest.raises(Exception, match="sample_questions"):
         parse(EvalConfig, {"splits": ["dev"], "sample_questions": 0}, "datasets.x.eval")
 
@@ -466,8 +538,9 @@ def test_epochs_0_keeps_and_scores_the_initial_weights_as_epoch_0(processed, tmp
     log = pd.read_csv(tmp_path / "log.csv")
     assert list(log.epoch) == [0] and "loss" not in log
     torch.manual_seed(c["seed"])
-    initial = train_mod.build_model(c["arch"], c["hparams"], len(Vocab.load(processed / "vocab.json")), None,
-                                    "qa_cnn").state_dict()
+    initial = train_mod.build_model(
+        c["arch"], c["hparams"], len(Vocab.load(processed / "vocab.json")), None, "qa_cnn"
+    ).state_dict()
     saved = _weights(tmp_path)
     assert saved.keys() == initial.keys() and all(torch.equal(saved[k], initial[k]) for k in saved)
     metrics = evaluate_run(tmp_path, processed)

@@ -6,6 +6,7 @@ learning-curve figure), so processed data, embeddings, trained runs, tables and 
 built in about a minute. That DAG is built once a session (`small_dag`); a test that needs it
 built takes its own copy (`built_repo`), file times and Snakemake's records kept.
 """
+
 import os
 import shutil
 import subprocess
@@ -28,22 +29,45 @@ PAPER = {
     "paper": "smoke",
     "title": "DVC round trip",
     "tables": [
-        {"id": "synthetic", "caption": "runs", "rows": [{"label": "Random", "model": "random"},
-                                                        {"label": "QA-CNN", "model": "qa_cnn"}],
-         "columns": [{"dataset": "synthetic_en", "split": "test", "metric": "MAP"}]},
-        {"id": "stats", "kind": "dataset_stats", "caption": "data",
-         "rows": [{"label": "synthetic", "dataset": "synthetic_en", "splits": ["train", "test"]}],
-         "columns": ["questions", "pairs"]},
+        {
+            "id": "synthetic",
+            "caption": "runs",
+            "rows": [{"label": "Random", "model": "random"}, {"label": "QA-CNN", "model": "qa_cnn"}],
+            "columns": [{"dataset": "synthetic_en", "split": "test", "metric": "MAP"}],
+        },
+        {
+            "id": "stats",
+            "kind": "dataset_stats",
+            "caption": "data",
+            "rows": [{"label": "synthetic", "dataset": "synthetic_en", "splits": ["train", "test"]}],
+            "columns": ["questions", "pairs"],
+        },
     ],
-    "figures": [{"id": "learning_curves", "kind": "learning_curves", "dataset": "synthetic_en",
-                 "metric": "MAP", "models": ["qa_cnn"], "labels": {"qa_cnn": "QA-CNN"}}],
+    "figures": [
+        {
+            "id": "learning_curves",
+            "kind": "learning_curves",
+            "dataset": "synthetic_en",
+            "metric": "MAP",
+            "models": ["qa_cnn"],
+            "labels": {"qa_cnn": "QA-CNN"},
+        }
+    ],
 }
 
 
 def copy_worktree(src: Path, dest: Path) -> None:
     """Tracked and untracked (not ignored) files, links kept: the working tree as a user would commit it."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=src, capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=src,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         if os.path.lexists(src / rel):  # a tracked file deleted in the working tree stays deleted
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -58,9 +82,13 @@ def sh(args, cwd: Path, env: dict) -> str:
 
 def run_env(repo: Path, site_cache: Path) -> dict:
     # The copy's own code (as its editable install would give), the venv's tools first on PATH.
-    return {**os.environ, "PYTHONPATH": str(repo / "src"), "DVC_NO_ANALYTICS": "1",
-            "DVC_SITE_CACHE_DIR": str(site_cache),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(repo / "src"),
+        "DVC_NO_ANALYTICS": "1",
+        "DVC_SITE_CACHE_DIR": str(site_cache),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
 
 
 def tracked_files(repo: Path) -> dict[str, Path]:

@@ -1,4 +1,5 @@
 """params.yaml validation: a wrong key or type stops the run with a message naming it."""
+
 import subprocess
 import sys
 
@@ -42,7 +43,9 @@ def test_unknown_top_level_key_is_named_with_the_allowed_ones(params, repo_root)
 
 def test_wrong_type_deep_inside_is_named(params, repo_root):
     params["datasets"]["synthetic_en"]["max_len_q"] = "twenty"
-    assert _error(params, repo_root) == "params.yaml: datasets.synthetic_en.max_len_q: 'twenty' is not of type 'integer'"
+    assert (
+        _error(params, repo_root) == "params.yaml: datasets.synthetic_en.max_len_q: 'twenty' is not of type 'integer'"
+    )
 
 
 def test_unknown_train_option_is_named(params, repo_root):
@@ -64,8 +67,12 @@ def test_unknown_preset_and_unknown_model_are_named(params):
 
 @pytest.mark.slow
 def test_snakemake_refuses_a_bad_key_at_start_up(repo_root):
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "seeds=two"],
-                         cwd=repo_root, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "seeds=two"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode != 0
     assert "seeds" in out.stderr + out.stdout and "two" in out.stderr + out.stdout
 
@@ -107,8 +114,10 @@ def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
         validate(load(preset=preset))
 
 
-GLOVE6B_ROWS = {"wikiqa_mz": ["amv_arc_i_wikiqa", "amv_arc_ii_wikiqa"],
-                "quoraqp_standin": ["amv_arc_i_quoraqp", "amv_arc_ii_quoraqp", "amv_mv_lstm_quoraqp"]}
+GLOVE6B_ROWS = {
+    "wikiqa_mz": ["amv_arc_i_wikiqa", "amv_arc_ii_wikiqa"],
+    "quoraqp_standin": ["amv_arc_i_quoraqp", "amv_arc_ii_quoraqp", "amv_mv_lstm_quoraqp"],
+}
 
 
 @pytest.mark.slow
@@ -116,12 +125,17 @@ def test_the_paper_plan_trains_the_glove6b_rows_on_the_real_vectors(repo_root):
     """`snakemake -n all --config preset=paper`: the rows the fork gives GloVe 6B 50-d read it from its
     source's download (the wheel), not a stand-in. --forceall: the whole plan, as in a fresh clone,
     whatever this checkout has built."""
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--forceall", "--cores", "1",
-                          "--config", "preset=paper"],
-                         cwd=repo_root, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "all", "--forceall", "--cores", "1", "--config", "preset=paper"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
-    jobs = [dict(line.strip().split(": ", 1) for line in block.splitlines()[1:] if ": " in line)
-            for block in out.stdout.split("\nrule ")[1:]]
+    jobs = [
+        dict(line.strip().split(": ", 1) for line in block.splitlines()[1:] if ": " in line)
+        for block in out.stdout.split("\nrule ")[1:]
+    ]
     inputs = {j["output"].split(", ")[0]: j.get("input", "").split(", ") for j in jobs if "output" in j}
     for dataset, models in GLOVE6B_ROWS.items():
         vectors = f"data/embeddings/{dataset}/glove6b_50-50.npy"

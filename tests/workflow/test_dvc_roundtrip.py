@@ -4,6 +4,7 @@
 The copy of the repository is the small smoke DAG of conftest.py (`wt.make_small`, built once a
 session): processed data, embeddings, trained runs, tables and a figure all make the trip.
 """
+
 import filecmp
 import subprocess
 import sys
@@ -37,9 +38,13 @@ def test_push_then_pull_in_a_fresh_clone_restores_everything_and_reruns_nothing(
     assert "Nothing to be done" in dry, dry
     pulled, built = wt.tracked_files(fresh), wt.tracked_files(origin)
     assert sorted(pulled) == sorted(built)
-    for rel in ("data/processed/synthetic_en/vocab.json", "data/embeddings/synthetic_en/word2vec-60.npy",
-                "results/runs/synthetic_en/qa_cnn/seed1/model.pt", "results/tables/smoke/synthetic.json",
-                "figures/smoke/learning_curves.png"):
+    for rel in (
+        "data/processed/synthetic_en/vocab.json",
+        "data/embeddings/synthetic_en/word2vec-60.npy",
+        "results/runs/synthetic_en/qa_cnn/seed1/model.pt",
+        "results/tables/smoke/synthetic.json",
+        "figures/smoke/learning_curves.png",
+    ):
         assert rel in built, rel
     differ = [rel for rel in built if not filecmp.cmp(built[rel], pulled[rel], shallow=False)]
     assert differ == []

@@ -1,6 +1,7 @@
 """dvc.yaml and the Snakefile must not drift apart: DVC stages call Snakemake's coarse targets,
 declare real params, and together cover every output directory the DAG writes; the metrics and
 plots DVC shows (workflow/dvc/dvc.yaml) are those of the current paper specs and preset."""
+
 import os
 import subprocess
 import sys
@@ -22,8 +23,13 @@ def dvc(repo_root):
 
 @pytest.fixture(scope="module")
 def target_rules(repo_root):
-    out = subprocess.run([sys.executable, "-m", "snakemake", "--list-target-rules"], cwd=repo_root,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--list-target-rules"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return set(out.stdout.split())
 
 
@@ -64,16 +70,22 @@ def test_params_exist_in_params_yaml(dvc, repo_root):
 def test_stage_outputs_cover_every_dag_output(dvc, repo_root):
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     outs = set().union(*(_outs(s) for s in dvc["stages"].values()))
-    produced = paper_outputs(apply_preset(params)) + ["data/raw/x", "data/processed/x", "data/embeddings/x",
-                                                      "results/runs/x", "results/timings/x"]
+    produced = paper_outputs(apply_preset(params)) + [
+        "data/raw/x",
+        "data/processed/x",
+        "data/embeddings/x",
+        "results/runs/x",
+        "results/timings/x",
+    ]
     for path in produced:
         assert any(path.startswith(o + "/") for o in outs), f"{path} is in no DVC stage's outs"
 
 
 def test_metrics_and_plots_file_is_generated_from_the_current_specs(repo_root):
     committed = (repo_root / dvc_show.PATH).read_text()
-    assert committed == dvc_show.render(load(repo_root / "params.yaml")), \
+    assert committed == dvc_show.render(load(repo_root / "params.yaml")), (
         f"{dvc_show.PATH} is stale: run `python -m ansel.dvc_show`"
+    )
     views = yaml.safe_load(committed)
     tables = [o for o in paper_outputs(load(repo_root / "params.yaml")) if o.endswith(".json")]
     assert tables and [os.path.normpath(dvc_show.PATH.parent / m) for m in views["metrics"]] == tables

@@ -3,12 +3,12 @@ AP's WikiQA table (results/tables/apnet/wikiqa.md) with the upstream URL rewritt
 server (`data.upstream_rewrite`) that serves WikiQACorpus.zip as Microsoft does: download (zip
 members verified against sources.yaml), preprocessing, word vectors, one short training per row
 (a `scale` override; 60-d: every head count of the DAG divides it), evaluation and the table, by the normal Snakemake rules."""
+
 import json
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 
 from tests.upstream import GOOGLENEWS, MIRROR, WIKIQA_ZIP, serving, wikiqa_corpus_zip, word2vec_bin_gz
 
@@ -20,17 +20,47 @@ def test_apnet_wikiqa_table_of_the_full_preset_from_an_http_upstream(tmp_path, w
     wt.copy_worktree(Path(__file__).parents[2], repo)
     with serving() as server:
         server.files[WIKIQA_ZIP] = wikiqa_corpus_zip()
-        words = ["what", "is", "the", "of", "a", "in", "how", "who", "WHAT", "river"]  # "WHAT": not a word of the vocabulary
+        words = [
+            "what",
+            "is",
+            "the",
+            "of",
+            "a",
+            "in",
+            "how",
+            "who",
+            "WHAT",
+            "river",
+        ]  # "WHAT": not a word of the vocabulary
         rng = np.random.default_rng(0)
         server.files[GOOGLENEWS] = word2vec_bin_gz([(w, rng.normal(size=60).tolist()) for w in words])
-        config = {"preset": "full", "seeds": 1, "data": {"upstream_rewrite": {"https://": f"{server.url}/"}},
-                  "scale": {"hparams": {"embedding_dim": 60, "hidden": 4, "filters": 8},
-                            "train": {"epochs": 1, "max_batches": 2}}}
+        config = {
+            "preset": "full",
+            "seeds": 1,
+            "data": {"upstream_rewrite": {"https://": f"{server.url}/"}},
+            "scale": {
+                "hparams": {"embedding_dim": 60, "hidden": 4, "filters": 8},
+                "train": {"epochs": 1, "max_batches": 2},
+            },
+        }
         env = {**wt.run_env(repo, tmp_path / "site-cache"), "ANSEL_DATA_MIRROR": ""}
-        out = wt.sh(["snakemake", "--profile", "workflow/profiles/local", "--cores", "2",
-                     "results/tables/apnet/wikiqa.md", "--config", *(f"{k}={json.dumps(v)}" for k, v in config.items())],
-                    repo, env)
-    assert sorted(server.requests) == sorted([WIKIQA_ZIP, GOOGLENEWS]), out  # one download of the archive for its members
+        out = wt.sh(
+            [
+                "snakemake",
+                "--profile",
+                "workflow/profiles/local",
+                "--cores",
+                "2",
+                "results/tables/apnet/wikiqa.md",
+                "--config",
+                *(f"{k}={json.dumps(v)}" for k, v in config.items()),
+            ],
+            repo,
+            env,
+        )
+    assert sorted(server.requests) == sorted([WIKIQA_ZIP, GOOGLENEWS]), (
+        out
+    )  # one download of the archive for its members
     vectors = json.loads((repo / "data/embeddings/wikiqa/googlenews-60.json").read_text())
     assert 0 < vectors["coverage"] < 1, vectors  # the file covers some of the vocabulary: the rest starts at random
     manifest = json.loads((repo / "data/raw/wikiqa/manifest.json").read_text())

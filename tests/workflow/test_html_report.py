@@ -7,6 +7,7 @@ Needs Chromium (Debian's package; tests/workflow/chromium.sh installs it): skipp
 PATH, unless ANSEL_CHROMIUM names the binary (CI), which must then work. ANSEL_REPORT_SCREENSHOT:
 where the screenshot goes (CI keeps it under reports/), else a temporary directory.
 """
+
 import base64
 import os
 import shutil
@@ -22,9 +23,15 @@ import yaml
 from docutils.nodes import make_id
 
 CHROMIUM = os.environ.get("ANSEL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.ci,  # `make smoke` and `make report`: CI's
-              pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (tests/workflow/chromium.sh installs "
-                                                          "Debian's; or set ANSEL_CHROMIUM)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.browser,
+    pytest.mark.ci,  # `make smoke` and `make report`: CI's
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="no chromium on PATH (tests/workflow/chromium.sh installs Debian's; or set ANSEL_CHROMIUM)",
+    ),
+]
 # The cut-down smoke paper (wt.PAPER) and one dataset_stats table of a second paper: a section each;
 # the other papers build nothing.
 PAPERS = {"smoke": ["synthetic", "stats"], "datasets": ["trecqa"]}
@@ -64,8 +71,20 @@ class RenderedPage(HTMLParser):
 
 def chromium(*args: str, profile: Path) -> str:
     # --no-sandbox: CI runs as root; virtual time lets the report's scripts render the page first
-    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
-                           "--virtual-time-budget=20000", *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=20000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -106,14 +125,22 @@ def test_make_report_shows_each_paper_its_tables_and_figures_in_chromium(repo_ro
             row, value = shown_cell(repo / f"results/tables/{paper}/{table}.csv")
             assert row in cells and any(c.startswith(value) for c in cells), (paper, table, row, value, cells)
     png = (repo / "figures/smoke/learning_curves.png").read_bytes()
-    embedded = [base64.b64decode(src.partition(";base64,")[2]) for src in page.images.get(make_id("Paper smoke"), [])
-                if src.startswith("data:image/png")]
+    embedded = [
+        base64.b64decode(src.partition(";base64,")[2])
+        for src in page.images.get(make_id("Paper smoke"), [])
+        if src.startswith("data:image/png")
+    ]
     assert png in embedded, f"{len(embedded)} PNGs in the smoke section, none of them figures/smoke/learning_curves.png"
 
     shot = Path(os.environ.get("ANSEL_REPORT_SCREENSHOT") or tmp_path / "report-first-screen.png").resolve()
     shot.parent.mkdir(parents=True, exist_ok=True)
-    chromium("--hide-scrollbars", "--window-size=1280,900", f"--screenshot={shot}", report.as_uri(),
-             profile=tmp_path / "chromium")
+    chromium(
+        "--hide-scrollbars",
+        "--window-size=1280,900",
+        f"--screenshot={shot}",
+        report.as_uri(),
+        profile=tmp_path / "chromium",
+    )
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[:2] == (900, 1280)
     assert pixels[..., :3].std() > 0.1, f"{shot}: a blank page"  # text, tables and a menu, not one colour

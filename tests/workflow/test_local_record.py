@@ -1,6 +1,7 @@
 """`ansel record`: a table trained here in parts becomes a committed record, each part collected as it
 finishes, the table rendered by the normal rule once its last run is in; a run trained with other
 settings than the preset's is named and left out."""
+
 import gzip
 import json
 import shutil
@@ -20,11 +21,27 @@ def test_a_table_trained_in_parts_is_collected_then_rendered(tmp_path, built_rep
     shutil.rmtree(repo / RUNS["qa_cnn"])
 
     def snakemake(*targets):
-        wt.sh([sys.executable, "-m", "snakemake", "--cores", "2", "--config", "preset=smoke", "--", *targets], repo, env)
+        wt.sh(
+            [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "preset=smoke", "--", *targets], repo, env
+        )
 
     def record():
-        return wt.sh([sys.executable, "-m", "ansel.cli", "record", "--preset", "smoke", "--items", "smoke/synthetic",
-                      "--out", "reports/rec"], repo, env)
+        return wt.sh(
+            [
+                sys.executable,
+                "-m",
+                "ansel.cli",
+                "record",
+                "--preset",
+                "smoke",
+                "--items",
+                "smoke/synthetic",
+                "--out",
+                "reports/rec",
+            ],
+            repo,
+            env,
+        )
 
     out = repo / "reports/rec"
     snakemake(f"{RUNS['random']}/metrics.json")  # the first part
@@ -32,8 +49,13 @@ def test_a_table_trained_in_parts_is_collected_then_rendered(tmp_path, built_rep
     assert "1 runs copied from results/runs, 1 not trained yet" in printed
     assert f"smoke/synthetic: waits for 1 runs (e.g. {RUNS['qa_cnn']})" in printed
     kept = out / "runs/synthetic_en/random/seed1"
-    assert sorted(p.name for p in kept.iterdir()) == ["config.json", "log.csv", "metrics.json", "run.trec.gz",
-                                                      "timings.json"]
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "config.json",
+        "log.csv",
+        "metrics.json",
+        "run.trec.gz",
+        "timings.json",
+    ]
     assert not (out / "synthetic.md").exists()
 
     snakemake(f"{RUNS['qa_cnn']}/metrics.json")  # the second part, but as if trained by another preset

@@ -1,5 +1,6 @@
 """Snakemake's scheduler wake-ups (ansel.snakemake_wakeups): the chains Snakemake starts, and one
 pending timer per delay once the Snakefile installs the replacement."""
+
 import threading
 import time
 import types

@@ -1,5 +1,6 @@
 """The DAG's stages: settings refused before anything runs, evaluation as its own rule, the
 project root is the working checkout, and `snakemake --lint` clean but for environments."""
+
 import json
 import subprocess
 import sys
@@ -25,24 +26,51 @@ def test_lint_reports_nothing_but_missing_environments(repo_root):
     assert set(lints) == {"* Specify a conda environment or container for each rule.:"}, text
 
 
-@pytest.mark.parametrize("override,message", [
-    ({"datasets": {"synthetic_en": {"eval": {"splits": ["dev", "tset"]}}}},
-     "datasets.synthetic_en.eval.splits: 'tset' not among the dataset's splits"),
-    ({"models": {"qa_cnn": {"train": {"negatives": {"strategy": "sampled_max", "n": 0}}}}},
-     "models.qa_cnn.train.negatives.n: 0 is less than the minimum of 1"),  # params.schema.yaml's range
-    ({"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": 0}}}},
-     "models.ggsa_ggsa_max_insuranceqa.hparams.heads"),
-    ({"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": -6}}}},
-     "models.ggsa_ggsa_max_insuranceqa.hparams.heads"),
-    ({"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": 7}}}},
-     "models.ggsa_ggsa_max_insuranceqa.hparams.heads: 7 does not divide"),
-    ({"models": {"qa_cnn": {"train": {"dev_split": "valid"}}}}, "models.qa_cnn.train.dev_split: 'valid'"),
-    ({"models": {"qa_cnn": {"train": {"epochs": -1}}}}, "models.qa_cnn.train.epochs: -1 is less than the minimum of 0"),
-    ({"models": {"qa_cnn": {"train": {"monitor_every": 0}}}}, "models.qa_cnn.train.monitor_every: 0 is less than the minimum of 1"),
-    ({"preset": "cpu", "models": {"qa_cnn": {"train": {"monitor_every": 5}}}},  # smoke's scale sets every cadence
-     "models.qa_cnn.train.monitor_every: scores the monitor splits, and monitor_splits names none"),
-    ({"models": {"qa_cnn": {"train": {"margin": -1}}}}, "models.qa_cnn.train.margin: -1 is less than or equal to the minimum of 0"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (
+            {"datasets": {"synthetic_en": {"eval": {"splits": ["dev", "tset"]}}}},
+            "datasets.synthetic_en.eval.splits: 'tset' not among the dataset's splits",
+        ),
+        (
+            {"models": {"qa_cnn": {"train": {"negatives": {"strategy": "sampled_max", "n": 0}}}}},
+            "models.qa_cnn.train.negatives.n: 0 is less than the minimum of 1",
+        ),  # params.schema.yaml's range
+        (
+            {"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": 0}}}},
+            "models.ggsa_ggsa_max_insuranceqa.hparams.heads",
+        ),
+        (
+            {"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": -6}}}},
+            "models.ggsa_ggsa_max_insuranceqa.hparams.heads",
+        ),
+        (
+            {"models": {"ggsa_ggsa_max_insuranceqa": {"hparams": {"heads": 7}}}},
+            "models.ggsa_ggsa_max_insuranceqa.hparams.heads: 7 does not divide",
+        ),
+        ({"models": {"qa_cnn": {"train": {"dev_split": "valid"}}}}, "models.qa_cnn.train.dev_split: 'valid'"),
+        (
+            {"models": {"qa_cnn": {"train": {"epochs": -1}}}},
+            "models.qa_cnn.train.epochs: -1 is less than the minimum of 0",
+        ),
+        (
+            {"models": {"qa_cnn": {"train": {"monitor_every": 0}}}},
+            "models.qa_cnn.train.monitor_every: 0 is less than the minimum of 1",
+        ),
+        (
+            {
+                "preset": "cpu",
+                "models": {"qa_cnn": {"train": {"monitor_every": 5}}},
+            },  # smoke's scale sets every cadence
+            "models.qa_cnn.train.monitor_every: scores the monitor splits, and monitor_splits names none",
+        ),
+        (
+            {"models": {"qa_cnn": {"train": {"margin": -1}}}},
+            "models.qa_cnn.train.margin: -1 is less than or equal to the minimum of 0",
+        ),
+    ],
+)
 def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_path, override, message):
     overrides = tmp_path / "bad.yaml"
     overrides.write_text(yaml.safe_dump(override))
@@ -127,13 +155,33 @@ def test_a_non_editable_install_reads_the_checkout_it_runs_in(repo_root, tmp_pat
     the working checkout, here a second one with a preset of its own."""
     site, clone = tmp_path / "site", tmp_path / "second"
     wt.copy_worktree(repo_root, clone)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", str(site), str(clone)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(clone),
+        ],
+        check=True,
+        capture_output=True,
+    )
     mine = {**yaml.safe_load((clone / "presets/smoke.yaml").read_text()), "seeds": 1}
     (clone / "presets/mine.yaml").write_text(yaml.safe_dump(mine))  # this clone's alone
     env = {**wt.run_env(clone, tmp_path / "dvc-site"), "PYTHONPATH": str(site)}
-    where = subprocess.run([sys.executable, "-c", "import ansel; print(ansel.__file__)"], cwd=clone, env=env,
-                           capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        [sys.executable, "-c", "import ansel; print(ansel.__file__)"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert where.startswith(str(site)), where
     out = _snakemake(clone, "-n", "--cores", "1", "--config", "preset=mine", env=env, check=True).stdout
     assert "results/runs/synthetic_en/qa_cnn/seed1" in out and "seed2" not in out

@@ -1,4 +1,5 @@
 """A processed dataset as id matrices, ready for training and scoring, and batches cut from them."""
+
 from __future__ import annotations
 
 import functools
@@ -19,8 +20,8 @@ if TYPE_CHECKING:  # pandas (+60 MB resident) is imported by loading a dataset, 
 @dataclass
 class RunData:
     dataset: Dataset
-    q_ids: np.ndarray          # [n_questions, max_len_q]
-    a_ids: np.ndarray          # [n_answers, max_len_a]
+    q_ids: np.ndarray  # [n_questions, max_len_q]
+    a_ids: np.ndarray  # [n_answers, max_len_a]
     q_row: dict[str, int]
     a_row: dict[str, int]
     vocab: Vocab
@@ -57,8 +58,9 @@ class RunData:
     def q_category(self) -> np.ndarray:
         """Each question row's class index in ``categories``; -1 where it has none among them."""
         index = {c: i for i, c in enumerate(self.categories)}
-        return np.array([index.get(c, -1) if isinstance(c, str) else -1 for c in self.dataset.questions.category],
-                        dtype=np.int64)
+        return np.array(
+            [index.get(c, -1) if isinstance(c, str) else -1 for c in self.dataset.questions.category], dtype=np.int64
+        )
 
     @functools.cached_property
     def lexicon(self) -> Lexicon:
@@ -78,8 +80,9 @@ class RunData:
     def pairs(self, split: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         """The split's candidate rows and their question/answer row indices."""
         if split not in self.dataset.splits:
-            raise KeyError(f"dataset {self.dataset.name!r} has no split {split!r}; "
-                           f"it has {sorted(self.dataset.splits)}")
+            raise KeyError(
+                f"dataset {self.dataset.name!r} has no split {split!r}; it has {sorted(self.dataset.splits)}"
+            )
         cands = self.dataset.splits[split]
         qi = cands.qid.map(self.q_row).to_numpy(np.int64)
         ai = cands.aid.map(self.a_row).to_numpy(np.int64)

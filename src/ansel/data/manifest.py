@@ -16,6 +16,7 @@ manifest does not list is ignored (the download lists everything it wrote, so re
 open listed files; anything else was put there by hand). Hashing costs about 7 ms for the
 largest raw file of the mirror (TREC-QA's TRAIN-ALL, 10 MB), so it runs at every read, uncached.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,10 +45,13 @@ def check_manifest(raw: Path) -> None:
     """Raise ManifestError unless every file ``raw/manifest.json`` lists is there, unchanged."""
     # Removing the manifest is what reruns Snakemake's download job; fetch_file then keeps each
     # file that matches sources.yaml and fetches again one that does not.
-    _check(raw, "the download verified it",
-           "the raw files were not written by the download step; run it first (snakemake, or `ansel download`)",
-           f"to restore the downloaded files, delete {raw / MANIFEST} and rerun snakemake (its download job "
-           "checks every raw file against sources.yaml again and re-fetches any that differ)")
+    _check(
+        raw,
+        "the download verified it",
+        "the raw files were not written by the download step; run it first (snakemake, or `ansel download`)",
+        f"to restore the downloaded files, delete {raw / MANIFEST} and rerun snakemake (its download job "
+        "checks every raw file against sources.yaml again and re-fetches any that differ)",
+    )
 
 
 def check_processed(processed: Path) -> dict:
@@ -57,11 +61,14 @@ def check_processed(processed: Path) -> dict:
     # a dataset preprocessed before manifests existed: rebuilding it retrains every run of it, so
     # whoever knows its files untouched may list them as they are (which plans nothing new)
     seal = f"python -m ansel.data.manifest {processed}"
-    return _check(processed, "its preprocessing wrote it",
-                  f"the dataset was not written by `ansel preprocess`, or by one before processed data carried "
-                  f"checksums: to preprocess it again, {rebuild}; or, if its files are surely as an earlier "
-                  f"preprocessing left them, list them as they are: {seal}",
-                  f"to preprocess it again, {rebuild}")
+    return _check(
+        processed,
+        "its preprocessing wrote it",
+        f"the dataset was not written by `ansel preprocess`, or by one before processed data carried "
+        f"checksums: to preprocess it again, {rebuild}; or, if its files are surely as an earlier "
+        f"preprocessing left them, list them as they are: {seal}",
+        f"to preprocess it again, {rebuild}",
+    )
 
 
 def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
@@ -80,11 +87,13 @@ def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
         if not file.is_file():
             raise ManifestError(f"{file}: listed in {path} but missing; {fix}")
         if "size" in expected and (size := file.stat().st_size) != expected["size"]:
-            raise ManifestError(f"{file}: changed since {writer}: size {size} bytes, "
-                                f"expected {expected['size']}; {fix}")
+            raise ManifestError(
+                f"{file}: changed since {writer}: size {size} bytes, expected {expected['size']}; {fix}"
+            )
         if (digest := sha256_of(file)) != expected["sha256"]:
-            raise ManifestError(f"{file}: changed since {writer}: sha256 {digest}, "
-                                f"expected {expected['sha256']}; {fix}")
+            raise ManifestError(
+                f"{file}: changed since {writer}: sha256 {digest}, expected {expected['sha256']}; {fix}"
+            )
     return entries
 
 

@@ -14,6 +14,7 @@ readers write those candidates as label-0 rows, nothing here is applied.
 All functions work on positions (ints) so callers map ids themselves; all are deterministic in
 ``seed``.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -22,8 +23,9 @@ import bm25s
 import numpy as np
 
 
-def bm25_top_k(query_tokens: Sequence[list[str]], corpus_tokens: Sequence[list[str]], k: int,
-               n_threads: int = 0) -> np.ndarray:
+def bm25_top_k(
+    query_tokens: Sequence[list[str]], corpus_tokens: Sequence[list[str]], k: int, n_threads: int = 0
+) -> np.ndarray:
     """Indices [n_queries, min(k, len(corpus))] of the best BM25 (Lucene) corpus entries per query."""
     # The numpy backend: numba's was slower here (JIT compile per process outweighs its gain at 10k queries).
     retriever = bm25s.BM25(method="lucene")
@@ -40,9 +42,15 @@ def bm25_top_k(query_tokens: Sequence[list[str]], corpus_tokens: Sequence[list[s
     return out
 
 
-def bm25_negatives(query_tokens: Sequence[list[str]], corpus_tokens: Sequence[list[str]],
-                   positives: Sequence[set[int]], k: int = 1000, n: int = 4, seed: int = 0,
-                   n_threads: int = 0) -> list[list[int]]:
+def bm25_negatives(
+    query_tokens: Sequence[list[str]],
+    corpus_tokens: Sequence[list[str]],
+    positives: Sequence[set[int]],
+    k: int = 1000,
+    n: int = 4,
+    seed: int = 0,
+    n_threads: int = 0,
+) -> list[list[int]]:
     """Per query, ``n`` corpus indices sampled uniformly from its BM25 top-``k`` minus its positives.
 
     A query whose top-k holds fewer than n non-positives gets what there is (topped up from the
@@ -61,8 +69,9 @@ def bm25_negatives(query_tokens: Sequence[list[str]], corpus_tokens: Sequence[li
     return out
 
 
-def other_category_negatives(pair_categories: Sequence[str], answer_categories: Sequence[str],
-                             seed: int = 0) -> list[int]:
+def other_category_negatives(
+    pair_categories: Sequence[str], answer_categories: Sequence[str], seed: int = 0
+) -> list[int]:
     """For each positive pair (given its question's category) one random answer index whose
     category differs (``answer_categories[i]`` = category of a question answer i answers)."""
     rng = np.random.default_rng(seed)
@@ -77,8 +86,9 @@ def other_category_negatives(pair_categories: Sequence[str], answer_categories: 
     return out
 
 
-def random_pools(positives: Sequence[set[int]], n_answers: int, size: int, seed: int = 0,
-                 allowed: np.ndarray | None = None) -> list[list[int]]:
+def random_pools(
+    positives: Sequence[set[int]], n_answers: int, size: int, seed: int = 0, allowed: np.ndarray | None = None
+) -> list[list[int]]:
     """Per question, ``size - #positives`` distinct random negatives (indices into the answer set,
     drawn from ``allowed`` if given) — the candidate pool is positives + these."""
     rng = np.random.default_rng(seed)

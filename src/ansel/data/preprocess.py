@@ -7,6 +7,7 @@ of unused rows.
 ``check_splits`` then refuses degenerate splits, naming the step that emptied them (the sizes
 after each filtering step are recorded within ``recorded_steps()``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,15 +25,15 @@ COMMON_OPTIONS = {
     "name": "dataset name stored in the tables (default: the source name)",
     "tokenizer": "english | whitespace | chinese | nltk (ansel.data.tokenize); default per reader",
     "stopwords": "nltk_english (ansel/data/stopwords/): remove the list's words from every question's and "
-                 "answer's tokens, after tokenizing and lower-casing, before any other option and the vocabulary",
+    "answer's tokens, after tokenizing and lower-casing, before any other option and the vocabulary",
     "length_filter": "{min_len, max_len, splits?}: drop pairs whose question or answer has fewer than "
-                     "min_len or more than max_len tokens (yahooQA: 5..50)",
+    "min_len or more than max_len tokens (yahooQA: 5..50)",
     "drop_questions": "{no_positive: bool, all_positive: bool, splits: [..]}: drop questions with no "
-                      "positive / no negative candidate in those splits (default splits: dev, test)",
+    "positive / no negative candidate in those splits (default splits: dev, test)",
     "negatives": "{method: bm25|other_category, splits: [train], seed, k: 1000, n: 4, pool: all|split}: "
-                 "add sampled label-0 candidates to questions given only positives",
+    "add sampled label-0 candidates to questions given only positives",
     "pools": "{size: 100, splits: [dev, test], seed, pool: all|split}: fill each question's candidates "
-             "up to size with random answers (LawQA test protocol)",
+    "up to size with random answers (LawQA test protocol)",
 }
 
 
@@ -62,8 +63,9 @@ class LabelConflictError(ValueError):
     """A (question, answer) pair listed with two labels; the message names both places."""
 
 
-def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]],
-               ids_global: bool = False) -> Dataset:
+def from_pairs(
+    name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]], ids_global: bool = False
+) -> Dataset:
     """Canonical tables from one row per (question, candidate) pair.
 
     ``pairs`` columns: split, question, answer, label, and optionally qid, aid, category and where
@@ -97,8 +99,12 @@ def from_pairs(name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], 
     for split, g in pairs.groupby("split", sort=False):
         g = g.drop_duplicates(["qid", "aid"])
         splits[split] = g[["qid", "aid", "label"]].reset_index(drop=True)
-    return Dataset(name, questions[["qid", "text", "tokens", "category"]].reset_index(drop=True),
-                   answers[["aid", "text", "tokens"]].reset_index(drop=True), splits)
+    return Dataset(
+        name,
+        questions[["qid", "text", "tokens", "category"]].reset_index(drop=True),
+        answers[["aid", "text", "tokens"]].reset_index(drop=True),
+        splits,
+    )
 
 
 def _check_question_ids(name: str, pairs: pd.DataFrame, ids_global: bool) -> None:
@@ -109,16 +115,23 @@ def _check_question_ids(name: str, pairs: pd.DataFrame, ids_global: bool) -> Non
             (first, where1), (second, where2) = clash
             raise IdCollisionError(
                 f"{name}: question id {first.qid!r} has two {what}: {first[key]!r} ({where1}) and "
-                f"{second[key]!r} ({where2})" + ("" if key == "question" else
-                "; one question in two splits leaks between them (a reader whose ids are global says so)"))
+                f"{second[key]!r} ({where2})"
+                + (
+                    ""
+                    if key == "question"
+                    else "; one question in two splits leaks between them (a reader whose ids are global says so)"
+                )
+            )
 
 
 def _check_answer_ids(name: str, pairs: pd.DataFrame) -> None:
     """One text per answer id: the tables keep one, so a second would silently stand for the first."""
     if (clash := _first_clash(pairs, "aid", "answer")) is not None:
         (first, where1), (second, where2) = clash
-        raise IdCollisionError(f"{name}: answer id {first.aid!r} has two texts: {first.answer!r} ({where1}) "
-                               f"and {second.answer!r} ({where2})")
+        raise IdCollisionError(
+            f"{name}: answer id {first.aid!r} has two texts: {first.answer!r} ({where1}) "
+            f"and {second.answer!r} ({where2})"
+        )
 
 
 def _check_labels(name: str, pairs: pd.DataFrame) -> None:
@@ -127,18 +140,25 @@ def _check_labels(name: str, pairs: pd.DataFrame) -> None:
     if not repeated.any():
         return
     rows = pairs[repeated]
-    rows = rows.assign(pair=rows.split + "\x00" + rows.qid.astype(str) + "\x00" + rows.aid.astype(str),
-                       where=_places(pairs)[repeated])
+    rows = rows.assign(
+        pair=rows.split + "\x00" + rows.qid.astype(str) + "\x00" + rows.aid.astype(str), where=_places(pairs)[repeated]
+    )
     if (clash := _first_clash(rows, "pair", "label")) is not None:
         (first, where1), (second, where2) = clash
-        raise LabelConflictError(f"{name}: question {first.qid!r} and answer {first.aid!r} ({first.split}) are "
-                                 f"labelled {first.label} ({where1}) and {second.label} ({where2}): "
-                                 "fix the raw file or the reader")
+        raise LabelConflictError(
+            f"{name}: question {first.qid!r} and answer {first.aid!r} ({first.split}) are "
+            f"labelled {first.label} ({where1}) and {second.label} ({where2}): "
+            "fix the raw file or the reader"
+        )
 
 
 def _places(pairs: pd.DataFrame) -> pd.Series:
     """Each row's place in the raw files: the ``where`` column, else its row number."""
-    return pairs["where"] if "where" in pairs else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+    return (
+        pairs["where"]
+        if "where" in pairs
+        else "row " + pd.Series(range(1, len(pairs) + 1), index=pairs.index).astype(str)
+    )
 
 
 def _first_clash(pairs: pd.DataFrame, id_column: str, key: str):
@@ -240,8 +260,9 @@ def check_splits(ds: Dataset, splits: list[str], steps: Steps, where: str) -> No
         first = next(i for i, (_, size) in enumerate(sizes) if getattr(size, count) == 0)
         if first == 0:
             raise DegenerateDataError(f"{where}: split {split!r} {problem} as read from the raw files ({sizes[0][1]})")
-        raise DegenerateDataError(f"{where}: split {split!r} {problem} after {sizes[first][0]} "
-                                  f"(before it: {sizes[first - 1][1]})")
+        raise DegenerateDataError(
+            f"{where}: split {split!r} {problem} after {sizes[first][0]} (before it: {sizes[first - 1][1]})"
+        )
 
 
 def _split_names(ds: Dataset, splits: list[str] | None) -> list[str]:
@@ -254,11 +275,16 @@ def _split_names(ds: Dataset, splits: list[str] | None) -> list[str]:
 
 def remove_stopwords(ds: Dataset, words: frozenset[str]) -> Dataset:
     """Drop ``words`` from the token lists of every question and answer (texts are kept)."""
+
     def strip(tokens: pd.Series) -> pd.Series:
         return tokens.map(lambda toks: [t for t in toks if t not in words])
 
-    return Dataset(ds.name, ds.questions.assign(tokens=strip(ds.questions.tokens)),
-                   ds.answers.assign(tokens=strip(ds.answers.tokens)), ds.splits)
+    return Dataset(
+        ds.name,
+        ds.questions.assign(tokens=strip(ds.questions.tokens)),
+        ds.answers.assign(tokens=strip(ds.answers.tokens)),
+        ds.splits,
+    )
 
 
 def filter_length(ds: Dataset, min_len: int | None, max_len: int | None, splits: list[str] | None = None) -> Dataset:
@@ -303,8 +329,16 @@ def _positives(c: pd.DataFrame, aid_pos: dict[str, int]) -> tuple[list[str], lis
     return qids, [pos.get(q, set()) for q in qids]
 
 
-def add_negatives(ds: Dataset, method: str, splits: Sequence[str] = ("train",), seed: int = 0,
-                  k: int = 1000, n: int = 4, pool: str = "all", n_threads: int = 0) -> Dataset:
+def add_negatives(
+    ds: Dataset,
+    method: str,
+    splits: Sequence[str] = ("train",),
+    seed: int = 0,
+    k: int = 1000,
+    n: int = 4,
+    pool: str = "all",
+    n_threads: int = 0,
+) -> Dataset:
     """Add label-0 candidates to ``splits`` by ``method`` (bm25 | other_category); see negatives.py."""
     aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
     out = dict(ds.splits)
@@ -315,9 +349,15 @@ def add_negatives(ds: Dataset, method: str, splits: Sequence[str] = ("train",), 
             qids, pos = _positives(c, aid_pos)
             qtok = ds.questions.set_index("qid").tokens.loc[qids].tolist()
             local = {int(g): i for i, g in enumerate(allowed)}
-            picks = mining.bm25_negatives(qtok, ds.answers.tokens.iloc[allowed].tolist(),
-                                       [{local[p] for p in ps if p in local} for ps in pos],
-                                       k=k, n=n, seed=seed, n_threads=n_threads)
+            picks = mining.bm25_negatives(
+                qtok,
+                ds.answers.tokens.iloc[allowed].tolist(),
+                [{local[p] for p in ps if p in local} for ps in pos],
+                k=k,
+                n=n,
+                seed=seed,
+                n_threads=n_threads,
+            )
             aids = ds.answers.aid.to_numpy()
             rows = [(q, aids[allowed[i]]) for q, idx in zip(qids, picks) for i in idx]
         elif method == "other_category":
@@ -325,8 +365,9 @@ def add_negatives(ds: Dataset, method: str, splits: Sequence[str] = ("train",), 
         else:
             raise ValueError(f"{ds.name}: unknown negatives method {method!r} (bm25, other_category)")
         new = pd.DataFrame(rows, columns=["qid", "aid"]).assign(label=0)
-        out[s] = (pd.concat([c, new], ignore_index=True)
-                  .drop_duplicates(["qid", "aid"], keep="first").reset_index(drop=True))
+        out[s] = (
+            pd.concat([c, new], ignore_index=True).drop_duplicates(["qid", "aid"], keep="first").reset_index(drop=True)
+        )
     return Dataset(ds.name, ds.questions, ds.answers, out)
 
 
@@ -343,8 +384,9 @@ def _other_category_rows(ds: Dataset, c: pd.DataFrame, seed: int) -> list[tuple[
     return [(q, answer_ids[i]) for q, i in zip(positives.qid, picks)]
 
 
-def add_pools(ds: Dataset, size: int = 100, splits: Sequence[str] = ("dev", "test"), seed: int = 0,
-              pool: str = "all") -> Dataset:
+def add_pools(
+    ds: Dataset, size: int = 100, splits: Sequence[str] = ("dev", "test"), seed: int = 0, pool: str = "all"
+) -> Dataset:
     """Fill each question's candidates in ``splits`` up to ``size`` with random label-0 answers."""
     aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
     out = dict(ds.splits)
@@ -363,5 +405,9 @@ def prune(ds: Dataset) -> Dataset:
     """Keep only questions and answers some split still refers to."""
     used_q = set().union(*(set(c.qid) for c in ds.splits.values())) if ds.splits else set()
     used_a = set().union(*(set(c.aid) for c in ds.splits.values())) if ds.splits else set()
-    return Dataset(ds.name, ds.questions[ds.questions.qid.isin(used_q)].reset_index(drop=True),
-                   ds.answers[ds.answers.aid.isin(used_a)].reset_index(drop=True), ds.splits)
+    return Dataset(
+        ds.name,
+        ds.questions[ds.questions.qid.isin(used_q)].reset_index(drop=True),
+        ds.answers[ds.answers.aid.isin(used_a)].reset_index(drop=True),
+        ds.splits,
+    )

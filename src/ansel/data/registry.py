@@ -8,6 +8,7 @@ Readers register themselves with ``@source("name")``, which gives the class its 
 read options); every module of ``ansel.data.readers`` is discovered and imported on first use, so
 a new reader is its module and nothing else.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,7 +34,7 @@ def source(name: str):
     def wrap(cls: type) -> type:
         if name in _SOURCES:
             raise ValueError(f"dataset source {name!r} registered twice")
-        setattr(cls, "name", name)  # the reader knows the name it fetches and reads under
+        cls.name = name  # type: ignore[attr-defined]  # the reader knows the name it fetches and reads under
         _SOURCES[name] = cls
         return cls
 

@@ -8,14 +8,26 @@ Statistic names (the ``statistic`` column of workflow/papers/dataset_stats_publi
   vocabulary (distinct tokens over those questions and answers).
 One row per split and a row ``all`` over every split together.
 """
+
 from __future__ import annotations
 
 import pandas as pd
 
 from ansel.data.canonical import Dataset
 
-STATISTICS = ["questions", "pairs", "positives", "negatives", "q_with_positive", "q_with_both",
-              "candidates_per_q", "avg_q_len", "avg_a_len", "avg_pos_a_len", "vocabulary"]
+STATISTICS = [
+    "questions",
+    "pairs",
+    "positives",
+    "negatives",
+    "q_with_positive",
+    "q_with_both",
+    "candidates_per_q",
+    "avg_q_len",
+    "avg_a_len",
+    "avg_pos_a_len",
+    "vocabulary",
+]
 
 
 def dataset_stats(ds: Dataset) -> pd.DataFrame:
@@ -37,11 +49,15 @@ def _measure(c: pd.DataFrame, qtok: pd.Series, atok: pd.Series) -> dict:
     qs, as_ = qtok.loc[pd.unique(c.qid)], atok.loc[pd.unique(c.aid)]
     positives = int(c.label.sum())
     return {
-        "questions": len(qs), "pairs": len(c), "positives": positives, "negatives": len(c) - positives,
+        "questions": len(qs),
+        "pairs": len(c),
+        "positives": positives,
+        "negatives": len(c) - positives,
         "q_with_positive": int((per_q["max"] == 1).sum()),
         "q_with_both": int(((per_q["max"] == 1) & (per_q["min"] == 0)).sum()),
         "candidates_per_q": float(per_q["size"].mean()) if len(per_q) else 0.0,
-        "avg_q_len": _mean_len(qs), "avg_a_len": _mean_len(as_),
+        "avg_q_len": _mean_len(qs),
+        "avg_a_len": _mean_len(as_),
         "avg_pos_a_len": _mean_len(atok.loc[pd.unique(c.aid[c.label == 1])]),
         "vocabulary": len(set().union(*qs.map(set), *as_.map(set))),
     }

@@ -1,5 +1,6 @@
 """Tokenizers named in params (English lower-cased word tokens, NLTK's Treebank-style tokens,
 Chinese via jieba) and the stop-word lists of the read option ``stopwords``."""
+
 from __future__ import annotations
 
 import functools
@@ -50,7 +51,10 @@ def nltk_words(text: str) -> list[str]:
 
 
 TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
-    "english": english, "whitespace": whitespace, "chinese": chinese, "nltk": nltk_words,
+    "english": english,
+    "whitespace": whitespace,
+    "chinese": chinese,
+    "nltk": nltk_words,
 }
 
 

@@ -19,6 +19,7 @@ download that keeps gaining goes on and one that stopped gaining fails.
 The bytes are written as sent (``Accept-Encoding: identity``, never decoded): Range offsets count
 encoded bytes, and a checksum is of the file as published.
 """
+
 from __future__ import annotations
 
 import sys
@@ -41,8 +42,15 @@ class TransferError(Exception):
 
 
 def _session() -> requests.Session:
-    retry = Retry(total=RETRIES, status_forcelist=RETRY_STATUSES, allowed_methods={"GET"}, backoff_factor=0.25,
-                  backoff_max=10, retry_after_max=120, raise_on_status=False)
+    retry = Retry(
+        total=RETRIES,
+        status_forcelist=RETRY_STATUSES,
+        allowed_methods={"GET"},
+        backoff_factor=0.25,
+        backoff_max=10,
+        retry_after_max=120,
+        raise_on_status=False,
+    )
     session = requests.Session()
     session.mount("http://", HTTPAdapter(max_retries=retry))
     session.mount("https://", HTTPAdapter(max_retries=retry))
@@ -60,9 +68,13 @@ def download(url: str, path: Path, timeout: float, label: str) -> None:
     total: int | None = None
     validator: str | None = None
     furthest = drops = tries = 0
-    with _session() as session, open(path, "r+b") as out, \
-            tqdm(desc=label, unit="B", unit_scale=True, unit_divisor=1024, leave=False, file=sys.stderr,
-                 disable=None) as bar:  # disable=None: no bar unless stderr is a terminal (so none in tests or logs)
+    with (
+        _session() as session,
+        open(path, "r+b") as out,
+        tqdm(
+            desc=label, unit="B", unit_scale=True, unit_divisor=1024, leave=False, file=sys.stderr, disable=None
+        ) as bar,
+    ):  # disable=None: no bar unless stderr is a terminal (so none in tests or logs)
         while True:
             have = out.seek(0, 2)
             headers = {"Accept-Encoding": "identity"}
@@ -89,8 +101,10 @@ def download(url: str, path: Path, timeout: float, label: str) -> None:
                     bar.reset(total)
                 else:  # an error, or a status no plain or Range GET should get
                     retried = len(response.raw.retries.history) if response.raw.retries else 0
-                    raise TransferError(f"HTTP {'Error ' if status >= 400 else ''}{status}: {response.reason}"
-                                        + (f" (after {retried} retries)" if retried else ""))
+                    raise TransferError(
+                        f"HTTP {'Error ' if status >= 400 else ''}{status}: {response.reason}"
+                        + (f" (after {retried} retries)" if retried else "")
+                    )
                 try:
                     for chunk in response.raw.stream(_CHUNK, decode_content=False):
                         out.write(chunk)
@@ -105,8 +119,10 @@ def download(url: str, path: Path, timeout: float, label: str) -> None:
             furthest, drops = (have, drops) if have > furthest else (furthest, drops + 1)
             if drops >= DROPS:
                 short = f"cut short: {have} of {total} bytes" if total is not None else "cut short"
-                raise TransferError(f"{short} after {tries} tries, the last {drops} gaining nothing "
-                                    f"(last: {error or 'connection closed'})")
+                raise TransferError(
+                    f"{short} after {tries} tries, the last {drops} gaining nothing "
+                    f"(last: {error or 'connection closed'})"
+                )
 
 
 def _why(e: requests.RequestException) -> str:

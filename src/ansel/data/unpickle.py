@@ -6,6 +6,7 @@ its own opcodes — dict, list, tuple, set, frozenset, str, bytes, int, float, b
 refuses every global reference (any class or function), before anything is called.
 Python 2 pickles (Tay et al.'s env.pkl) store text as byte strings: those are decoded as UTF-8.
 """
+
 from __future__ import annotations
 
 import io
@@ -26,7 +27,8 @@ class _PlainUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         raise UnsafePickleError(
             f"{self.label}: refuses global {module}.{name}: only plain containers, strings and numbers are "
-            "admitted (this pickle would import and may call code)")
+            "admitted (this pickle would import and may call code)"
+        )
 
     def persistent_load(self, pid: Any) -> Any:
         raise UnsafePickleError(f"{self.label}: refuses persistent id {pid!r}")

@@ -1,4 +1,5 @@
 """Vocabulary: token <-> id, built from a dataset's training text; 0 = padding, 1 = unknown."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ class Vocab:
         return len(self.tokens)
 
     @classmethod
-    def build(cls, texts: Iterable[list[str]], min_count: int = 1, max_size: int | None = None,
-              min_df: int = 1) -> "Vocab":
+    def build(
+        cls, texts: Iterable[list[str]], min_count: int = 1, max_size: int | None = None, min_df: int = 1
+    ) -> "Vocab":
         """Tokens occurring at least ``min_count`` times in all (corpus frequency) and in at least
         ``min_df`` texts (document frequency: each text one document), most frequent first."""
         counts: Counter[str] = Counter()
@@ -40,8 +42,9 @@ class Vocab:
             counts.update(toks)
             df.update(set(toks))
         # Frequency, then the token itself: the order never depends on hash seeds or input order.
-        kept = sorted((t for t, c in counts.items() if c >= min_count and df[t] >= min_df),
-                      key=lambda t: (-counts[t], t))
+        kept = sorted(
+            (t for t, c in counts.items() if c >= min_count and df[t] >= min_df), key=lambda t: (-counts[t], t)
+        )
         return cls([PAD_TOKEN, UNK_TOKEN] + kept[:max_size])
 
     def encode(self, tokens: list[str], max_len: int) -> np.ndarray:
@@ -82,6 +85,7 @@ class Lexicon:
     """What some models read of the vocabulary itself (``registry.register(..., lexicon=True)``):
     its words in id order, and per word its document frequency ``df`` and corpus frequency ``cf``
     over ``n_docs`` training texts (each question and candidate answer one document)."""
+
     tokens: list[str]
     df: np.ndarray  # [len(tokens)] int64
     cf: np.ndarray  # [len(tokens)] int64

@@ -4,6 +4,7 @@ its scores and the processed dataset's labels by the evaluation's own code, and 
 metrics.json reports. The ``table`` and ``figure`` verbs check every metrics.json they read, and an
 unpacked or collected record every run it takes: a cell never shows a number its run file does not give.
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,15 +37,15 @@ def read_run_file(path: Path) -> pd.DataFrame:
 @functools.cache
 def _labels(processed: Path, split: str, stamp: int) -> pd.DataFrame:
     return pd.read_parquet(processed / f"candidates-{split}.parquet", columns=["qid", "aid", "label"]).astype(
-        {"qid": str, "aid": str})
+        {"qid": str, "aid": str}
+    )
 
 
 def split_labels(processed: Path, split: str) -> pd.DataFrame:
     """qid, aid, label of a processed dataset's split (read once while the file is unchanged)."""
     path = processed / f"candidates-{split}.parquet"
     if not path.exists():
-        raise FileNotFoundError(f"{path}: missing: the labels its run file is scored against "
-                                f"(snakemake {processed})")
+        raise FileNotFoundError(f"{path}: missing: the labels its run file is scored against (snakemake {processed})")
     return _labels(processed.resolve(), split, path.stat().st_mtime_ns)
 
 
@@ -60,10 +61,14 @@ def recomputed(trec: Path, processed: Path, splits: list[str], eval_cfg: dict) -
         scored = part.merge(split_labels(processed, split), on=["qid", "aid"], how="left")
         if scored.label.isna().any():
             first = scored[scored.label.isna()].iloc[0]
-            raise ValueError(f"{trec}: question {first.qid} answer {first.aid} of split {split!r} is not a "
-                             f"candidate of {processed}")
-        out[split] = split_metrics(scored.assign(label=scored.label.astype(int)), eval_cfg.get("task", "ranking"),
-                                   eval_cfg.get("no_positive", "drop"))
+            raise ValueError(
+                f"{trec}: question {first.qid} answer {first.aid} of split {split!r} is not a candidate of {processed}"
+            )
+        out[split] = split_metrics(
+            scored.assign(label=scored.label.astype(int)),
+            eval_cfg.get("task", "ranking"),
+            eval_cfg.get("no_positive", "drop"),
+        )
     return out
 
 
@@ -80,11 +85,14 @@ def check_run(run_dir: Path, processed: Path, trec: Path | None = None, metrics_
         if not reported:
             raise ValueError(f"{metrics_path}: {split} reports none of {', '.join(values)}")
         for key in sorted(reported, key=lambda k: (k not in _FIRST, k)):
-            if not isinstance(reported[key], (int, float)) or not math.isclose(reported[key], values[key],
-                                                                               rel_tol=1e-9, abs_tol=1e-9):
-                raise ValueError(f"{trec}: its {split} scores give {key} {values[key]:.6f} where {metrics_path} "
-                                 f"reports {reported[key]!r}: the two files are not of one evaluation; rerun it "
-                                 f"(snakemake --forcerun {metrics_path})")
+            if not isinstance(reported[key], (int, float)) or not math.isclose(
+                reported[key], values[key], rel_tol=1e-9, abs_tol=1e-9
+            ):
+                raise ValueError(
+                    f"{trec}: its {split} scores give {key} {values[key]:.6f} where {metrics_path} "
+                    f"reports {reported[key]!r}: the two files are not of one evaluation; rerun it "
+                    f"(snakemake --forcerun {metrics_path})"
+                )
     return metrics
 
 
@@ -98,6 +106,7 @@ def checked_metrics(run_dir: Path, processed: Path) -> dict:
     files = (run_dir / "metrics.json", run_dir / "run.trec", run_dir / "config.json")
     key = (run_dir.resolve(), processed.resolve(), *(p.stat().st_mtime_ns if p.exists() else None for p in files))
     return _checked(run_dir, processed, key)
+
 
 def check_runs(runs) -> None:
     """``checked_metrics`` of each pipeline run (``ansel.targets.Run``; paths from the checkout root)."""

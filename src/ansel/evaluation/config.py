@@ -1,4 +1,5 @@
 """Typed evaluation settings: a dataset's ``eval`` block. Torch-free (checked at DAG build)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ CATEGORY_METRICS = ["category_accuracy", "category_precision", "category_recall"
 
 @dataclass(frozen=True)
 class EvalConfig:
-    splits: list[str]           # scored with the dev-selected weights; each must be a split of the dataset
+    splits: list[str]  # scored with the dev-selected weights; each must be a split of the dataset
     no_positive: Literal["drop", "zero"] = "drop"  # questions without a positive: excluded, or scored 0
     task: Literal["ranking", "classification"] = "ranking"
     # A budget's size: each split scored on a seeded draw of this many of its questions (None: all)
@@ -27,5 +28,8 @@ class EvalConfig:
     def __post_init__(self) -> None:
         check(len(self.splits) > 0, "splits", "needs at least one split")
         check(len(set(self.splits)) == len(self.splits), "splits", f"{self.splits} names a split twice")
-        check(self.sample_questions is None or self.sample_questions >= 1, "sample_questions",
-              f"{self.sample_questions}: must be >= 1 (or null: every question)")
+        check(
+            self.sample_questions is None or self.sample_questions >= 1,
+            "sample_questions",
+            f"{self.sample_questions}: must be >= 1 (or null: every question)",
+        )

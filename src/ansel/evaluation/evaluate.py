@@ -6,6 +6,7 @@ the scoring code that produced them); evaluating the run reuses them while the s
 unchanged, so a change to the metrics re-ranks without re-scoring dev, and a change to the
 scoring re-scores every split, never retrains.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,7 +35,9 @@ DEV_SCORES = "dev_scores.pt"
 def eval_data(data: RunData, ev: EvalConfig) -> RunData:
     """The data as the run's evaluation sees it: each eval split cut to ``ev.sample_questions``
     questions (the trainer's dev scoring included) where the dataset's ``eval`` asks for a sample."""
-    return data if ev.sample_questions is None else data.sample_questions(ev.splits, ev.sample_questions, ev.sample_seed)
+    return (
+        data if ev.sample_questions is None else data.sample_questions(ev.splits, ev.sample_questions, ev.sample_seed)
+    )
 
 
 def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.DataFrame:
@@ -47,8 +50,9 @@ def score_split(model, data: RunData, split: str, batch_size: int = 256) -> pd.D
     return out
 
 
-def evaluate_split(model, data: RunData, split: str, ev: EvalConfig,
-                   batch_size: int = 256) -> tuple[pd.DataFrame, dict[str, float]]:
+def evaluate_split(
+    model, data: RunData, split: str, ev: EvalConfig, batch_size: int = 256
+) -> tuple[pd.DataFrame, dict[str, float]]:
     scored = score_split(model, data, split, batch_size)
     return scored, split_metrics(scored, ev.task, ev.no_positive) | categorise_split(model, data, split, batch_size)
 
@@ -62,16 +66,22 @@ def categorise_split(model, data: RunData, split: str, batch_size: int = 256) ->
     rows = rows[data.q_category[rows] >= 0]
     if not len(rows):
         raise ValueError(f"split {split!r} of {data.dataset.name!r} has no question in a training category")
-    return category_metrics(data.q_category[rows], _classify(model, data.q_ids[rows], batch_size),
-                            len(data.categories))
+    return category_metrics(data.q_category[rows], _classify(model, data.q_ids[rows], batch_size), len(data.categories))
 
 
 def _classify(model, q_ids: np.ndarray, batch_size: int) -> np.ndarray:
     """The argmax of the model's category logits for each row of ``q_ids``, in batches."""
     device = next(model.parameters()).device
     with torch.inference_mode():
-        return np.concatenate([model.classify(trim_padding(torch.from_numpy(q_ids[i:i + batch_size])).to(device))
-                               .argmax(1).cpu().numpy() for i in range(0, len(q_ids), batch_size)])
+        return np.concatenate(
+            [
+                model.classify(trim_padding(torch.from_numpy(q_ids[i : i + batch_size])).to(device))
+                .argmax(1)
+                .cpu()
+                .numpy()
+                for i in range(0, len(q_ids), batch_size)
+            ]
+        )
 
 
 def dev_evaluator(data: RunData, split: str, ev: EvalConfig):
@@ -120,12 +130,16 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
     if processed_dir.parent.name == "processed" and processed_dir.name != cfg.get("dataset", processed_dir.name):
         # the pipeline's layout, data/processed/<dataset>: another dataset's tables would score the run
         # on them (a ranker without weights) or fail to fit its weights
-        raise ValueError(f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
-                         f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}")
+        raise ValueError(
+            f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
+            f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}"
+        )
     weights, trec, metrics_path = (run_dir / name for name in (LAST_RESULTS if last else SELECTED_RESULTS))
     if last and not weights.exists():
-        raise FileNotFoundError(f"{weights}: missing; a run keeps its last epoch's weights only with "
-                                f"train.keep_last: true (retrain {run_dir} with it)")
+        raise FileNotFoundError(
+            f"{weights}: missing; a run keeps its last epoch's weights only with "
+            f"train.keep_last: true (retrain {run_dir} with it)"
+        )
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
@@ -135,14 +149,16 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
     if missing or classifies_categories(cfg["arch"]):
         # on the training's device, where the reused dev scores were computed
         device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
-        model = load_model(cfg, len(vocab), weights, device,
-                           data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories))
+        model = load_model(
+            cfg, len(vocab), weights, device, data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)
+        )
         scored |= {split: score_split(model, data, split) for split in missing}
     return _write_scored(cfg, ev, data, scored, model, trec, metrics_path)
 
 
-def _write_scored(cfg: dict, ev: EvalConfig, data: RunData, scored: dict[str, pd.DataFrame], model,
-                  trec: Path, metrics_path: Path) -> dict:
+def _write_scored(
+    cfg: dict, ev: EvalConfig, data: RunData, scored: dict[str, pd.DataFrame], model, trec: Path, metrics_path: Path
+) -> dict:
     """Metrics of every eval split (category metrics where ``model`` is given) into ``metrics_path``,
     every scored candidate into the run file ``trec`` (qids ``<split>:<qid>``)."""
     metrics, scored_all = {}, []

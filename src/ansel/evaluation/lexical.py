@@ -13,6 +13,7 @@ letter or digit (punctuation is no word).
 * BM25: bm25s's Lucene variant (k1, b: its defaults 1.5, 0.75) with each question's candidates as
   the corpus and the question's terms as the query.
 """
+
 from __future__ import annotations
 
 import math

@@ -13,6 +13,7 @@ Why not ranx here: ranx costs ~5 s to import and ~8 s of JIT compilation in ever
 job is a new process. These are a few vectorised lines instead; tests check them against
 ranx (tests/evaluation/test_metrics.py), which stays the reference.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,10 +45,8 @@ def per_question(scored: pd.DataFrame) -> pd.DataFrame:
         top=pos & (ranks == 1),
         gain=np.where(pos, 1.0 / np.log2(ranks + 1.0), 0.0),
     )
-    q = g.groupby("qid", sort=False).agg(n_pos=("hits", "sum"), ap=("prec", "sum"), rr=("rr", "max"),
-                                        p1=("top", "max"))
-    out = pd.DataFrame({"n_pos": q.n_pos, "P@1": q.p1.astype(float), "MRR": q.rr,
-                        "MAP": q.ap / q.n_pos.clip(lower=1)})
+    q = g.groupby("qid", sort=False).agg(n_pos=("hits", "sum"), ap=("prec", "sum"), rr=("rr", "max"), p1=("top", "max"))
+    out = pd.DataFrame({"n_pos": q.n_pos, "P@1": q.p1.astype(float), "MRR": q.rr, "MAP": q.ap / q.n_pos.clip(lower=1)})
     for k in (3, 5):
         dcg = g.gain.where(g["rank"] <= k, 0.0).groupby(g.qid, sort=False).sum()
         ideal = q.n_pos.clip(upper=k).map(lambda n: float(np.sum(1.0 / np.log2(np.arange(2, n + 2)))))
@@ -89,10 +88,16 @@ def category_metrics(gold: np.ndarray, predicted: np.ndarray, n_classes: int) ->
 
     if len(gold) == 0:
         raise ValueError("no question with a training category to classify")
-    p, r, f, _ = precision_recall_fscore_support(gold, predicted, labels=np.arange(n_classes), average="macro",
-                                                 zero_division=0)
-    return {"n_categorised": int(len(gold)), "category_accuracy": float((gold == predicted).mean()),
-            "category_precision": float(p), "category_recall": float(r), "category_F1": float(f)}
+    p, r, f, _ = precision_recall_fscore_support(
+        gold, predicted, labels=np.arange(n_classes), average="macro", zero_division=0
+    )
+    return {
+        "n_categorised": int(len(gold)),
+        "category_accuracy": float((gold == predicted).mean()),
+        "category_precision": float(p),
+        "category_recall": float(r),
+        "category_F1": float(f),
+    }
 
 
 def split_metrics(scored: pd.DataFrame, task: str, no_positive: str = "drop") -> dict[str, float]:
@@ -119,6 +124,7 @@ def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:
 
 
 def read_trec_run(path) -> pd.DataFrame:
-    df = pd.read_csv(path, sep=" ", header=None, names=["qid", "q0", "aid", "rank", "score", "run"],
-                     dtype={"qid": str, "aid": str})
+    df = pd.read_csv(
+        path, sep=" ", header=None, names=["qid", "q0", "aid", "rank", "score", "run"], dtype={"qid": str, "aid": str}
+    )
     return df[["qid", "aid", "rank", "score"]]

@@ -17,6 +17,7 @@ held at once, yet an answer among 500 candidates of dozens of questions is encod
 per batch of pairs. ``score_pairs`` is the general path, one forward pass per pair, for models
 whose answer encoding reads the question (iGGSA).
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,7 +59,7 @@ def _encode_all(encode, ids: torch.Tensor, rows: torch.Tensor, batch_size: int, 
     order = _longest_first(ids, rows)
     out = None
     for i in range(0, len(rows), batch_size):
-        parts = _parts(encode(trim_padding(ids[rows[order[i:i + batch_size]]]).to(device)))
+        parts = _parts(encode(trim_padding(ids[rows[order[i : i + batch_size]]]).to(device)))
         if out is None:  # the longest texts come first: later batches' per-token states are no wider
             out = tuple(part.new_zeros(len(rows), *part.shape[1:]) for part in parts)
         for whole, part in zip(out, parts):
@@ -80,8 +81,11 @@ def _sides(model: Ranker):
     if isinstance(model, InteractionRanker):
         return model.encode_question_side, model.encode_answer_side, model.interact
     if isinstance(model, PairRanker) and not model.question_context:
-        return (model.encode_side, functools.partial(model.encode_side, answer=True),
-                lambda q, a: model.compare(*_cut(*q), *_cut(*a)))
+        return (
+            model.encode_side,
+            functools.partial(model.encode_side, answer=True),
+            lambda q, a: model.compare(*_cut(*q), *_cut(*a)),
+        )
     return None
 
 
@@ -92,8 +96,8 @@ def score_pairs(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> n
     scores = []
     with torch.inference_mode():
         for i in range(0, len(qi), batch_size):
-            q = trim_padding(q_ids[qi[i:i + batch_size]]).to(device)
-            a = trim_padding(a_ids[ai[i:i + batch_size]]).to(device)
+            q = trim_padding(q_ids[qi[i : i + batch_size]]).to(device)
+            a = trim_padding(a_ids[ai[i : i + batch_size]]).to(device)
             scores.append(model(q, a).float().cpu())
     return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
 
@@ -124,14 +128,15 @@ def score_cached(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> 
         q_pos, pair_row, by_batch = q_where[q_pos.to(device)], pair_row.to(device), by_batch.to(device)
         start = 0
         for b, count in enumerate(counts):
-            a_batch = trim_padding(a_ids[a_rows[order[b * batch_size:(b + 1) * batch_size]]])
+            a_batch = trim_padding(a_ids[a_rows[order[b * batch_size : (b + 1) * batch_size]]])
             a_side = _parts(encode_answer(a_batch.to(device)))
             per_pair = max(1, sum(t[:1].numel() for t in (*q_side, *a_side)))
             chunk = max(batch_size, _GATHER_ELEMENTS // per_pair)
             for i in range(start, start + count, chunk):
-                pairs = by_batch[i:min(i + chunk, start + count)]
-                scores[pairs] = pair_scores(tuple(t[q_pos[pairs]] for t in q_side),
-                                            tuple(t[pair_row[pairs]] for t in a_side)).float()
+                pairs = by_batch[i : min(i + chunk, start + count)]
+                scores[pairs] = pair_scores(
+                    tuple(t[q_pos[pairs]] for t in q_side), tuple(t[pair_row[pairs]] for t in a_side)
+                ).float()
             start += count
     return scores.cpu().numpy()
 

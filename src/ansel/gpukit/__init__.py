@@ -9,6 +9,7 @@ places the record under ``reports/device/<record>/``. Records are declared in
 The device side imports only what the GPU machine has (torch, numpy, pandas, pyarrow, yaml):
 never snakemake, dvc, dvclive, gensim, jieba, jsonschema, bm25s or nltk.
 """
+
 KIT_FILE = "kit.json"
 # Runs sharing one GPU slow each other once it is busy: measured on an H200, 12 AP WikiQA trainings at once
 # (GPU 92% busy) each ran ~5x slower than alone, i.e. about 2.4 runs' worth of work at a time (the kit's

@@ -5,6 +5,7 @@ ansel sources, ``run.sh``, ``kit.json`` (per record: its jobs, each run's resolv
 files it reads) and the processed datasets, aligned vectors and vocabularies the jobs read, made
 by the normal Snakemake rules first. Nothing of the workflow's own packages is needed there.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -13,7 +14,6 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-
 
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
@@ -56,8 +56,9 @@ def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
             except ConfigError as e:
                 raise ConfigError(f"{where}.items.{e}") from None
     models, seeds = spec.get("models"), spec.get("seeds")
-    return sorted(r for r in found if (models is None or r.variant.name in models)
-                  and (seeds is None or r.seed in seeds))
+    return sorted(
+        r for r in found if (models is None or r.variant.name in models) and (seeds is None or r.seed in seeds)
+    )
 
 
 def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
@@ -70,8 +71,10 @@ def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
     for f in figures:
         if f["id"] == item:
             return f"figures/{paper}/{item}.png", T.figure_runs(config, f)
-    raise ConfigError(f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
-                      f"({', '.join(t['id'] for t in [*tables, *figures])})")
+    raise ConfigError(
+        f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
+        f"({', '.join(t['id'] for t in [*tables, *figures])})"
+    )
 
 
 def run_files(cfg: dict) -> list[str]:
@@ -94,12 +97,21 @@ def make_files(files: list[str], preset: str, overrides: dict) -> None:
     missing = sorted({f for f in files if not (root() / f).exists()})
     if not missing:
         return
-    cmd = ["snakemake", "--profile", "workflow/profiles/local", "--config", *config_args(preset, overrides),
-           "--", *missing]
+    cmd = [
+        "snakemake",
+        "--profile",
+        "workflow/profiles/local",
+        "--config",
+        *config_args(preset, overrides),
+        "--",
+        *missing,
+    ]
     print("+", " ".join(cmd), flush=True)
     if subprocess.run(cmd, cwd=root()).returncode:
-        raise ConfigError(f"the workflow could not make {', '.join(missing)} under preset {preset!r} "
-                          "(Snakemake's message above: a dataset missing from the mirror, say); nothing was packed")
+        raise ConfigError(
+            f"the workflow could not make {', '.join(missing)} under preset {preset!r} "
+            "(Snakemake's message above: a dataset missing from the mirror, say); nothing was packed"
+        )
 
 
 def kit_costs() -> dict:
@@ -117,23 +129,32 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
 
     declared = declared if declared is not None else records()
     if unknown := [n for n in names if n not in declared]:
-        raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} "
-                          f"(declared: {', '.join(declared)})")
+        raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} (declared: {', '.join(declared)})")
     kit_records, files = [], set()
     costs, examples = kit_costs(), {}
     for name in names:
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
-        entry = {"name": name, "preset": config["preset"], "config": rec.get("config", {}), "about": rec.get("about", ""),
-                 "bench": rec.get("bench", []), "measure": None, "runs": [], "cpu_runs": [], "step_times": [],
-                 "items": rec.get("runs", {}).get("items", {})}
+        entry = {
+            "name": name,
+            "preset": config["preset"],
+            "config": rec.get("config", {}),
+            "about": rec.get("about", ""),
+            "bench": rec.get("bench", []),
+            "measure": None,
+            "runs": [],
+            "cpu_runs": [],
+            "step_times": [],
+            "items": rec.get("runs", {}).get("items", {}),
+        }
         for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
             tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
             for item in ids:
                 dataset, cfgs = T.benchmark_configs(config, tables[item]) if item in tables else (None, {})
                 if dataset:
-                    entry["step_times"].append({"file": T.benchmark_file(paper, item),
-                                                "processed": T.processed_dir(dataset), "configs": cfgs})
+                    entry["step_times"].append(
+                        {"file": T.benchmark_file(paper, item), "processed": T.processed_dir(dataset), "configs": cfgs}
+                    )
                     needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != T.embeddings_file(cfg)})
                     make_files(needed, config["preset"], rec.get("config", {}))
                     files.update(needed)
@@ -148,8 +169,11 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             # a record with runs measures their shapes only (the device minutes go to what it trains next)
             own = {shape(cfg) for cfg in cfgs} if "runs" in rec else None
             # untrained rankers (BM25, random) cost no device time: the CPU records time them
-            shapes = [cfg for cfg in unmeasured_shapes(config, [root() / "reports/device" / name], m["datasets"])
-                      if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)]
+            shapes = [
+                cfg
+                for cfg in unmeasured_shapes(config, [root() / "reports/device" / name], m["datasets"])
+                if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)
+            ]
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
             files.update(f for cfg in shapes for f in run_files(cfg) if f != T.embeddings_file(cfg))  # random init
         if "runs" in rec:
@@ -159,16 +183,27 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             for run, cfg in zip(runs, cfgs):
                 minutes, cost = plan_minutes(cfg, costs, examples)
                 # untrained rankers (BM25, word counts, random) are scored on the CPU at unpack
-                entry["runs" if is_trained(cfg["arch"]) else "cpu_runs"].append({
-                    "dir": f"runs/{run.dataset}/{run.variant.name}/seed{run.seed}", "config": cfg,
-                    "processed": T.processed_dir(cfg["dataset"]), "embeddings": T.embeddings_file(cfg),
-                    "planned_minutes": minutes, "peak_mb": cost.peak_mb if cost else None})
+                entry["runs" if is_trained(cfg["arch"]) else "cpu_runs"].append(
+                    {
+                        "dir": f"runs/{run.dataset}/{run.variant.name}/seed{run.seed}",
+                        "config": cfg,
+                        "processed": T.processed_dir(cfg["dataset"]),
+                        "embeddings": T.embeddings_file(cfg),
+                        "planned_minutes": minutes,
+                        "peak_mb": cost.peak_mb if cost else None,
+                    }
+                )
         kit_records.append(entry)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    pruned = {f for rec in kit_records for run in rec["runs"] if run["config"].get("vocab")
-              for f in (run["embeddings"], run["config"]["vocab"])}
+    pruned = {
+        f
+        for rec in kit_records
+        for run in rec["runs"]
+        if run["config"].get("vocab")
+        for f in (run["embeddings"], run["config"]["vocab"])
+    }
     for f in sorted(files - pruned):
         _copy(root() / f, out / f)
     for rec in kit_records:
@@ -183,8 +218,11 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         _carry_earlier(rec, out / "work" / rec["name"])
     shutil.copy2(Path(__file__).with_name("run.sh"), out / "run.sh")
     (out / "run.sh").chmod(0o755)
-    kit = {"records": kit_records, "commit": checkout_commit(root()), "built": datetime.datetime.now(datetime.UTC).isoformat(
-        timespec="seconds")}
+    kit = {
+        "records": kit_records,
+        "commit": checkout_commit(root()),
+        "built": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
     write_text_atomic(out / KIT_FILE, json.dumps(kit, indent=1) + "\n")
     return kit
 
@@ -211,8 +249,10 @@ def prune_vectors(run: dict, out: Path) -> str:
     note = f"{len(keep)} of {len(vocab)} words (those of {run['config']['dataset']}'s texts)"
     if cut.nbytes > HALF_ABOVE_MB * 2**20:  # still too large to travel: float16 there, float32 in the model
         cut = cut.astype(np.float16)
-        note += (f", stored as float16 (relative rounding <= 2^-11; the model reads them as float32): "
-                 f"{cut.nbytes / 2**20:.0f} MiB")
+        note += (
+            f", stored as float16 (relative rounding <= 2^-11; the model reads them as float32): "
+            f"{cut.nbytes / 2**20:.0f} MiB"
+        )
     np.save(out / run["embeddings"], cut)
     return note
 
@@ -257,30 +297,43 @@ def summary(kit: dict, out: Path) -> str:
 
             left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
             known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
-            parts.append(f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
-                         f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
-                         f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
-                         f"shared as measured), {len(left) - len(known)} unmeasured")
+            parts.append(
+                f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
+                f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
+                f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
+                f"shared as measured), {len(left) - len(known)} unmeasured"
+            )
             if len(known) < len(left):
                 n = len(rec["measure"]["configs"]) if rec["measure"] else 0
-                first = (f"this kit measures {n} shapes first (unpack it before the next kit)" if n
-                         else "measure their shapes first (a `measure` key, or record costs-full) and unpack that")
-                parts.append("unmeasured runs start blind (one that cannot end before the deadline at its pace, "
-                             f"its state too large to come back, is stopped at its second epoch): {first}")
+                first = (
+                    f"this kit measures {n} shapes first (unpack it before the next kit)"
+                    if n
+                    else "measure their shapes first (a `measure` key, or record costs-full) and unpack that"
+                )
+                parts.append(
+                    "unmeasured runs start blind (one that cannot end before the deadline at its pace, "
+                    f"its state too large to come back, is stopped at its second epoch): {first}"
+                )
         lines.append(f"{rec['name']}: {'; '.join(parts)}")
     size = size_mb(out)
     lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
     tree = _tree_mb()
     if tree is not None:
-        lines.append(f"with it travels the working tree without reports/ (`make gpu-travel`): {tree:.1f} MiB; "
-                     f"together {tree + size:.1f} of the device tool's 64 MiB")
+        lines.append(
+            f"with it travels the working tree without reports/ (`make gpu-travel`): {tree:.1f} MiB; "
+            f"together {tree + size:.1f} of the device tool's 64 MiB"
+        )
     return "\n".join(lines)
 
 
 def _tree_mb() -> float | None:
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                cwd=root(), capture_output=True, check=True).stdout.split(b"\0")
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root(),
+            capture_output=True,
+            check=True,
+        ).stdout.split(b"\0")
     except (OSError, subprocess.CalledProcessError):
         return None
     paths = [root() / os.fsdecode(p) for p in listed if p and not p.startswith(b"reports/")]

@@ -8,6 +8,7 @@ Nothing is started after the deadline, and what runs then is stopped: a training
 finished epoch in ``state.pt``, so a second ``run.sh`` on the same kit resumes it (to the same
 bytes on the same machine) and keeps every finished run. Imports only what the GPU image has.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,9 +62,12 @@ class GpuMonitor(threading.Thread):
     def run(self):
         while self.available and not self._stop.wait(1.0):
             try:
-                text = subprocess.run(["nvidia-smi", "--query-gpu=utilization.gpu,memory.used",
-                                       "--format=csv,noheader,nounits"], capture_output=True, text=True,
-                                      timeout=5).stdout.splitlines()[0]
+                text = subprocess.run(
+                    ["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                ).stdout.splitlines()[0]
                 util, mem = (float(x) for x in text.split(","))
             except (OSError, subprocess.SubprocessError, ValueError, IndexError):
                 continue
@@ -76,22 +80,36 @@ class GpuMonitor(threading.Thread):
         inside = [s for s in self.samples if start <= s[0] <= end]
         if not inside:
             return {}
-        return {"gpu_util_mean": round(sum(s[1] for s in inside) / len(inside), 1),
-                "gpu_util_max": max(s[1] for s in inside), "gpu_mem_max_mb": max(s[2] for s in inside),
-                "samples": len(inside)}
+        return {
+            "gpu_util_mean": round(sum(s[1] for s in inside) / len(inside), 1),
+            "gpu_util_max": max(s[1] for s in inside),
+            "gpu_mem_max_mb": max(s[2] for s in inside),
+            "samples": len(inside),
+        }
 
 
 def device_info(device: str) -> dict:
     import torch
 
-    info = {"torch": torch.__version__, "python": sys.version.split()[0], "cores": os.cpu_count(),
-            "cuda_available": torch.cuda.is_available(), "device": device}
+    info = {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "cores": os.cpu_count(),
+        "cuda_available": torch.cuda.is_available(),
+        "device": device,
+    }
     if device.startswith("cuda"):
-        info |= {"gpu": torch.cuda.get_device_name(), "gpu_memory_mb": torch.cuda.get_device_properties(0)
-                 .total_memory / 2**20, "cuda": torch.version.cuda}
+        info |= {
+            "gpu": torch.cuda.get_device_name(),
+            "gpu_memory_mb": torch.cuda.get_device_properties(0).total_memory / 2**20,
+            "cuda": torch.version.cuda,
+        }
         if shutil.which("nvidia-smi"):
-            info["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                                                 "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+            info["nvidia_smi"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
     else:
         info["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     return info
@@ -116,8 +134,9 @@ def run_bench(bench: dict, device: str, until: float, out: Path) -> dict:
     with open(out / f"{bench['name']}.txt", "w") as f:
         f.write(f"$ python {bench['script']} {' '.join(args)}\n")
         f.flush()
-        proc = subprocess.Popen(python_cmd(bench["script"], *args), stdout=f, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            python_cmd(bench["script"], *args), stdout=f, stderr=subprocess.STDOUT, start_new_session=True
+        )
         status = _wait(proc, until)
     return {"phase": f"bench {bench['name']}", "status": status, "start": started, "end": time.time()}
 
@@ -129,10 +148,24 @@ def run_step_times(item: dict, device: str, until: float, base: Path) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     configs = {m: with_device(cfg, device) for m, cfg in item["configs"].items()}
     with open(out.with_suffix(".log"), "w") as f:
-        proc = subprocess.Popen(python_cmd("-m", "ansel.cli", "step-times", "--config", json.dumps(configs),
-                                           "--processed", item["processed"], "--out", str(out),
-                                           "--threads", str(os.cpu_count() or 1)),
-                                stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            python_cmd(
+                "-m",
+                "ansel.cli",
+                "step-times",
+                "--config",
+                json.dumps(configs),
+                "--processed",
+                item["processed"],
+                "--out",
+                str(out),
+                "--threads",
+                str(os.cpu_count() or 1),
+            ),
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         status = _wait(proc, until)
     return {"phase": f"step-times {item['file']}", "status": status, "start": started, "end": time.time()}
 
@@ -142,8 +175,12 @@ def run_measure(name: str, device: str, until: float, out: Path) -> dict:
     started = time.time()
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "measure.log", "a") as f:  # after the earlier leases' lines
-        proc = subprocess.Popen(python_cmd("-m", "ansel.gpukit.device", "_measure", name, device, str(until)),
-                                stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            python_cmd("-m", "ansel.gpukit.device", "_measure", name, device, str(until)),
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         status = _wait(proc, until + 5)
     return {"phase": "measure", "status": status, "start": started, "end": time.time()}
 
@@ -157,8 +194,14 @@ def _measure_child(name: str, device: str, until: float) -> None:
     out = Path("work") / name / "costs"
     done = {key for f in out.glob("*.json") for key in json.loads(f.read_text())}  # a second run.sh goes on
     configs = [with_device(cfg, device) for cfg in rec["measure"]["configs"] if shape(cfg) not in done]
-    measure(configs, out, rec["measure"]["batches"], data_root=Path.cwd(),
-            deadline=until, report=lambda m: print(m, flush=True))
+    measure(
+        configs,
+        out,
+        rec["measure"]["batches"],
+        data_root=Path.cwd(),
+        deadline=until,
+        report=lambda m: print(m, flush=True),
+    )
 
 
 def _wait(proc: subprocess.Popen, until: float) -> str:
@@ -215,8 +258,9 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: Path,
-                  parallel: float = GPU_PARALLEL) -> dict:
+def run_trainings(
+    rec: dict, device: str, jobs: int | None, until: float, work: Path, parallel: float = GPU_PARALLEL
+) -> dict:
     """Every run of the record not finished yet (under ``work``, the record's folder), ``jobs`` at a time,
     each trained then evaluated; the longest that should still end before the deadline first."""
     started = time.time()
@@ -252,8 +296,10 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
             run = next((r for r in todo if fits(r, len(running) + 1, until, parallel)), None)
             if run is None:
                 if not running:  # none would end even alone: nothing frees the device for them
-                    log(f"{len(todo)} runs not started: the shortest, {todo[-1]['planned_minutes']:.1f} planned "
-                        "device-minutes, would not end before the deadline")
+                    log(
+                        f"{len(todo)} runs not started: the shortest, {todo[-1]['planned_minutes']:.1f} planned "
+                        "device-minutes, would not end before the deadline"
+                    )
                     status.update({r["dir"]: "not started" for r in todo})
                     todo = []
                 break
@@ -263,8 +309,7 @@ def run_trainings(rec: dict, device: str, jobs: int | None, until: float, work: 
             running[run["dir"]] = _start_run(run, device, threads, work)
             progress[run["dir"]] = EpochClock(run["config"]["model"], run["config"]["train"]["epochs"], since)
         time.sleep(0.5)
-    return {"phase": "train", "start": started, "end": time.time(), "jobs": n_jobs, "threads": threads,
-            "runs": status}
+    return {"phase": "train", "start": started, "end": time.time(), "jobs": n_jobs, "threads": threads, "runs": status}
 
 
 class EpochClock:
@@ -290,8 +335,10 @@ class EpochClock:
         state_mb = state.stat().st_size / 2**20 if state.exists() else 0
         if ends <= until - ARCHIVE_MARGIN_S or state_mb <= STATE_BYTES / 2**20:
             return None
-        return (f"epoch {e1} of {self.epochs} would end {ends - until:.0f} s after the deadline at its pace "
-                f"and its state ({state_mb:.0f} MiB) cannot come back: its model's other runs are not started")
+        return (
+            f"epoch {e1} of {self.epochs} would end {ends - until:.0f} s after the deadline at its pace "
+            f"and its state ({state_mb:.0f} MiB) cannot come back: its model's other runs are not started"
+        )
 
 
 def _last_epoch(job_log: Path, since: int = 0) -> int | None:
@@ -322,9 +369,22 @@ def run_commands(run: dict, run_dir: Path, data_root: Path, threads: int) -> lis
     """``ansel train`` (config.json of ``run_dir``, timings beside it, no dvclive) then ``ansel evaluate``
     of a kit run whose data lie under ``data_root``."""
     ansel, processed = python_cmd("-m", "ansel.cli"), str(data_root / run["processed"])
-    train = [*ansel, "train", "--config", str(run_dir / "config.json"), "--processed", processed,
-             "--run-dir", str(run_dir), "--timings", str(run_dir / "timings.json"), "--no-progress",
-             "--no-dvclive", "--threads", str(threads)]
+    train = [
+        *ansel,
+        "train",
+        "--config",
+        str(run_dir / "config.json"),
+        "--processed",
+        processed,
+        "--run-dir",
+        str(run_dir),
+        "--timings",
+        str(run_dir / "timings.json"),
+        "--no-progress",
+        "--no-dvclive",
+        "--threads",
+        str(threads),
+    ]
     if run["embeddings"]:
         train += ["--embeddings", str(data_root / run["embeddings"])]
     evaluate = [*ansel, "evaluate", "--processed", processed, "--run-dir", str(run_dir), "--threads", str(threads)]
@@ -334,11 +394,18 @@ def run_commands(run: dict, run_dir: Path, data_root: Path, threads: int) -> lis
 def _start_run(run: dict, device: str, threads: int, work: Path) -> subprocess.Popen:
     run_dir = work / run["dir"]
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(with_device(run["config"], device), indent=2, sort_keys=True) + "\n")
+    (run_dir / "config.json").write_text(
+        json.dumps(with_device(run["config"], device), indent=2, sort_keys=True) + "\n"
+    )
     script = " && ".join(" ".join(map(shlex.quote, cmd)) for cmd in run_commands(run, run_dir, Path("."), threads))
     with open(run_dir / "job.log", "a") as log_file:
-        return subprocess.Popen(["bash", "-c", script], stdout=log_file, stderr=subprocess.STDOUT,
-                                start_new_session=True, env={**os.environ, "ANSEL_KIT_COMMIT": KIT_COMMIT[0]})
+        return subprocess.Popen(
+            ["bash", "-c", script],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "ANSEL_KIT_COMMIT": KIT_COMMIT[0]},
+        )
 
 
 def _record(kit: dict, name: str) -> dict:
@@ -348,7 +415,9 @@ def _record(kit: dict, name: str) -> dict:
 def archive(kit: dict, work: Path, out: Path, started: float) -> list[Path]:
     """One .tar.gz of every record's files (split into parts of 15 MiB where larger)."""
     stamp = datetime.datetime.fromtimestamp(started, datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = "record-" + "_".join(r["name"] for r in kit["records"]) + f"-{stamp}.tar.gz"  # names the device tool brings back
+    name = (
+        "record-" + "_".join(r["name"] for r in kit["records"]) + f"-{stamp}.tar.gz"
+    )  # names the device tool brings back
     out.mkdir(parents=True, exist_ok=True)
     path, state_bytes = out / name, 0
     with tarfile.open(path, "w:gz") as tar:
@@ -397,17 +466,26 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_measure"]:
         return _measure_child(argv[1], argv[2], float(argv[3]))
-    p = argparse.ArgumentParser(prog="gpu-kit/run.sh", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="gpu-kit/run.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--deadline-s", type=float, default=540, help="stop everything by then (seconds from the start)")
     p.add_argument("--device", default="auto", help="auto (the runs' own: CUDA where there is one), cuda or cpu")
     p.add_argument("--jobs", type=int, help="trainings at once (default: from measured memory and cores)")
-    p.add_argument("--gpu-parallel", type=float, default=GPU_PARALLEL,
-                   help="runs' worth of work one GPU does at a time when shared (admission only; default "
-                        f"{GPU_PARALLEL}, AP on WikiQA; QA-CNN on TREC-QA measured about 4)")
+    p.add_argument(
+        "--gpu-parallel",
+        type=float,
+        default=GPU_PARALLEL,
+        help="runs' worth of work one GPU does at a time when shared (admission only; default "
+        f"{GPU_PARALLEL}, AP on WikiQA; QA-CNN on TREC-QA measured about 4)",
+    )
     p.add_argument("--out", default=os.environ.get("OUT") or "out", help="where the archive goes (default $OUT)")
-    p.add_argument("--archive-margin-s", type=float, default=ARCHIVE_MARGIN_S,
-                   help="kept back from the deadline to stop the jobs and write the archive")
+    p.add_argument(
+        "--archive-margin-s",
+        type=float,
+        default=ARCHIVE_MARGIN_S,
+        help="kept back from the deadline to stop the jobs and write the archive",
+    )
     a = p.parse_args(argv)
     started = time.time()
     until = started + a.deadline_s - a.archive_margin_s
@@ -419,8 +497,10 @@ def main(argv: list[str] | None = None) -> None:
     work.mkdir(exist_ok=True)
     device = a.device if a.device != "auto" else ("cuda" if _cuda() else "cpu")
     info = device_info(device)
-    log(f"kit of {kit['commit']}: {', '.join(r['name'] for r in kit['records'])} on {info.get('gpu', 'the CPU')}, "
-        f"deadline {a.deadline_s:.0f} s")
+    log(
+        f"kit of {kit['commit']}: {', '.join(r['name'] for r in kit['records'])} on {info.get('gpu', 'the CPU')}, "
+        f"deadline {a.deadline_s:.0f} s"
+    )
     monitor = GpuMonitor()
     monitor.start()
     for rec in kit["records"]:
@@ -438,14 +518,26 @@ def main(argv: list[str] | None = None) -> None:
         for phase in phases:
             phase |= monitor.window(phase["start"], phase["end"])
             phase["seconds"] = round(phase["end"] - phase["start"], 1)
-            log(f"{rec['name']}: {phase['phase']} {phase.get('status', '')} in {phase['seconds']} s "
-                f"{'(GPU busy %.0f%% on average)' % phase['gpu_util_mean'] if 'gpu_util_mean' in phase else ''}")
+            log(
+                f"{rec['name']}: {phase['phase']} {phase.get('status', '')} in {phase['seconds']} s "
+                f"{'(GPU busy %.0f%% on average)' % phase['gpu_util_mean'] if 'gpu_util_mean' in phase else ''}"
+            )
         previous = json.loads((base / "device.json").read_text()) if (base / "device.json").exists() else {}
         base.mkdir(parents=True, exist_ok=True)
-        (base / "device.json").write_text(json.dumps({
-            **info, "kit_commit": kit["commit"], "deadline_s": a.deadline_s, "started": started,
-            "finished": time.time(), "sessions": [*previous.get("sessions", []), {"started": started, "phases": phases}],
-        }, indent=1) + "\n")
+        (base / "device.json").write_text(
+            json.dumps(
+                {
+                    **info,
+                    "kit_commit": kit["commit"],
+                    "deadline_s": a.deadline_s,
+                    "started": started,
+                    "finished": time.time(),
+                    "sessions": [*previous.get("sessions", []), {"started": started, "phases": phases}],
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     monitor.stop()
     for path in archive(kit, work, Path(a.out), started):
         log(f"archive: {path} ({path.stat().st_size / 2**20:.1f} MiB)")

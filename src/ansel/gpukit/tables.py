@@ -10,6 +10,7 @@ not all there yet is left for a later record, and named; so is a figure drawn fr
 counts, random: no device time, and their packages are not on the device) are scored here first
 by ``ansel train`` and ``ansel evaluate`` and kept in the record like the others.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -48,9 +49,22 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
         targets, waiting = _targets(rec, stage)
         if not targets:
             return [], waiting
-        cmd = ["snakemake", "--snakefile", str(stage / "Snakefile"), "--directory", str(stage), "--cores", "1",
-               "--allowed-rules", "table", "figure", "--config", *config_args(rec["preset"], rec.get("config", {})),
-               "--", *targets]
+        cmd = [
+            "snakemake",
+            "--snakefile",
+            str(stage / "Snakefile"),
+            "--directory",
+            str(stage),
+            "--cores",
+            "1",
+            "--allowed-rules",
+            "table",
+            "figure",
+            "--config",
+            *config_args(rec["preset"], rec.get("config", {})),
+            "--",
+            *targets,
+        ]
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, env={**os.environ, "ANSEL_ROOT": str(stage), "ANSEL_FORKSERVER": "off"})
         placed = []
@@ -75,7 +89,7 @@ def _stage_run(src: Path, stage: Path) -> None:
             with gzip.open(src / f"{trec}.gz", "rb") as f, open(into / trec, "wb") as out:
                 shutil.copyfileobj(f, out)
     if (src / "timings.json").exists():
-        timings = stage / "results/timings" / f"{run_name(cfg, str(src))[len('runs/'):]}.json"
+        timings = stage / "results/timings" / f"{run_name(cfg, str(src))[len('runs/') :]}.json"
         timings.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / "timings.json", timings)
 
@@ -136,8 +150,11 @@ def _link_weights(run: T.Run, stage: Path) -> str | None:
     staged, trained = stage / run.dir, root() / run.dir
     if not (staged / "config.json").exists() or (staged / "model.pt").exists():
         return None  # the run itself is missing (named already), or its weights are linked (another figure's)
-    if (trained / "model.pt").exists() and (trained / "config.json").exists() and json.loads(
-            (trained / "config.json").read_text()) == json.loads((staged / "config.json").read_text()):
+    if (
+        (trained / "model.pt").exists()
+        and (trained / "config.json").exists()
+        and json.loads((trained / "config.json").read_text()) == json.loads((staged / "config.json").read_text())
+    ):
         (staged / "model.pt").symlink_to(trained / "model.pt")
         return None
     return f"{run.dir}/model.pt (weights: a record keeps none, so this figure renders where the run was trained)"

@@ -12,6 +12,7 @@ run's config against the kit's, each finished run's metrics.json against its run
 replaces the record, under a lock on ``reports/device/``. A refusal names the archive's file and
 places nothing.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,13 +29,20 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.config import root
-from ansel.jsonfile import read_json
 from ansel.files import locked, replace_tree, write_text_atomic
 from ansel.gpukit import KIT_FILE
 from ansel.gpukit.build import records
+from ansel.jsonfile import read_json
 from ansel.names import plain_name
-from ansel.placing import (RecordRefused, check_finished, check_same_setting, check_setting, run_name, staged_record,
-                           write_setting)
+from ansel.placing import (
+    RecordRefused,
+    check_finished,
+    check_same_setting,
+    check_setting,
+    run_name,
+    staged_record,
+    write_setting,
+)
 
 DEVICE_DIR = "reports/device"
 LEASES = "leases.json"
@@ -48,8 +56,9 @@ def read_archive(files: list[Path]) -> tarfile.TarFile:
     return tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
 
 
-def unpack(files: list[Path], device_minutes: float | None = None, render: bool = True,
-           dest: Path | None = None) -> list[Path]:
+def unpack(
+    files: list[Path], device_minutes: float | None = None, render: bool = True, dest: Path | None = None
+) -> list[Path]:
     """Each record of the archive into ``dest`` (default ``reports/device/``) as ``<record>/``."""
     dest = dest or root() / DEVICE_DIR
     missing = [str(f) for f in files if not f.is_file()]
@@ -62,8 +71,11 @@ def unpack(files: list[Path], device_minutes: float | None = None, render: bool 
         try:
             kit = _extract(files, tmp, shown)
             with contextlib.ExitStack() as stages:
-                staged = [(rec, stages.enter_context(staged_record(dest / rec["name"])))
-                          for rec in kit["records"] if (tmp / rec["name"]).is_dir()]
+                staged = [
+                    (rec, stages.enter_context(staged_record(dest / rec["name"])))
+                    for rec in kit["records"]
+                    if (tmp / rec["name"]).is_dir()
+                ]
                 for rec, stage in staged:
                     _stage(rec, tmp / rec["name"], stage, kit, files[0], device_minutes, render, dest)
                 for rec, stage in staged:  # every record checked and built: now each replaces its old self
@@ -72,11 +84,15 @@ def unpack(files: list[Path], device_minutes: float | None = None, render: bool 
         except ValueError as e:  # RecordRefused, or a file of the archive that is not JSON
             raise SystemExit(f"ansel gpu-unpack: {str(e).replace(f'{tmp}/', f'{shown}: ')}") from None
         except subprocess.CalledProcessError as e:
-            raise SystemExit(f"ansel gpu-unpack: {shown}: rendering the tables failed ({e}; Snakemake's message "
-                             "above); nothing was placed (--no-render places the runs alone)") from None
+            raise SystemExit(
+                f"ansel gpu-unpack: {shown}: rendering the tables failed ({e}; Snakemake's message "
+                "above); nothing was placed (--no-render places the runs alone)"
+            ) from None
         except OSError as e:  # a full disk, say: the staging is removed, the records are as they were
-            raise SystemExit(f"ansel gpu-unpack: {shown}: {f'{e.filename}: ' if e.filename else ''}"
-                             f"{e.strerror or e}; nothing was placed") from None
+            raise SystemExit(
+                f"ansel gpu-unpack: {shown}: {f'{e.filename}: ' if e.filename else ''}"
+                f"{e.strerror or e}; nothing was placed"
+            ) from None
     return [dest / rec["name"] for rec, _ in staged]
 
 
@@ -84,14 +100,20 @@ def _extract(files: list[Path], into: Path, shown: str) -> dict:
     """The archive's plain files and folders into ``into``; kit.json read and its records' keys checked."""
     try:
         with read_archive(files) as tar:
-            if odd := [m.name for m in tar.getmembers() if not (m.isfile() or m.isdir()) or m.name.startswith("/")
-                       or ".." in Path(m.name).parts]:
-                raise RecordRefused(f"{shown}: {odd[0]}: a link, a special file or a path out of the archive's "
-                                    f"folder ({len(odd)} in all): a kit's archive holds plain files and folders only")
+            if odd := [
+                m.name
+                for m in tar.getmembers()
+                if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in Path(m.name).parts
+            ]:
+                raise RecordRefused(
+                    f"{shown}: {odd[0]}: a link, a special file or a path out of the archive's "
+                    f"folder ({len(odd)} in all): a kit's archive holds plain files and folders only"
+                )
             tar.extractall(into, filter="data")
     except (tarfile.TarError, EOFError, zlib.error) as e:  # a part missing, out of order, or cut short
-        raise SystemExit(f"ansel gpu-unpack: {shown}: not a whole kit archive "
-                         f"(give every .partNN, in order): {e}") from None
+        raise SystemExit(
+            f"ansel gpu-unpack: {shown}: not a whole kit archive (give every .partNN, in order): {e}"
+        ) from None
     if not (into / KIT_FILE).exists():
         raise SystemExit(f"ansel gpu-unpack: {shown}: no {KIT_FILE}: not made by gpu-kit/run.sh")
     try:
@@ -111,33 +133,45 @@ def _extract(files: list[Path], into: Path, shown: str) -> dict:
             raise RecordRefused(str(e)) from None
         for key, kind in (("preset", str), ("config", dict), ("items", dict), ("runs", list)):
             if not isinstance(rec.get(key), kind):
-                raise RecordRefused(f"{at} ({rec['name']}): {key!r} missing or not a {kind.__name__}: not made by "
-                                    "this project's gpu-kit; nothing was placed")
+                raise RecordRefused(
+                    f"{at} ({rec['name']}): {key!r} missing or not a {kind.__name__}: not made by "
+                    "this project's gpu-kit; nothing was placed"
+                )
     return kit
 
 
-def _stage(rec: dict, src: Path, stage: Path, kit: dict, archive: Path, device_minutes: float | None,
-           render: bool, dest: Path) -> None:
+def _stage(
+    rec: dict, src: Path, stage: Path, kit: dict, archive: Path, device_minutes: float | None, render: bool, dest: Path
+) -> None:
     """The record ``stage`` (a copy of the old one) with the archive's ``src`` checked and added."""
     check_setting(stage, rec["preset"], rec["config"], f"{src}")
     kit_runs = {}
     for run in [*rec["runs"], *rec.get("cpu_runs", [])]:
         name = run_name(run.get("config") or {}, f"{src.parent / KIT_FILE}: {rec['name']}: {run.get('dir')}")
         if run.get("dir") != name:
-            raise RecordRefused(f"{src.parent / KIT_FILE}: {rec['name']}: run {run.get('dir')!r} holds the config of {name}")
+            raise RecordRefused(
+                f"{src.parent / KIT_FILE}: {rec['name']}: run {run.get('dir')!r} holds the config of {name}"
+            )
         kit_runs[name] = run["config"]
     for held in sorted(stage.glob("runs/*/*/*/config.json")):  # the record's runs: still its setting
         name = str(held.parent.relative_to(stage))
         if name in kit_runs:
-            check_same_setting(read_json(held), kit_runs[name], f"{dest / rec['name'] / name}/config.json",
-                               f"the kit's config of it ({KIT_FILE})")
+            check_same_setting(
+                read_json(held),
+                kit_runs[name],
+                f"{dest / rec['name'] / name}/config.json",
+                f"the kit's config of it ({KIT_FILE})",
+            )
     if odd := sorted(p.name for p in src.iterdir() if p.name not in RECORD_PARTS):
         raise RecordRefused(f"{src / odd[0]}: not a part of a record ({', '.join(sorted(RECORD_PARTS))})")
     for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
         _check_run(run, src, kit_runs)
     _merge(src, stage)
-    add_lease(stage, lease_entry(archive, kit, src, device_minutes),
-              (src.parent / "log.txt").read_text() if (src.parent / "log.txt").exists() else "")
+    add_lease(
+        stage,
+        lease_entry(archive, kit, src, device_minutes),
+        (src.parent / "log.txt").read_text() if (src.parent / "log.txt").exists() else "",
+    )
     write_setting(stage, {k: rec.get(k) for k in ("name", "preset", "config", "about", "items")})
     waiting = {}
     if render and rec.get("items"):
@@ -174,7 +208,11 @@ def siblings(dest: Path, rec: dict) -> list[Path]:
     found = []
     for path in sorted(dest.glob("*/record.json")):
         other = json.loads(path.read_text())
-        if other["name"] != rec["name"] and other["preset"] == rec["preset"] and other.get("config") == rec.get("config"):
+        if (
+            other["name"] != rec["name"]
+            and other["preset"] == rec["preset"]
+            and other.get("config") == rec.get("config")
+        ):
             found.append(path.parent)
     return found
 
@@ -182,9 +220,13 @@ def siblings(dest: Path, rec: dict) -> list[Path]:
 def lease_entry(archive: Path, kit: dict, src: Path, device_minutes: float | None) -> dict:
     """What one lease did for a record: its archive, kit, device and phases (``device.json``)."""
     info = json.loads((src / "device.json").read_text()) if (src / "device.json").exists() else {}
-    return {"archive": re.sub(r"\.part\d+$", "", archive.name), "kit_commit": kit.get("commit"),
-            "records": [r["name"] for r in kit["records"]], "device_minutes": device_minutes,
-            **{k: info.get(k) for k in ("started", "gpu", "nvidia_smi", "torch", "cuda", "cores", "sessions")}}
+    return {
+        "archive": re.sub(r"\.part\d+$", "", archive.name),
+        "kit_commit": kit.get("commit"),
+        "records": [r["name"] for r in kit["records"]],
+        "device_minutes": device_minutes,
+        **{k: info.get(k) for k in ("started", "gpu", "nvidia_smi", "torch", "cuda", "cores", "sessions")},
+    }
 
 
 def add_lease(dst: Path, entry: dict, log: str) -> None:
@@ -209,40 +251,55 @@ def _merge(src: Path, dst: Path) -> None:
             continue
         shutil.copytree(run, target, dirs_exist_ok=True)
     for part in sorted(p for p in src.iterdir() if p.name != "runs"):
-        (shutil.copytree(part, dst / part.name, dirs_exist_ok=True) if part.is_dir()
-         else shutil.copy2(part, dst / part.name))
+        (
+            shutil.copytree(part, dst / part.name, dirs_exist_ok=True)
+            if part.is_dir()
+            else shutil.copy2(part, dst / part.name)
+        )
 
 
 def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = None) -> None:
     leases = json.loads((dst / LEASES).read_text()) if (dst / LEASES).exists() else []
     minutes = [e["device_minutes"] for e in leases if e.get("device_minutes")]
-    lines = [f"# Device record `{rec['name']}`", "",
-             rec.get("about") or records().get(rec["name"], {}).get("about", ""), "",
-             f"- preset {rec['preset']}; made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, "
-             "`make gpu-unpack`",
-             f"- leases: {len(leases)}; device-minutes: {sum(minutes):.1f}"
-             + (f" ({len(leases) - len(minutes)} not given)" if len(minutes) < len(leases) else "")
-             + " (a lease shared by several records counts whole in each)", "",
-             "## Leases", ""]
+    lines = [
+        f"# Device record `{rec['name']}`",
+        "",
+        rec.get("about") or records().get(rec["name"], {}).get("about", ""),
+        "",
+        f"- preset {rec['preset']}; made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, "
+        "`make gpu-unpack`",
+        f"- leases: {len(leases)}; device-minutes: {sum(minutes):.1f}"
+        + (f" ({len(leases) - len(minutes)} not given)" if len(minutes) < len(leases) else "")
+        + " (a lease shared by several records counts whole in each)",
+        "",
+        "## Leases",
+        "",
+    ]
     for lease in leases:
         when = datetime.datetime.fromtimestamp(lease["started"], datetime.UTC) if lease.get("started") else None
         others = [r for r in lease.get("records", []) if r != rec["name"]]
-        lines += [f"### {when:%Y-%m-%d %H:%M} UTC" if when else "### (no start time)", "",
-                  f"- device: {lease.get('gpu') or 'CPU'} ({lease.get('nvidia_smi') or ''}), torch "
-                  f"{lease.get('torch', '?')}, CUDA {lease.get('cuda') or '-'}, {lease.get('cores', '?')} cores",
-                  f"- kit of commit {lease.get('kit_commit')}"
-                  + (f", with {', '.join(f'`{o}`' for o in others)}" if others else ""),
-                  f"- device-minutes: {lease['device_minutes']:.1f}" if lease.get("device_minutes") else
-                  "- device-minutes: not given",
-                  f"- runner log: `logs/{lease['archive'].replace('.tar.gz', '.txt')}`"]
+        lines += [
+            f"### {when:%Y-%m-%d %H:%M} UTC" if when else "### (no start time)",
+            "",
+            f"- device: {lease.get('gpu') or 'CPU'} ({lease.get('nvidia_smi') or ''}), torch "
+            f"{lease.get('torch', '?')}, CUDA {lease.get('cuda') or '-'}, {lease.get('cores', '?')} cores",
+            f"- kit of commit {lease.get('kit_commit')}"
+            + (f", with {', '.join(f'`{o}`' for o in others)}" if others else ""),
+            f"- device-minutes: {lease['device_minutes']:.1f}"
+            if lease.get("device_minutes")
+            else "- device-minutes: not given",
+            f"- runner log: `logs/{lease['archive'].replace('.tar.gz', '.txt')}`",
+        ]
         for session in lease.get("sessions") or []:
             for phase in session["phases"]:
                 lines.append(_phase_line(phase))
         lines.append("")
     lines += ["## What is here", ""]
     for vectors, note in (rec.get("pruned") or {}).items():
-        lines.append(f"- `{vectors}` travelled cut to {note}: the seeds' initial weights after the embedding "
-                     "table are other draws than a run on the whole table would make")
+        lines.append(
+            f"- `{vectors}` travelled cut to {note}: the seeds' initial weights after the embedding "
+            "table are other draws than a run on the whole table would make"
+        )
     costs = sorted(dst.glob("costs/*.json"))
     for path in costs:
         n = len(json.loads(path.read_text()))
@@ -255,10 +312,12 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
         done = [r for r in runs if (r / "metrics.json").exists()]
         cut = [r for r in runs if r not in done]
         kept = [r for r in cut if (r / "state.pt").exists()]
-        lines.append(f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with a state.pt that "
-                     "resumes them in the next kit of this record built on the machine that unpacked it: never "
-                     f"committed, a clone starts them again; {len(cut) - len(kept)} start again: their state "
-                     "was too large to come back)")
+        lines.append(
+            f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with a state.pt that "
+            "resumes them in the next kit of this record built on the machine that unpacked it: never "
+            f"committed, a clone starts them again; {len(cut) - len(kept)} start again: their state "
+            "was too large to come back)"
+        )
     rendered = sorted(p.name for p in dst.glob("*.md") if p.name not in ("README.md", "NOTES.md"))
     if rendered:
         lines.append("- rendered by the normal table and figure rules: " + ", ".join(f"`{n}`" for n in rendered))
@@ -272,8 +331,12 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
 
 
 def _phase_line(phase: dict) -> str:
-    util = (f", GPU busy {phase['gpu_util_mean']}% on average (max {phase['gpu_util_max']}%), "
-            f"memory up to {phase['gpu_mem_max_mb']:.0f} MB" if "gpu_util_mean" in phase else "")
+    util = (
+        f", GPU busy {phase['gpu_util_mean']}% on average (max {phase['gpu_util_max']}%), "
+        f"memory up to {phase['gpu_mem_max_mb']:.0f} MB"
+        if "gpu_util_mean" in phase
+        else ""
+    )
     extra = ""
     if "runs" in phase:
         counts: dict[str, int] = {}

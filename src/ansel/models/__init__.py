@@ -4,6 +4,7 @@ Importing this package is cheap (no torch): the architectures (``archs/``) are f
 hyperparameters checked without torch; ``build_model`` imports the building blocks it needs.
 Loading and saving weights: ``ansel.models.io``.
 """
+
 from ansel.models.registry import build_model, registered
 
 __all__ = ["build_model", "registered"]

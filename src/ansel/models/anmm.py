@@ -1,4 +1,5 @@
 """The aNMM module (hyperparameters and how the bin sums follow MatchZoo: ``ansel.models.archs.anmm``)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@ score a question against its whole pool with ``similarity`` of the cached vector
 pairwise interaction (a match matrix, a convolved image) turns into a score: evaluation encodes
 each distinct text once and runs only ``interact`` per pair.
 """
+
 from __future__ import annotations
 
 import torch
@@ -57,8 +58,9 @@ class InteractionRanker(Ranker):
     def encode_answer_side(self, a: torch.Tensor) -> tuple[torch.Tensor, ...]:  # pragma: no cover
         raise NotImplementedError
 
-    def interact(self, q_side: tuple[torch.Tensor, ...],
-                 a_side: tuple[torch.Tensor, ...]) -> torch.Tensor:  # pragma: no cover
+    def interact(
+        self, q_side: tuple[torch.Tensor, ...], a_side: tuple[torch.Tensor, ...]
+    ) -> torch.Tensor:  # pragma: no cover
         """Scores [B] of row-aligned question and answer sides."""
         raise NotImplementedError
 

@@ -5,6 +5,7 @@ A composition maps question states (hq [B, Lq, H], mq [B, Lq]) and answer states
 one joint vector (v,) for compositions that read both texts at once (interaction matrices).
 A ``Pooling`` pools each side on its own, which makes its ranker siamese.
 """
+
 from __future__ import annotations
 
 import torch
@@ -120,7 +121,7 @@ class AttentivePooling(nn.Module):
 
     def attention(self, hq, mq, ha, ma) -> tuple[torch.Tensor, torch.Tensor]:
         """(σq [B, M], σa [B, L]), zero on padding."""
-        G = torch.tanh(hq @ self.U @ ha.transpose(1, 2))                     # [B, M, L]
+        G = torch.tanh(hq @ self.U @ ha.transpose(1, 2))  # [B, M, L]
         pair_mask = mq.unsqueeze(2) & ma.unsqueeze(1)
         # tanh is bounded by 1, so the dtype's minimum can never win a max over real cells.
         G = G.masked_fill(~pair_mask, torch.finfo(G.dtype).min)
@@ -168,11 +169,13 @@ class CrossAppliedGates(nn.Module):
         oa_cross = (oa + masked_mean(oq, mq).unsqueeze(1)) / 2
         # Both cells in one recurrence: pad the shorter side and stack along the batch.
         length = max(hq.size(1), ha.size(1))
-        stacked = [torch.cat([_pad_to(x, length), _pad_to(y, length)])
-                   for x, y in ((zq, za), (fq_cross, fa_cross), (oq_cross, oa_cross))]
+        stacked = [
+            torch.cat([_pad_to(x, length), _pad_to(y, length)])
+            for x, y in ((zq, za), (fq_cross, fa_cross), (oq_cross, oa_cross))
+        ]
         mask = torch.cat([_pad_to(mq, length), _pad_to(ma, length)])
         h = masked_mean(fo_pool(*stacked, mask), mask)
-        return h[: hq.size(0)], h[hq.size(0):]
+        return h[: hq.size(0)], h[hq.size(0) :]
 
 
 def _activate(h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -4,6 +4,7 @@ Every encoder exposes ``out_dim`` and returns the mask of its output positions, 
 composition (pooling, attention) never looks at padding. The self-attention encoders are in
 ``self_attention.py``.
 """
+
 from __future__ import annotations
 
 import torch
@@ -40,8 +41,9 @@ class CNNEncoder(nn.Module):
     acts as the zero padding and results do not depend on how much a batch is padded.
     """
 
-    def __init__(self, in_dim: int, filters: int, kernel: int, activation: bool = True, bias: bool = True,
-                 padding: str = "wide"):
+    def __init__(
+        self, in_dim: int, filters: int, kernel: int, activation: bool = True, bias: bool = True, padding: str = "wide"
+    ):
         super().__init__()
         if padding not in ("wide", "narrow", "same"):
             raise ValueError(f"CNNEncoder padding: unknown {padding!r} (wide, narrow, same)")
@@ -53,13 +55,17 @@ class CNNEncoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = x * mask.unsqueeze(-1).to(x.dtype)
         # zeros before the text, and after it enough for every real output's window (at least k in all)
-        after = {"wide": self.kernel - 1, "narrow": max(0, self.kernel - x.size(1)),
-                 "same": self.kernel - 1 - self.before}[self.padding]
+        after = {
+            "wide": self.kernel - 1,
+            "narrow": max(0, self.kernel - x.size(1)),
+            "same": self.kernel - 1 - self.before,
+        }[self.padding]
         h = self.conv(F.pad(x.transpose(1, 2), (self.before, after))).transpose(1, 2)
         h = torch.tanh(h) if self.activation else h
         lengths = mask.sum(1, keepdim=True)
-        real = {"wide": lengths + self.kernel - 1, "narrow": (lengths - self.kernel + 1).clamp_min(1),
-                "same": lengths}[self.padding]
+        real = {"wide": lengths + self.kernel - 1, "narrow": (lengths - self.kernel + 1).clamp_min(1), "same": lengths}[
+            self.padding
+        ]
         positions = torch.arange(h.size(1), device=h.device).unsqueeze(0)
         return h, (positions < real) & (lengths > 0)
 

@@ -7,6 +7,7 @@ field order, so a field is checked against fields already known to be valid (``h
 against ``embedding_dim``). ``None`` values are not checked: they mean "derived"
 (``ffn_dim: None`` is 4 x embedding_dim).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -68,6 +69,7 @@ class TextMatchConfig(HParams):
     fixed lengths, as MatchZoo 1.x's generators feed them (their top-k, pooling and softmax
     layers see the padding), and ends in ``classes`` outputs: 1 is a ranking score, 2 a two-way
     softmax head for pair classification (``layers.OutputHead``)."""
+
     text1_maxlen: int = hparam(10, positive)
     text2_maxlen: int = hparam(40, positive)
     classes: int = hparam(1, one_of(1, 2))

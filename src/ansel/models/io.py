@@ -1,4 +1,5 @@
 """A run's model from its config and saved weights; saving a run's files atomically (``ansel.files``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,8 +10,8 @@ from ansel.files import save_atomic
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
-__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic",
-           "save_torch"]
+__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic", "save_torch"]
+
 
 class CorruptCheckpointError(RuntimeError):
     """A saved checkpoint cannot be read as weights; the message names it and how to start again."""
@@ -27,29 +28,34 @@ def load_checkpoint(path: Path, device, restart: str):
     except Exception as e:  # truncated zip, random bytes, a pickle of anything but tensors and plain data
         raise CorruptCheckpointError(
             f"{path}: corrupt or not a checkpoint ({type(e).__name__}: it cannot be read as weights; "
-            f"nothing in it was run); {restart}") from None
+            f"nothing in it was run); {restart}"
+        ) from None
 
 
-def load_model(cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=None,
-               n_categories: int | None = None) -> Ranker:
+def load_model(
+    cfg: dict, vocab_size: int, weights: Path, device="cpu", lexicon=None, n_categories: int | None = None
+) -> Ranker:
     """The run's model (``cfg``: a run config with ``model``, ``arch``, ``hparams``) with the
     weights saved at ``weights``, on ``device``, in eval mode (``lexicon``, ``n_categories``:
     ``registry.build_model``)."""
-    model = build_model(cfg["arch"], cfg["hparams"], vocab_size, None, f"models.{cfg['model']}", lexicon,
-                        n_categories)
+    model = build_model(cfg["arch"], cfg["hparams"], vocab_size, None, f"models.{cfg['model']}", lexicon, n_categories)
     state = load_checkpoint(weights, device, f"retrain the run: delete {Path(weights).parent} and rerun its target")
     try:
         model.load_state_dict(state)
     except RuntimeError as e:  # names or shapes of other model code (or another config): say which file
-        raise RuntimeError(f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
-                           f"models are built now; retrain the run (delete its directory). {e}") from None
+        raise RuntimeError(
+            f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
+            f"models are built now; retrain the run (delete its directory). {e}"
+        ) from None
     return model.to(device).eval()
 
 
 def save_torch(obj, path: Path | str) -> None:
     """``torch.save`` atomically. Through a Python file: torch.save to a path reports a full disk
     or a refused open as a RuntimeError naming neither the file nor the errno."""
+
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             torch.save(obj, f)
+
     save_atomic(path, write)

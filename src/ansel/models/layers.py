@@ -1,4 +1,5 @@
 """Building blocks shared by architectures: embeddings, masked pooling, masked softmax."""
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -11,8 +12,7 @@ from torch import nn
 from ansel.models.base import PAD, padding_mask
 
 
-def word_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None,
-                   freeze: bool = False) -> nn.Embedding:
+def word_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None, freeze: bool = False) -> nn.Embedding:
     """An embedding table, initialised from ``pretrained`` [vocab, dim] when given; row 0 is padding."""
     emb = nn.Embedding(vocab_size, dim, padding_idx=PAD)
     if pretrained is not None:
@@ -34,8 +34,9 @@ def unit_rows(vectors: np.ndarray | None) -> np.ndarray | None:
     return vectors / np.where(norms > 0, norms, 1.0)
 
 
-def dropped_embedding(vocab_size: int, dim: int, pretrained: np.ndarray | None, freeze: bool,
-                      dropout: float) -> nn.Sequential:
+def dropped_embedding(
+    vocab_size: int, dim: int, pretrained: np.ndarray | None, freeze: bool, dropout: float
+) -> nn.Sequential:
     """Token ids -> word vectors -> dropout: the input layer of the recurrent and convolutional rankers."""
     embedding = word_embedding(vocab_size, dim, pretrained, freeze)
     return nn.Sequential(OrderedDict(embedding=embedding, dropout=nn.Dropout(dropout)))
@@ -123,5 +124,5 @@ def keras_init(module: nn.Module) -> nn.Module:
                 else:  # torch's gates are (input, forget, cell, output); Keras has one bias, torch two
                     nn.init.zeros_(p)
                     if name.startswith("bias_ih"):
-                        p[m.hidden_size:2 * m.hidden_size] = 1.0
+                        p[m.hidden_size : 2 * m.hidden_size] = 1.0
     return module

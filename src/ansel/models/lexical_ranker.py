@@ -1,6 +1,7 @@
 """A lexical context row as a model: no parameters (the trainer trains nothing); its scores come
 from the candidates' tokens, which a forward over vocabulary ids cannot see, so evaluation scores
 it with ``ansel.evaluation.lexical`` (``ansel.evaluation.evaluate.score_split``)."""
+
 from __future__ import annotations
 
 import torch
@@ -14,5 +15,6 @@ class LexicalRanker(Ranker):
         self.method, self.hparams = method, hparams
 
     def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        raise TypeError(f"lexical scorer {self.method!r} reads tokens, not ids: score it with "
-                        "ansel.evaluation.evaluate.score_split")
+        raise TypeError(
+            f"lexical scorer {self.method!r} reads tokens, not ids: score it with ansel.evaluation.evaluate.score_split"
+        )

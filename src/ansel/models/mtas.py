@@ -7,6 +7,7 @@ truncated-normal(0, 0.1) (the convolution bias 0.1), dense layers and LSTMs TF's
 BasicLSTMCell draws one Glorot matrix over [input; state] where keras_init makes the recurrent
 part orthogonal).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,15 @@ from torch import nn
 
 from ansel.models.base import Ranker, SiameseRanker
 from ansel.models.encoders import BiLSTMEncoder, bilstm_encoder
-from ansel.models.layers import (dropped_embedding, keras_init, masked_max, masked_softmax, read_ids, read_padding,
-                                 word_embedding)
+from ansel.models.layers import (
+    dropped_embedding,
+    keras_init,
+    masked_max,
+    masked_softmax,
+    read_ids,
+    read_padding,
+    word_embedding,
+)
 from ansel.models.scorers import CosineScorer
 
 
@@ -47,7 +55,7 @@ class MultiHeadAnswerAttention(nn.Module):
     def weights(self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor) -> torch.Tensor:
         """s [B, heads, La]: each head's softmax over the answer positions the mask admits."""
         m = torch.tanh(self.answer_proj(ha) + self.question_proj(oq).unsqueeze(1))
-        logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1)           # [B, La, heads]
+        logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1)  # [B, La, heads]
         return masked_softmax(logits.transpose(1, 2), ma.unsqueeze(1))
 
     def forward(self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor) -> torch.Tensor:
@@ -64,11 +72,23 @@ def category_head(kind: str, features: int, n_categories: int) -> nn.Sequential:
     ``paper`` (eq. 7): f = tanh(V1 h), logits V2 f, without biases as the equation writes it; the
     paper gives no width for f, which takes upstream's first width F/2."""
     if kind == "upstream":
-        return keras_init(nn.Sequential(nn.Linear(features, features // 2), nn.ReLU(),
-                                        nn.Linear(features // 2, features), nn.ReLU(),
-                                        nn.Linear(features, n_categories), nn.Sigmoid()))
-    return keras_init(nn.Sequential(nn.Linear(features, features // 2, bias=False), nn.Tanh(),
-                                    nn.Linear(features // 2, n_categories, bias=False)))
+        return keras_init(
+            nn.Sequential(
+                nn.Linear(features, features // 2),
+                nn.ReLU(),
+                nn.Linear(features // 2, features),
+                nn.ReLU(),
+                nn.Linear(features, n_categories),
+                nn.Sigmoid(),
+            )
+        )
+    return keras_init(
+        nn.Sequential(
+            nn.Linear(features, features // 2, bias=False),
+            nn.Tanh(),
+            nn.Linear(features // 2, n_categories, bias=False),
+        )
+    )
 
 
 class MTAS(Ranker):
@@ -86,8 +106,9 @@ class MTAS(Ranker):
         self.heads, self.max_len, self.read_padding = cfg.heads, cfg.max_len, read_padding(cfg)
         self.embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
         self.encoder = keras_init(BiLSTMEncoder(cfg.embedding_dim, cfg.hidden))
-        self.answer_attention = MultiHeadAnswerAttention(self.encoder.out_dim, cfg.attention, cfg.heads,
-                                                         cfg.head_pooling)
+        self.answer_attention = MultiHeadAnswerAttention(
+            self.encoder.out_dim, cfg.attention, cfg.heads, cfg.head_pooling
+        )
         self.classifier = category_head(cfg.classifier, cfg.heads * self.encoder.out_dim, n_categories)
         self.scorer = CosineScorer()
 

@@ -1,5 +1,6 @@
 """The MV-LSTM / aMV-LSTM module (hyperparameters and the code-vs-paper switches:
 ``ansel.models.archs.mvlstm``)."""
+
 from __future__ import annotations
 
 import numpy as np

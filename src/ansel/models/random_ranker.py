@@ -4,6 +4,7 @@ It has no trainable parameters (the trainer skips training); its hash weights ar
 torch's generator, which the trainer seeds with the run's seed, so seeds give different
 random rankings. A pair's score depends only on its token ids, whatever the batch.
 """
+
 from __future__ import annotations
 
 import torch

@@ -6,6 +6,7 @@ and the scorer maps the composition's vectors to scores [B]. Question and answer
 embedding and, unless an answer encoder is given (GGSA's two encoders), the encoder. ``assemble`` picks the siamese form whenever nothing couples the
 two texts, so that evaluation can encode each distinct text once.
 """
+
 from __future__ import annotations
 
 import torch
@@ -19,8 +20,15 @@ from ansel.models.layers import masked_mean, read_ids
 class PooledRanker(SiameseRanker):
     """embed -> encoder (the answer's own where given) -> pooling of each side on its own -> scorer."""
 
-    def __init__(self, embed: nn.Module, encoder: nn.Module, pooling: Pooling, scorer: nn.Module,
-                 answer_encoder: nn.Module | None = None, read_padding: int = 0):
+    def __init__(
+        self,
+        embed: nn.Module,
+        encoder: nn.Module,
+        pooling: Pooling,
+        scorer: nn.Module,
+        answer_encoder: nn.Module | None = None,
+        read_padding: int = 0,
+    ):
         super().__init__()
         self.read_padding = read_padding  # layers.read_ids
         self.embed = embed
@@ -49,8 +57,16 @@ class PairRanker(Ranker):
     c_q = mean of the question's encoder states (GGSA eq. 5).
     """
 
-    def __init__(self, embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
-                 question_context: bool = False, answer_encoder: nn.Module | None = None, read_padding: int = 0):
+    def __init__(
+        self,
+        embed: nn.Module,
+        encoder: nn.Module,
+        composition: nn.Module,
+        scorer: nn.Module,
+        question_context: bool = False,
+        answer_encoder: nn.Module | None = None,
+        read_padding: int = 0,
+    ):
         super().__init__()
         self.read_padding = read_padding  # layers.read_ids
         self.embed = embed
@@ -71,7 +87,9 @@ class PairRanker(Ranker):
         """One side's encoder states and mask (h, m). Without ``question_context`` a text's states do
         not depend on the other side, so scoring encodes each distinct text once (``compare`` pairs them)."""
         ids, mask = read_ids(ids, self.read_padding)
-        return (getattr(self, "answer_encoder", self.encoder) if answer else self.encoder)(self.embed(ids), mask, **context)
+        return (getattr(self, "answer_encoder", self.encoder) if answer else self.encoder)(
+            self.embed(ids), mask, **context
+        )
 
     def compare(self, hq, mq, ha, ma) -> torch.Tensor:
         """Scores [B] of row-aligned encoder states."""
@@ -91,8 +109,15 @@ class PairRanker(Ranker):
         return self.composition.attention(*self.states(q, a))
 
 
-def assemble(embed: nn.Module, encoder: nn.Module, composition: nn.Module, scorer: nn.Module,
-             question_context: bool = False, answer_encoder: nn.Module | None = None, read_padding: int = 0) -> Ranker:
+def assemble(
+    embed: nn.Module,
+    encoder: nn.Module,
+    composition: nn.Module,
+    scorer: nn.Module,
+    question_context: bool = False,
+    answer_encoder: nn.Module | None = None,
+    read_padding: int = 0,
+) -> Ranker:
     """The ranker: siamese when the composition pools each side on its own and the answer
     encoder does not read the question; ``answer_encoder``: the answer's own encoder (default:
     the question's, shared); ``read_padding``: fixed-width inputs, padding read (``layers.read_ids``)."""

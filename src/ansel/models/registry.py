@@ -7,6 +7,7 @@ while Snakemake builds the DAG without torch's seconds of start-up: an unknown, 
 out-of-range key stops the run with a message that starts with the key's path
 (``ansel.settings.parse``, ranges in ``ansel.models.hparams``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -112,9 +113,15 @@ def classifies_categories(arch: str) -> bool:
     return arch in _discovered() and _ARCHS[arch].categories
 
 
-def build_model(arch: str, hparams: dict[str, Any], vocab_size: int,
-                embeddings: "np.ndarray | None" = None, where: str = "model",
-                lexicon: "Lexicon | None" = None, n_categories: int | None = None) -> "Ranker":
+def build_model(
+    arch: str,
+    hparams: dict[str, Any],
+    vocab_size: int,
+    embeddings: "np.ndarray | None" = None,
+    where: str = "model",
+    lexicon: "Lexicon | None" = None,
+    n_categories: int | None = None,
+) -> "Ranker":
     """The model; ``lexicon`` (the vocabulary's words and IDF) is required by the architectures
     registered with ``lexicon=True``, ``n_categories`` (how many question categories the training
     split has) by those registered with ``categories=True``; the others ignore both."""
@@ -122,8 +129,10 @@ def build_model(arch: str, hparams: dict[str, Any], vocab_size: int,
     entry = _ARCHS[arch]
     if entry.categories:
         if not n_categories or n_categories < 2:
-            raise ValueError(f"{where}: arch {arch!r} classifies question categories; the training split has "
-                             f"{n_categories or 0} (it needs >= 2: a dataset whose questions carry a category)")
+            raise ValueError(
+                f"{where}: arch {arch!r} classifies question categories; the training split has "
+                f"{n_categories or 0} (it needs >= 2: a dataset whose questions carry a category)"
+            )
         return entry.build(cfg, vocab_size, embeddings, n_categories)
     if not entry.lexicon:
         return entry.build(cfg, vocab_size, embeddings)

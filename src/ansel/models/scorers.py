@@ -1,4 +1,5 @@
 """Scorers: the composition's vectors -> one score per pair [B]."""
+
 from __future__ import annotations
 
 import torch

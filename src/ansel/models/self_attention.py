@@ -6,6 +6,7 @@ Every attention variant maps q, k, v [B, heads, L, d] and a key mask [B, L] to [
 of a self-attention block and follows the encoder contract of ``models/encoders.py``
 (forward(x [B, L, D], mask [B, L]) -> (h [B, L, D], mask), ``out_dim``).
 """
+
 from __future__ import annotations
 
 import math
@@ -185,8 +186,7 @@ class GroupAttention(nn.Module):
         if group_size < 1:
             raise ValueError(f"group_size must be >= 1, got {group_size}")
         self.group_size = group_size
-        self.register_buffer("shifts", torch.tensor([group_shift(group_size, o) for o in offsets]),
-                             persistent=False)
+        self.register_buffer("shifts", torch.tensor([group_shift(group_size, o) for o in offsets]), persistent=False)
 
     def forward(self, q, k, v, mask):
         b, heads, length, d = q.shape
@@ -198,19 +198,26 @@ class GroupAttention(nn.Module):
         head = torch.arange(heads, device=q.device)[:, None]
 
         # Slot j of head h holds position (j - shift_h) mod padded, or zeros past the sequence.
-        source = (torch.arange(padded, device=q.device)[None, :] - shifts) % padded   # [heads, padded]
+        source = (torch.arange(padded, device=q.device)[None, :] - shifts) % padded  # [heads, padded]
         real = source < length
         source = source.where(real, 0)
         gather = head * length + source
         words = (mask[:, source] & real).view(-1, 1, size)  # the real words of each group: its keys and queries
         bias = torch.zeros(words.shape, dtype=q.dtype, device=q.device).masked_fill_(~words, torch.finfo(q.dtype).min)
-        slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded      # [heads, length]
+        slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded  # [heads, length]
         scatter = head * padded + slot
         batch = torch.arange(b, device=q.device)[:, None, None]
-        return _GroupedProducts.apply(q, k, v, bias, words.transpose(1, 2).to(q.dtype),
-                                      (batch * (heads * length) + gather).flatten(),
-                                      (~real).flatten().nonzero().flatten(),
-                                      (batch * (heads * padded) + scatter).flatten(), 1 / math.sqrt(d))
+        return _GroupedProducts.apply(
+            q,
+            k,
+            v,
+            bias,
+            words.transpose(1, 2).to(q.dtype),
+            (batch * (heads * length) + gather).flatten(),
+            (~real).flatten().nonzero().flatten(),
+            (batch * (heads * padded) + scatter).flatten(),
+            1 / math.sqrt(d),
+        )
 
 
 class GlobalInformationGate(nn.Module):
@@ -232,16 +239,24 @@ def feed_forward(dim: int, hidden: int) -> nn.Sequential:
 class SelfAttentionEncoder(nn.Module):
     """One self-attention block around an attention variant (GGSA eqs. 1-7).
 
-        X' = gate(X) if gate else X
-        C  = W_o · attention(W_q X', W_k X', W_v X')         (multi-head, d = D / heads)
-        Y  = LayerNorm(X + C)
-        [interaction, iGGSA, when a question context c_q is given:
-         Y  = LayerNorm(Y + FFN_int(Y * c_q))]
-        H  = Y + FFN(Y), then LayerNorm if ``final_norm`` (global block: yes; GGSA: no)
+    X' = gate(X) if gate else X
+    C  = W_o · attention(W_q X', W_k X', W_v X')         (multi-head, d = D / heads)
+    Y  = LayerNorm(X + C)
+    [interaction, iGGSA, when a question context c_q is given:
+     Y  = LayerNorm(Y + FFN_int(Y * c_q))]
+    H  = Y + FFN(Y), then LayerNorm if ``final_norm`` (global block: yes; GGSA: no)
     """
 
-    def __init__(self, dim: int, heads: int, attention: nn.Module, ffn_dim: int,
-                 gate: bool = False, final_norm: bool = True, interaction: bool = False):
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        attention: nn.Module,
+        ffn_dim: int,
+        gate: bool = False,
+        final_norm: bool = True,
+        interaction: bool = False,
+    ):
         super().__init__()
         if dim % heads:
             raise ValueError(f"model dimension {dim} is not divisible by {heads} heads")
@@ -259,8 +274,9 @@ class SelfAttentionEncoder(nn.Module):
         self.interaction = interaction
         self.out_dim = dim
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor,
-                context: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor, context: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``context`` [B, D]: the question vector c_q for an iGGSA answer encoder."""
         b, length, dim = x.shape
         gated = self.gate(x, mask) if self.gate is not None else x

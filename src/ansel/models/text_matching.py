@@ -1,6 +1,7 @@
 """The ARC-I, ARC-II and MatchPyramid modules and what these MatchZoo-family models share:
 ``TextSides`` and ``output_layers`` (hyperparameters and MatchZoo's layouts:
 ``ansel.models.archs.arc``, ``ansel.models.archs.matchpyramid``)."""
+
 from __future__ import annotations
 
 import torch
@@ -24,15 +25,26 @@ class TextSides(nn.Module):
     shared table (C = embedding_dim; unit rows where ``normalize_embeddings``) and, given a kernel, the side's own Conv1D ('same' padding,
     no activation), as ARC-I and ARC-II convolve each text with its own weights."""
 
-    def __init__(self, cfg: TextMatchConfig, vocab_size: int, embeddings, kernel_count: int | None = None,
-                 kernel_size: int | None = None):
+    def __init__(
+        self,
+        cfg: TextMatchConfig,
+        vocab_size: int,
+        embeddings,
+        kernel_count: int | None = None,
+        kernel_size: int | None = None,
+    ):
         super().__init__()
         if cfg.normalize_embeddings:
             embeddings = unit_rows(embeddings)
         self.embedding = word_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings)
         self.maxlen = (cfg.text1_maxlen, cfg.text2_maxlen)
-        self.convs = None if kernel_count is None else nn.ModuleList(
-            nn.Conv1d(cfg.embedding_dim, kernel_count, kernel_size, padding="same") for _ in self.maxlen)
+        self.convs = (
+            None
+            if kernel_count is None
+            else nn.ModuleList(
+                nn.Conv1d(cfg.embedding_dim, kernel_count, kernel_size, padding="same") for _ in self.maxlen
+            )
+        )
 
     def forward(self, ids: torch.Tensor, side: int) -> torch.Tensor:
         x = self.embedding(fixed_length(ids, self.maxlen[side])).transpose(1, 2)
@@ -68,8 +80,7 @@ class ARCII(Ranker):
         self.sides = TextSides(cfg, vocab_size, embeddings, cfg.kernel_count_1d, cfg.kernel_size_1d)
         layers, channels = [], cfg.kernel_count_1d
         for count, size, pool in zip(cfg.kernel_counts_2d, cfg.kernel_sizes_2d, cfg.mpool_sizes_2d):
-            layers += [nn.Conv2d(channels, count, tuple(size), padding="same"), nn.ReLU(),
-                       nn.MaxPool2d(tuple(pool))]
+            layers += [nn.Conv2d(channels, count, tuple(size), padding="same"), nn.ReLU(), nn.MaxPool2d(tuple(pool))]
             channels = count
         self.blocks = nn.Sequential(*layers)
         rows, cols = pooled
@@ -114,8 +125,8 @@ def dynamic_max_pool(x, lengths1, lengths2, size: tuple[int, int]):
     routes (a window's first maximum) of that recipe. The result is channels-last in memory."""
     b, c, m1, m2 = x.shape
     window = (m1 // size[0], m2 // size[1])
-    rows = dynamic_pooling_index(lengths1, m1)[:, :size[0] * window[0]]
-    cols = dynamic_pooling_index(lengths2, m2)[:, :size[1] * window[1]]
+    rows = dynamic_pooling_index(lengths1, m1)[:, : size[0] * window[0]]
+    cols = dynamic_pooling_index(lengths2, m2)[:, : size[1] * window[1]]
     # [B, R, S] index of stretched cell (r, s) in the B * M1 * M2 cells of x
     cell = (torch.arange(b, device=x.device)[:, None, None] * m1 + rows[:, :, None]) * m2 + cols[:, None, :]
     cells = x.permute(0, 2, 3, 1).reshape(b * m1 * m2, c).index_select(0, cell.flatten())

@@ -1,5 +1,6 @@
 """The DSSM and CDSSM modules (hyperparameters, the trigram filter and the differences from
 MatchZoo: ``ansel.models.archs.dssm``)."""
+
 from __future__ import annotations
 
 import torch
@@ -65,8 +66,16 @@ class DSSM(CosineRanker):
 
 
 class CDSSM(CosineRanker):
-    def __init__(self, hashing: WordHashing, conv: nn.Conv1d, dropout: float, mlp: nn.Sequential,
-                 text1_maxlen: int, text2_maxlen: int, classes: int):
+    def __init__(
+        self,
+        hashing: WordHashing,
+        conv: nn.Conv1d,
+        dropout: float,
+        mlp: nn.Sequential,
+        text1_maxlen: int,
+        text2_maxlen: int,
+        classes: int,
+    ):
         super().__init__(classes)
         self.hashing, self.conv, self.dropout, self.mlp = hashing, conv, nn.Dropout(dropout), mlp
         self.text1_maxlen, self.text2_maxlen = text1_maxlen, text2_maxlen

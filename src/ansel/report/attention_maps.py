@@ -5,6 +5,7 @@ context window centred on it. AP-CNN's wide convolution yields one weight per k-
 (window j covers tokens j-k+1 .. j); ``window_to_tokens`` gives each token the weight of the
 window centred on it. For AP-biLSTM (k = 1) the weights are already per token.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,11 +28,12 @@ def window_to_tokens(weights: Sequence[float], n_tokens: int, kernel: int) -> np
     needed = n_tokens + kernel - 1
     if weights.size < needed:
         raise ValueError(f"{weights.size} window weights cannot cover {n_tokens} tokens with kernel {kernel}")
-    return weights[kernel // 2: kernel // 2 + n_tokens]
+    return weights[kernel // 2 : kernel // 2 + n_tokens]
 
 
-def long_correct_examples(run: pd.DataFrame, qrels: pd.DataFrame, answer_lengths: Mapping[str, int],
-                          min_length: int = 100, n: int = 2) -> pd.DataFrame:
+def long_correct_examples(
+    run: pd.DataFrame, qrels: pd.DataFrame, answer_lengths: Mapping[str, int], min_length: int = 100, n: int = 2
+) -> pd.DataFrame:
     """Questions whose first-ranked answer is correct, longest answers first (the paper shows
     two with answers over 100 words); returns (qid, aid, answer_length), at most ``n`` rows."""
     top = top_ranked(run)
@@ -42,22 +44,31 @@ def long_correct_examples(run: pd.DataFrame, qrels: pd.DataFrame, answer_lengths
     return top.sort_values(["answer_length", "qid"], ascending=[False, True]).head(n)[["qid", "aid", "answer_length"]]
 
 
-def plot_attention_map(question_tokens: Sequence[str], answer_tokens: Sequence[str],
-                       sigma_q: Sequence[float], sigma_a: Sequence[float], prefix: Path,
-                       title: str | None = None, words_per_line: int = 12) -> None:
+def plot_attention_map(
+    question_tokens: Sequence[str],
+    answer_tokens: Sequence[str],
+    sigma_q: Sequence[float],
+    sigma_a: Sequence[float],
+    prefix: Path,
+    title: str | None = None,
+    words_per_line: int = 12,
+) -> None:
     """Question and answer as word grids shaded by attention; writes prefix.png and prefix.pdf.
 
     Each text is shaded on its own scale (its largest weight darkest), as σq and σa are
     separate distributions over texts of very different lengths.
     """
-    texts = [("Q", list(question_tokens), np.asarray(sigma_q, dtype=float)),
-             ("A", list(answer_tokens), np.asarray(sigma_a, dtype=float))]
+    texts = [
+        ("Q", list(question_tokens), np.asarray(sigma_q, dtype=float)),
+        ("A", list(answer_tokens), np.asarray(sigma_a, dtype=float)),
+    ]
     for name, tokens, weights in texts:
         if len(tokens) != weights.size:
             raise ValueError(f"{name}: {len(tokens)} tokens but {weights.size} attention weights")
     lines = [int(np.ceil(max(len(tokens), 1) / words_per_line)) for _, tokens, _ in texts]
-    fig, axes = plt.subplots(2, 1, figsize=(words_per_line * 0.95, 0.45 * sum(lines) + 1.2),
-                             gridspec_kw={"height_ratios": lines})
+    fig, axes = plt.subplots(
+        2, 1, figsize=(words_per_line * 0.95, 0.45 * sum(lines) + 1.2), gridspec_kw={"height_ratios": lines}
+    )
     for ax, (name, tokens, weights), rows in zip(axes, texts, lines):
         grid = np.full(rows * words_per_line, np.nan)
         grid[: weights.size] = weights / weights.max() if weights.size and weights.max() > 0 else 0.0

@@ -4,6 +4,7 @@ The job's config (``--config``) is the slice of the resolved config the table de
 ``paper_settings``: params.yaml as written (``preset: full``) for the same models and datasets,
 which the notes compare the runs against. Nothing here reads params.yaml.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,19 +28,24 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
     aliases = {d: config["dataset_alias"][d] for d in table_datasets(table) if d in config.get("dataset_alias", {})}
     seeded = {**table, "rows": [r for r in table.get("rows", []) if not r.get("context")]}  # context rows: 1 run
     n_seeds = seed_count(config, table_models(seeded)) if kind == "metrics" else ""
-    notes = [f"preset {config.get('preset', 'full')}"
-             + (f"; {n_seeds} seed{'s' * (n_seeds != '1')} per cell" if kind == "metrics" else "")]
+    notes = [
+        f"preset {config.get('preset', 'full')}"
+        + (f"; {n_seeds} seed{'s' * (n_seeds != '1')} per cell" if kind == "metrics" else "")
+    ]
     if aliases:
-        notes.append("datasets replaced by the preset (ours only; published values are the paper's): "
-                     + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items())))
+        notes.append(
+            "datasets replaced by the preset (ours only; published values are the paper's): "
+            + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items()))
+        )
     if kind == "dataset_stats":
         cells = S.aggregate_stats(config, paper, table, S.published_stats(published))
         render(cells, table, notes + [S.sources_note(paper, table)], out_prefix, S.LEGEND)
         return
     if kind == "top_answers":  # a preset may name another question (smoke: one of the synthetic corpus)
         question = config.get("papers", {}).get(paper, {}).get("questions", {}).get(table_id, table["question"])
-        render_top_answers(config, {**table, "question": question}, published_lookup(published, paper, table_id),
-                           notes, out_prefix)
+        render_top_answers(
+            config, {**table, "question": question}, published_lookup(published, paper, table_id), notes, out_prefix
+        )
         return
     if kind == "misranked_categories":
         render_misranked(config, table, notes, out_prefix)
@@ -48,9 +54,21 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
         render_vector_variants(config, table, notes, out_prefix)
         return
     cells = aggregate(config, paper, table, published_lookup(published, paper, table.get("published_table", table_id)))
-    notes += (grid_notes(config, table) + protocol_notes(table, benchmark(paper, table)) + context_notes(config, table) + expected_notes(config, table)
-              + table_setting_notes(config, table, config["paper_settings"]))
+    notes += (
+        grid_notes(config, table)
+        + protocol_notes(table, benchmark(paper, table))
+        + context_notes(config, table)
+        + expected_notes(config, table)
+        + table_setting_notes(config, table, config["paper_settings"])
+    )
     cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
     provenance = table_provenance(config, table)
-    render(cells, table, notes + significance_notes + [provenance_note(list(provenance.values()))], out_prefix,
-           extra_json=significance_json, provenance=provenance, show_n="-" in n_seeds)
+    render(
+        cells,
+        table,
+        notes + significance_notes + [provenance_note(list(provenance.values()))],
+        out_prefix,
+        extra_json=significance_json,
+        provenance=provenance,
+        show_n="-" in n_seeds,
+    )

@@ -5,6 +5,7 @@ length x is P@1 over the questions whose ground-truth answers are at most x toke
 question with several correct answers is placed by its longest one (all its answers are
 "up to" x). Questions without a correct candidate are left out, as in evaluation.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -17,6 +18,7 @@ matplotlib.use("Agg")  # cluster nodes and CI have no display
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
 from ansel.report.plotting import save
 
 
@@ -41,8 +43,13 @@ def question_lengths(qrels: pd.DataFrame, answer_lengths: Mapping[str, int]) -> 
     return lengths.groupby(positives["qid"]).max().rename("answer_length")
 
 
-def accuracy_by_length(run: pd.DataFrame, qrels: pd.DataFrame, answer_lengths: Mapping[str, int],
-                       thresholds: Sequence[int] | None = None, step: int = 10) -> pd.DataFrame:
+def accuracy_by_length(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    answer_lengths: Mapping[str, int],
+    thresholds: Sequence[int] | None = None,
+    step: int = 10,
+) -> pd.DataFrame:
     """P@1 of the questions whose correct answers have at most ``max_length`` tokens.
 
     ``run``: (qid, aid, score) of every scored candidate; ``qrels``: (qid, aid, label);
@@ -62,8 +69,13 @@ def accuracy_by_length(run: pd.DataFrame, qrels: pd.DataFrame, answer_lengths: M
     rows = []
     for x in thresholds:
         within = lengths <= x
-        rows.append({"max_length": int(x), "questions": int(within.sum()),
-                     "p_at_1": float(hit[within].mean()) if within.any() else float("nan")})
+        rows.append(
+            {
+                "max_length": int(x),
+                "questions": int(within.sum()),
+                "p_at_1": float(hit[within].mean()) if within.any() else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -72,10 +84,15 @@ def plot_accuracy_by_length(curves: Mapping[str, pd.DataFrame], prefix: Path, ti
     column drawn as a ± band, e.g. over seeds); writes prefix.png and prefix.pdf."""
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for label, curve in curves.items():
-        line, = ax.plot(curve["max_length"], curve["p_at_1"], marker="o", markersize=3, label=label)
+        (line,) = ax.plot(curve["max_length"], curve["p_at_1"], marker="o", markersize=3, label=label)
         if "p_at_1_std" in curve:
-            ax.fill_between(curve["max_length"], curve["p_at_1"] - curve["p_at_1_std"],
-                            curve["p_at_1"] + curve["p_at_1_std"], color=line.get_color(), alpha=0.2)
+            ax.fill_between(
+                curve["max_length"],
+                curve["p_at_1"] - curve["p_at_1_std"],
+                curve["p_at_1"] + curve["p_at_1_std"],
+                color=line.get_color(),
+                alpha=0.2,
+            )
     ax.set_xlabel("answer length up to (tokens)")
     ax.set_ylabel("accuracy (P@1)")
     if title:  # wrapped: a spec's title (which dataset stood in) is longer than the 5-inch axes

@@ -3,6 +3,7 @@ baselines the pipeline computes (``ansel.evaluation.lexical``), or a model train
 source's setting (MV-LSTM as MatchZoo 1.0 configures it). Their published values come from other
 sources, in workflow/papers/context_results.csv (dataset, split, model = the params.yaml model,
 metric, value, source), whatever the paper and table they are shown in."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -42,8 +43,11 @@ def context_notes(config: dict, table: dict) -> list[str]:
     results = results[results.dataset.isin({c.get("published_dataset", c["dataset"]) for c in table["columns"]})]
 
     def named(group: list[dict]) -> tuple[str, str]:
-        sources = [f"{row['label']}: {'; '.join(dict.fromkeys(results[results.model == row['model']].source))}"
-                   for row in group if (results.model == row["model"]).any()]
+        sources = [
+            f"{row['label']}: {'; '.join(dict.fromkeys(results[results.model == row['model']].source))}"
+            for row in group
+            if (results.model == row["model"]).any()
+        ]
         return ", ".join(row["label"] for row in group), (": " + " | ".join(sources) if sources else "")
 
     untrained = [row for row in rows if not is_trained(config["models"][row["model"]]["arch"])]
@@ -51,12 +55,16 @@ def context_notes(config: dict, table: dict) -> list[str]:
     notes = []
     if untrained:
         labels, sources = named(untrained)
-        notes.append(f"Context rows ({labels}): deterministic lexical baselines computed by the pipeline from the "
-                     "canonical tokens (ansel.evaluation.lexical; one run), not the paper's; their published values "
-                     f"are other papers' (workflow/papers/context_results.csv){sources}.")
+        notes.append(
+            f"Context rows ({labels}): deterministic lexical baselines computed by the pipeline from the "
+            "canonical tokens (ansel.evaluation.lexical; one run), not the paper's; their published values "
+            f"are other papers' (workflow/papers/context_results.csv){sources}."
+        )
     if trained:
         labels, sources = named(trained)
-        notes.append(f"Context rows trained here ({labels}): not the paper's rows, trained by the pipeline in "
-                     "another source's setting (params.yaml says which), so the deviations below leave them out; "
-                     f"their published values are that source's (workflow/papers/context_results.csv){sources}.")
+        notes.append(
+            f"Context rows trained here ({labels}): not the paper's rows, trained by the pipeline in "
+            "another source's setting (params.yaml says which), so the deviations below leave them out; "
+            f"their published values are that source's (workflow/papers/context_results.csv){sources}."
+        )
     return notes

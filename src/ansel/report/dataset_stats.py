@@ -8,6 +8,7 @@ same protocol (default: this paper, this table, the row's dataset); cells join o
 (split, statistic). Ours are read from ``results/stats/<dataset>.csv`` (rule dataset_stats).
 A value is flagged (†) when, rounded to the published value's printed decimals, it differs.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,8 @@ def published_source(paper: str, table: dict, row: dict) -> dict:
 def sources_note(paper: str, table: dict) -> str:
     return "published values: " + "; ".join(
         "{label} from {paper}/{table} ({dataset})".format(label=row["label"], **published_source(paper, table, row))
-        for row in table["rows"])
+        for row in table["rows"]
+    )
 
 
 def measured_stats(path: Path) -> pd.DataFrame:
@@ -56,8 +58,9 @@ def _differs(ours: float, published: str) -> bool:
     return round(ours, decimals) != float(published)
 
 
-def aggregate_stats(config: dict, paper: str, table: dict, published: pd.Series,
-                    stats_dir: Path | None = None) -> pd.DataFrame:
+def aggregate_stats(
+    config: dict, paper: str, table: dict, published: pd.Series, stats_dir: Path | None = None
+) -> pd.DataFrame:
     """One cell per (row, split, statistic): ours (n = 1: one measurement) and the published value."""
     unknown = [c for c in table["columns"] if c not in STATISTICS]
     if unknown:
@@ -72,19 +75,34 @@ def aggregate_stats(config: dict, paper: str, table: dict, published: pd.Series,
         splits += [] if "all" in splits else ["all"]
         for split in splits:
             if split not in ours.index:
-                raise KeyError(f"table {table['id']}, row {row['label']}: {path} has no split {split!r} "
-                               f"(it has {', '.join(ours.index)})")
+                raise KeyError(
+                    f"table {table['id']}, row {row['label']}: {path} has no split {split!r} "
+                    f"(it has {', '.join(ours.index)})"
+                )
             for stat in table["columns"]:
                 value = float(ours.loc[split, stat])
                 pub = published.get((source["paper"], source["table"], source["dataset"], split, stat), "")
-                records.append({"row": f"{row['label']} {split}", "column": stat, "model": "",
-                                "dataset": row["dataset"], "run_dataset": ds, "split": split, "metric": stat,
-                                "mean": value, "std": 0.0, "n": 1,
-                                "published": float(pub) if pub else math.nan,
-                                "digits": 0 if stat in COUNTS else 2,
-                                "differs": bool(pub) and _differs(value, pub)})
+                records.append(
+                    {
+                        "row": f"{row['label']} {split}",
+                        "column": stat,
+                        "model": "",
+                        "dataset": row["dataset"],
+                        "run_dataset": ds,
+                        "split": split,
+                        "metric": stat,
+                        "mean": value,
+                        "std": 0.0,
+                        "n": 1,
+                        "published": float(pub) if pub else math.nan,
+                        "digits": 0 if stat in COUNTS else 2,
+                        "differs": bool(pub) and _differs(value, pub),
+                    }
+                )
     return pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
 
 
-LEGEND = ("ours = measured on our canonical tables (`all` = every split together); published = the source "
-          "named per row; † = differs at the published value's printed precision; — = not published.")
+LEGEND = (
+    "ours = measured on our canonical tables (`all` = every split together); published = the source "
+    "named per row; † = differs at the published value's printed precision; — = not published."
+)

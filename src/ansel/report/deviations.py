@@ -4,6 +4,7 @@ The papers' settings are params.yaml as written (``preset: full``); what a run u
 ``config.json``. Listing the difference key by key makes every preset deviation (fewer epochs,
 negatives, filters ...) visible next to the numbers it produced, with no hand-kept list to drift.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,11 @@ def flatten(d: dict, prefix: str = "") -> dict:
 def differences(paper: dict, used: dict) -> list[str]:
     """``key paper → used`` for every setting that differs (— where one side lacks the key)."""
     p, u = flatten(paper), flatten(used)
-    return [f"{k} {p.get(k, '—')} → {u.get(k, '—')}" for k in sorted(p.keys() | u.keys())
-            if k not in IDENTITY and p.get(k) != u.get(k)]
+    return [
+        f"{k} {p.get(k, '—')} → {u.get(k, '—')}"
+        for k in sorted(p.keys() | u.keys())
+        if k not in IDENTITY and p.get(k) != u.get(k)
+    ]
 
 
 Cell = tuple[str, str | None]  # (row label, dataset: None when the table has one dataset)
@@ -50,8 +54,9 @@ def who(cells: list[Cell], total: int) -> str:
     groups: dict[tuple, list[str]] = {}
     for label, ds in datasets.items():
         groups.setdefault(tuple(ds), []).append(label)
-    return " and ".join(", ".join(labels) + ("" if ds == (None,) else f" on {', '.join(ds)}")
-                        for ds, labels in groups.items())
+    return " and ".join(
+        ", ".join(labels) + ("" if ds == (None,) else f" on {', '.join(ds)}") for ds, labels in groups.items()
+    )
 
 
 def deviation_notes(rows: list[tuple[Cell, dict, dict]]) -> list[str]:
@@ -64,8 +69,10 @@ def deviation_notes(rows: list[tuple[Cell, dict, dict]]) -> list[str]:
             by_diff.setdefault(diff, []).append(cell)
     if not by_diff:
         return ["Runs use the paper's settings (params.yaml) unchanged."]
-    return ["Deviations from the paper's settings (params.yaml → this preset): "
-            + "; ".join(f"{who(cells, len(rows))}: {', '.join(diff)}" for diff, cells in by_diff.items())]
+    return [
+        "Deviations from the paper's settings (params.yaml → this preset): "
+        + "; ".join(f"{who(cells, len(rows))}: {', '.join(diff)}" for diff, cells in by_diff.items())
+    ]
 
 
 def embeddings_note(rows: list[tuple[Cell, dict]]) -> str:
@@ -91,8 +98,11 @@ def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[
 
     ``papers_config`` is params.yaml without a preset (``ansel.config.load(preset="full")``).
     """
-    cells = {(row["label"], row["model"], col["dataset"], ds) for row, col, ds in table_cells(config, table)
-             if not row.get("context")}  # a lexical context row trains nothing: no settings to compare
+    cells = {
+        (row["label"], row["model"], col["dataset"], ds)
+        for row, col, ds in table_cells(config, table)
+        if not row.get("context")
+    }  # a lexical context row trains nothing: no settings to compare
     several = len({c[2] for c in cells}) > 1
     rows, used_by_label = [], []
     for label, model, dataset, resolved in sorted(cells, key=lambda c: (c[2], c[0])):

@@ -16,6 +16,7 @@ The split's value is their mean over the questions the evaluation scores: those 
 where the dataset's ``eval`` scores a sample (``ansel.data.batches.RunData.sample_questions``).
 With 5 candidates and 1 positive: P@1 0.2, MRR (1 + 1/2 + 1/3 + 1/4 + 1/5) / 5 = 0.4567.
 """
+
 from __future__ import annotations
 
 from math import log2
@@ -43,8 +44,7 @@ def expected_random(n: int, k: int) -> dict[str, float]:
     for r in range(1, n - k + 2):
         mrr += above_negative * k / (n - r + 1) / r
         above_negative *= (n - k - r + 1) / (n - r + 1)
-    out = {"P@1": k / n, "MRR": mrr,
-           "MAP": 1.0 if n == 1 else (harmonic + (k - 1) / (n - 1) * (n - harmonic)) / n}
+    out = {"P@1": k / n, "MRR": mrr, "MAP": 1.0 if n == 1 else (harmonic + (k - 1) / (n - 1) * (n - harmonic)) / n}
     for cut in (3, 5):
         dcg = sum(k / n / log2(r + 1) for r in range(1, min(n, cut) + 1))
         out[f"nDCG@{cut}"] = dcg / sum(1.0 / log2(r + 1) for r in range(1, min(k, cut) + 1))
@@ -69,8 +69,9 @@ def expected_split_metric(cands: pd.DataFrame, metric: str, no_positive: str = "
         raise ValueError("no question has a positive candidate; nothing to evaluate")
     kept = q if no_positive == "zero" else q[q.k > 0]
     shapes = kept.groupby(["n", "k"]).size()  # questions per (n, k): each shape's expectation computed once
-    return float(sum(count * expected_random(int(n), int(k))[metric] for (n, k), count in shapes.items())
-                 / shapes.sum())
+    return float(
+        sum(count * expected_random(int(n), int(k))[metric] for (n, k), count in shapes.items()) / shapes.sum()
+    )
 
 
 def eval_candidates(config: dict, dataset: str, split: str) -> tuple[pd.DataFrame, str]:
@@ -116,11 +117,15 @@ def expected_notes(config: dict, table: dict) -> list[str]:
         q = pools(cands)
         scored = q if no_positive == "zero" else q[q.k > 0]
         shapes = scored.groupby(["n", "k"]).size().sort_values(ascending=False, kind="stable")
-        listed = ", ".join(f"{c} with {n} candidate{'s' * (n != 1)} / {k} positive{'s' * (k != 1)}"
-                           for (n, k), c in shapes.head(4).items())
+        listed = ", ".join(
+            f"{c} with {n} candidate{'s' * (n != 1)} / {k} positive{'s' * (k != 1)}"
+            for (n, k), c in shapes.head(4).items()
+        )
         more = f", {shapes.iloc[4:].sum()} of {len(shapes) - 4} other shapes" if len(shapes) > 4 else ""
         pools_seen.append(f"{resolved} {split}: {len(scored)} questions scored ({listed}{more})")
-    return [f"{row['label']} (ours) is computed, not run: {EXPECTED[row['expected']]} (P@1 = k/n; MRR = "
-            "E[1/rank of the first positive] = sum_r (1/r) C(n-r, k-1)/C(n, k) for n candidates, k positives; "
-            "ansel.report.expected), averaged over the questions the runs are scored on; "
-            + "; ".join(pools_seen) for row in rows]
+    return [
+        f"{row['label']} (ours) is computed, not run: {EXPECTED[row['expected']]} (P@1 = k/n; MRR = "
+        "E[1/rank of the first positive] = sum_r (1/r) C(n-r, k-1)/C(n, k) for n candidates, k positives; "
+        "ansel.report.expected), averaged over the questions the runs are scored on; " + "; ".join(pools_seen)
+        for row in rows
+    ]

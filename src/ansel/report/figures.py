@@ -4,6 +4,7 @@ Kinds register with ``@figure_kind("name")``; the paper spec's ``kind`` picks on
 ``ansel.targets.figure_inputs`` lists the files each kind reads (the figure rule's inputs).
 ``spec["paper"]`` is the paper the figure belongs to (set by the CLI).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,18 +18,38 @@ import math
 import sys
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from ansel.config import dataset_name, papers_dir
 from ansel.data.canonical import Dataset
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths
 from ansel.report.plotting import save
-from ansel.report.tables import (aggregate, column_label, last_epoch_metric, published_lookup, run_log,
-                                 ours_headers, run_metric, run_value, split_labels, split_run)
-from ansel.targets import (Run, Variant, figure_models, figure_table, processed_dir, runs, seed_count,
-                           spec_seed, sweep_models, sweep_values)
+from ansel.report.tables import (
+    aggregate,
+    column_label,
+    last_epoch_metric,
+    ours_headers,
+    published_lookup,
+    run_log,
+    run_metric,
+    run_value,
+    split_labels,
+    split_run,
+)
+from ansel.targets import (
+    Run,
+    Variant,
+    figure_models,
+    figure_table,
+    processed_dir,
+    runs,
+    seed_count,
+    spec_seed,
+    sweep_models,
+    sweep_values,
+)
 
 FigureFn = Callable[[dict, dict, Path], None]
 _KINDS: dict[str, FigureFn] = {}
@@ -38,6 +59,7 @@ def figure_kind(name: str):
     def wrap(fn: FigureFn) -> FigureFn:
         _KINDS[name] = fn
         return fn
+
     return wrap
 
 
@@ -68,8 +90,14 @@ def reference_value(config: dict, spec: dict) -> float:
     """``reference_model``'s ``metric`` after training: its last epoch's ``reference_split``
     (default the last of ``splits``), mean over seeds."""
     ds, split = dataset_name(config, spec["dataset"]), spec.get("reference_split", spec.get("splits", ["dev"])[-1])
-    return float(np.mean([last_epoch_metric(r, split, spec.get("metric", "MAP"))
-                          for r in runs(config, ds, Variant(spec["reference_model"]))]))
+    return float(
+        np.mean(
+            [
+                last_epoch_metric(r, split, spec.get("metric", "MAP"))
+                for r in runs(config, ds, Variant(spec["reference_model"]))
+            ]
+        )
+    )
 
 
 @figure_kind("learning_curves")
@@ -84,13 +112,19 @@ def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
     ref = spec.get("reference_model")
     ref_value = reference_value(config, spec) if ref else None
     ref_split = spec.get("reference_split", splits[-1])
-    fig, axes = plt.subplots(1, len(models) if panels else 1, figsize=(4 * len(models) if panels else 5, 3.5),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(models) if panels else 1, figsize=(4 * len(models) if panels else 5, 3.5), sharey=True, squeeze=False
+    )
     for i, model in enumerate(models):
         ax, name = axes[0][i if panels else 0], labels.get(model, model)
         for split, c in curves[model].groupby("split", sort=False):
-            line, = ax.plot(c.epoch, c["mean"], marker="o", markersize=3, label=(
-                split if panels else name if len(splits) == 1 else f"{name} {split}"))
+            (line,) = ax.plot(
+                c.epoch,
+                c["mean"],
+                marker="o",
+                markersize=3,
+                label=(split if panels else name if len(splits) == 1 else f"{name} {split}"),
+            )
             ax.fill_between(c.epoch, c["mean"] - c["std"], c["mean"] + c["std"], color=line.get_color(), alpha=0.2)
         if panels:
             ax.set_title(name, fontsize=9)
@@ -121,17 +155,33 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
     """(model, label, mean, std, n, published) per model of an accuracy_bars spec: ``metric`` on
     ``split`` over seeds under ``protocol`` (``ansel.report.tables.run_value``), the published value
     from ``published_table`` by the model's label (NaN where none)."""
-    ds, split, metric, protocol = (dataset_name(config, spec["dataset"]), spec["split"], spec["metric"],
-                                   spec.get("protocol", "dev"))
-    published = (published_lookup(papers_dir() / "published_results.csv", spec["paper"], spec["published_table"])
-                 if "published_table" in spec else {})
+    ds, split, metric, protocol = (
+        dataset_name(config, spec["dataset"]),
+        spec["split"],
+        spec["metric"],
+        spec.get("protocol", "dev"),
+    )
+    published = (
+        published_lookup(papers_dir() / "published_results.csv", spec["paper"], spec["published_table"])
+        if "published_table" in spec
+        else {}
+    )
     rows = []
     for model in figure_models(spec):
         label = spec.get("labels", {}).get(model, model)
         v = np.array([run_value(r, split, metric, protocol) for r in runs(config, ds, Variant(model))])
-        rows.append({"model": model, "label": label, "mean": v.mean(), "std": v.std(ddof=1) if len(v) > 1 else 0.0,
-                     "n": len(v), "published": published.get(
-                         (spec.get("published_dataset", spec["dataset"]), split, label, metric), math.nan)})
+        rows.append(
+            {
+                "model": model,
+                "label": label,
+                "mean": v.mean(),
+                "std": v.std(ddof=1) if len(v) > 1 else 0.0,
+                "n": len(v),
+                "published": published.get(
+                    (spec.get("published_dataset", spec["dataset"]), split, label, metric), math.nan
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -145,8 +195,15 @@ def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
     scale = percent_scale(bars.published.dropna())
     x = np.arange(len(bars))
     fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(bars)) + 2, 4))
-    ax.bar(x, bars["mean"] * scale, yerr=bars["std"] * scale, width=0.6, color="lightsteelblue", capsize=3,
-           label=f"ours ({PROTOCOL_NAMES[spec.get('protocol', 'dev')]})")
+    ax.bar(
+        x,
+        bars["mean"] * scale,
+        yerr=bars["std"] * scale,
+        width=0.6,
+        color="lightsteelblue",
+        capsize=3,
+        label=f"ours ({PROTOCOL_NAMES[spec.get('protocol', 'dev')]})",
+    )
     shown = bars.published.notna()
     ax.plot(x[shown] + 0.38, bars.published[shown], "kD", markersize=4, label="published")
     if "reference_model" in spec:
@@ -159,8 +216,12 @@ def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
     low = np.nanmin(np.r_[bars["mean"] - bars["std"], bars.published.dropna() / scale]) * scale
     ax.set_ylim(max(0.0, low - 0.1 * scale), None)  # the paper's bars differ by a few points
     ds = dataset_name(config, spec["dataset"])
-    ax.set_title(spec.get("title", f"{ds} {spec['split']}: {spec['metric']} per model "
-                                   f"({seed_count(config, spec['models'])} seeds)"), fontsize=9)
+    ax.set_title(
+        spec.get(
+            "title", f"{ds} {spec['split']}: {spec['metric']} per model ({seed_count(config, spec['models'])} seeds)"
+        ),
+        fontsize=9,
+    )
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     save(fig, prefix)
 
@@ -176,20 +237,28 @@ def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     thresholds = range(step, math.ceil(longest / step) * step + 1, step)
     curves = {}
     for model in spec["models"]:
-        per_seed = pd.concat([accuracy_by_length(split_run(Path(r.dir) / "run.trec", split), qrels, lengths, thresholds)
-                              for r in runs(config, ds, Variant(model))])
+        per_seed = pd.concat(
+            [
+                accuracy_by_length(split_run(Path(r.dir) / "run.trec", split), qrels, lengths, thresholds)
+                for r in runs(config, ds, Variant(model))
+            ]
+        )
         curves[spec.get("labels", {}).get(model, model)] = (
             per_seed.groupby("max_length", as_index=False)
             .agg(questions=("questions", "first"), p_at_1=("p_at_1", "mean"), p_at_1_std=("p_at_1", "std"))
-            .fillna({"p_at_1_std": 0.0}))
+            .fillna({"p_at_1_std": 0.0})
+        )
     return curves
 
 
 @figure_kind("accuracy_by_length")
 def accuracy_by_length_figure(config: dict, spec: dict, prefix: Path) -> None:
     ds = dataset_name(config, spec["dataset"])
-    plot_accuracy_by_length(length_curves(config, spec), prefix, spec.get(
-        "title", f"{ds} {spec['split']}: P@1 by answer length ({seed_count(config, spec['models'])} seeds)"))
+    plot_accuracy_by_length(
+        length_curves(config, spec),
+        prefix,
+        spec.get("title", f"{ds} {spec['split']}: P@1 by answer length ({seed_count(config, spec['models'])} seeds)"),
+    )
 
 
 @figure_kind("attention_maps")
@@ -199,21 +268,28 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     import torch
 
     from ansel.data.vocab import Vocab, run_vocab_file
+    from ansel.models.io import load_model
     from ansel.models.registry import parse_hparams
     from ansel.report.attention_maps import long_correct_examples, plot_attention_map, window_to_tokens
-    from ansel.models.io import load_model
 
     ds, split, seed = dataset_name(config, spec["dataset"]), spec["split"], spec_seed(config, spec, [spec["model"]])
     run, processed = Path(Run(ds, Variant(spec["model"]), seed).dir), Path(processed_dir(ds))
     data = Dataset.load(processed)
     lengths = dict(zip(data.answers.aid, data.answers.tokens.map(len)))
     example, min_tokens = spec.get("example", 1), spec.get("min_answer_tokens", 0)
-    picked = long_correct_examples(split_run(run / "run.trec", split), split_labels(data, split, f"figure {spec['id']}"),
-                                   lengths, min_tokens, n=example)
+    picked = long_correct_examples(
+        split_run(run / "run.trec", split),
+        split_labels(data, split, f"figure {spec['id']}"),
+        lengths,
+        min_tokens,
+        n=example,
+    )
     if len(picked) < example:
         # Explicit in the figure itself: the DAG stays whole on data without such answers (e.g. smoke).
-        message = (f"{ds} {split}: only {len(picked)} question(s) answered correctly by {spec['model']} "
-                   f"(seed {seed}) with an answer of at least {min_tokens} tokens; example {example} does not exist")
+        message = (
+            f"{ds} {split}: only {len(picked)} question(s) answered correctly by {spec['model']} "
+            f"(seed {seed}) with an answer of at least {min_tokens} tokens; example {example} does not exist"
+        )
         print(f"figure {spec['id']}: {message}", file=sys.stderr)
         fig, ax = plt.subplots(figsize=(8, 1.5))
         ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=9)
@@ -228,14 +304,19 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
         raise TypeError(f"figure {spec['id']}: arch {cfg['arch']!r} has no attention(q, a) to draw")
     q_tokens = list(data.questions.set_index("qid").tokens[qid])[: cfg["max_len_q"]]
     a_tokens = list(data.answers.set_index("aid").tokens[aid])[: cfg["max_len_a"]]
-    sigma_q, sigma_a = model.attention(torch.from_numpy(vocab.encode_batch([q_tokens], len(q_tokens))),
-                                       torch.from_numpy(vocab.encode_batch([a_tokens], len(a_tokens))))
+    sigma_q, sigma_a = model.attention(
+        torch.from_numpy(vocab.encode_batch([q_tokens], len(q_tokens))),
+        torch.from_numpy(vocab.encode_batch([a_tokens], len(a_tokens))),
+    )
     kernel = getattr(parse_hparams(cfg["arch"], cfg["hparams"]), "kernel", 1)  # CNN: one weight per window
-    plot_attention_map(q_tokens, a_tokens,
-                       window_to_tokens(np.asarray(sigma_q[0]), len(q_tokens), kernel),
-                       window_to_tokens(np.asarray(sigma_a[0]), len(a_tokens), kernel), prefix,
-                       spec.get("title", f"{spec['model']} seed {seed}: {ds} {split} question {qid} "
-                                         f"(answer {int(n_answer)} tokens)"))
+    plot_attention_map(
+        q_tokens,
+        a_tokens,
+        window_to_tokens(np.asarray(sigma_q[0]), len(q_tokens), kernel),
+        window_to_tokens(np.asarray(sigma_a[0]), len(a_tokens), kernel),
+        prefix,
+        spec.get("title", f"{spec['model']} seed {seed}: {ds} {split} question {qid} (answer {int(n_answer)} tokens)"),
+    )
 
 
 def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
@@ -247,8 +328,16 @@ def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
     for split in spec["splits"]:
         for value, variant in points:
             v = pd.Series([run_metric(r, split, metric) for r in runs(config, ds, variant)]) * scale
-            rows.append({"split": split, "value": value, "model": variant.name, "mean": v.mean(),
-                         "std": v.std(ddof=1) if len(v) > 1 else 0.0, "n": len(v)})
+            rows.append(
+                {
+                    "split": split,
+                    "value": value,
+                    "model": variant.name,
+                    "mean": v.mean(),
+                    "std": v.std(ddof=1) if len(v) > 1 else 0.0,
+                    "n": len(v),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -262,33 +351,55 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     if "reference_published" in spec:
         ref = spec["reference_published"]
         lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], ref["table"])
-        published = {split: lookup[key] for split in spec["splits"]
-                     if (key := (spec["dataset"], split, ref["label"], metric)) in lookup}
+        published = {
+            split: lookup[key]
+            for split in spec["splits"]
+            if (key := (spec["dataset"], split, ref["label"], metric)) in lookup
+        }
     curve = {}  # split -> the paper's value per x (published_curve)
     if "published_curve" in spec:
         pc = spec["published_curve"]
         lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], pc["table"])
         paper_ds = pc.get("dataset", spec["dataset"])
-        curve = {split: pts for split in spec["splits"]
-                 if (pts := [(v, lookup[key]) for v in sweep_values(config, spec)
-                             if (key := (paper_ds, split, pc["label"].format(value=v), metric)) in lookup])}
+        curve = {
+            split: pts
+            for split in spec["splits"]
+            if (
+                pts := [
+                    (v, lookup[key])
+                    for v in sweep_values(config, spec)
+                    if (key := (paper_ds, split, pc["label"].format(value=v), metric)) in lookup
+                ]
+            )
+        }
     scale = percent_scale([*published.values(), *(y for pts in curve.values() for _, y in pts)])
     curves = sweep_curves(config, spec, scale)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for split, c in curves.groupby("split", sort=False):
         swept, ref = c[c.value.notna()], c[c.value.isna()].iloc[0]
-        line, = ax.plot(swept.value, swept["mean"], marker="o", markersize=3, label=split)
-        ax.fill_between(swept.value.astype(float), swept["mean"] - swept["std"], swept["mean"] + swept["std"],
-                        color=line.get_color(), alpha=0.2)
+        (line,) = ax.plot(swept.value, swept["mean"], marker="o", markersize=3, label=split)
+        ax.fill_between(
+            swept.value.astype(float),
+            swept["mean"] - swept["std"],
+            swept["mean"] + swept["std"],
+            color=line.get_color(),
+            alpha=0.2,
+        )
         ref_label = spec.get("reference_published", {}).get("label", ref["model"])  # the paper's row name
         ax.axhline(ref["mean"], color=line.get_color(), lw=1, label=f"{split}: {ref_label} (ours)")
         if split in published:
-            ax.axhline(published[split], color=line.get_color(), lw=1, ls="--",
-                       label=f"{split}: {spec['reference_published']['label']} (published)")
+            ax.axhline(
+                published[split],
+                color=line.get_color(),
+                lw=1,
+                ls="--",
+                label=f"{split}: {spec['reference_published']['label']} (published)",
+            )
         if split in curve:
             xs, ys = zip(*curve[split])
-            ax.plot(xs, ys, color=line.get_color(), lw=1, ls="--", marker="x", markersize=4,
-                    label=f"{split}: published")
+            ax.plot(
+                xs, ys, color=line.get_color(), lw=1, ls="--", marker="x", markersize=4, label=f"{split}: published"
+            )
     ax.set_xscale("log")  # the papers' grids are roughly geometric (group size 4 .. 200)
     values = sweep_values(config, spec)
     ax.set_xticks(list(values), [str(v) for v in values])
@@ -296,8 +407,13 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_xlabel(x)
     ax.set_ylabel(f"{metric}{' (%)' if scale == 100.0 else ''}")
     ds = dataset_name(config, spec["dataset"])
-    ax.set_title(spec.get("title", f"{ds}: {spec.get('base_model', 'each model')} by {x} "
-                                   f"({seed_count(config, figure_models(spec))} seeds)"), fontsize=9)
+    ax.set_title(
+        spec.get(
+            "title",
+            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, figure_models(spec))} seeds)",
+        ),
+        fontsize=9,
+    )
     ax.legend(fontsize=7)
     save(fig, prefix)
 
@@ -320,16 +436,24 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     table = figure_table(spec)
     cells = aggregate(config, spec["paper"], table, {})
     rows, columns = [r["label"] for r in table["rows"]], [column_label(c) for c in table["columns"]]
-    position = column_position(cells.pivot(index="row", columns="column", values="mean")
-                               .reindex(index=rows, columns=columns))
+    position = column_position(
+        cells.pivot(index="row", columns="column", values="mean").reindex(index=rows, columns=columns)
+    )
     cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
     fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 3.5, 0.32 * len(rows) + 1.8))
     image = ax.imshow(np.ma.masked_invalid(position.to_numpy(dtype=float)), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for cell in cells.itertuples():
         where = position.loc[cell.row, cell.column]
         text = "n/a" if cell.na else "" if cell.n == 0 else f"{cell.mean:.3f}"
-        ax.text(columns.index(cell.column), rows.index(cell.row), text, ha="center", va="center", fontsize=7,
-                color="white" if where < 0.5 else "black")  # NaN (grey) compares False: black
+        ax.text(
+            columns.index(cell.column),
+            rows.index(cell.row),
+            text,
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="white" if where < 0.5 else "black",
+        )  # NaN (grey) compares False: black
     heads = ours_headers(cells)  # a column whose dataset the preset replaced names its stand-in
     ax.set_xticks(range(len(columns)), [heads.get(c, c).replace(" ", "\n", 1) for c in columns], fontsize=7)
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
@@ -337,7 +461,9 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     bar.set_label("place within the column (0 = its lowest mean, 1 = its highest)", fontsize=7)
     seeds = seed_count(config, [m for m in cells.model.unique() if m])
-    ax.set_title(f"{spec.get('title', table.get('caption', table['id']))}\nmean over {seeds} seeds, preset "
-                 f"{config.get('preset', 'full')}; colour: place within each column", fontsize=9)
+    ax.set_title(
+        f"{spec.get('title', table.get('caption', table['id']))}\nmean over {seeds} seeds, preset "
+        f"{config.get('preset', 'full')}; colour: place within each column",
+        fontsize=9,
+    )
     save(fig, prefix)
-

@@ -9,6 +9,7 @@ category of the split's questions, in the order of the mean count: that count (m
 seeds), its share of the draw, and the category's share of all the split's questions, so that an
 over-represented category stands out.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -67,19 +68,45 @@ def render_misranked(config: dict, table: dict, notes: list[str], prefix: Path) 
     order = counts.mean(axis=1).sort_values(ascending=False, kind="stable").index
     records = []
     for cat in order:
-        for column, values in ((COLUMNS[0], counts.loc[cat]), (COLUMNS[1], shares.loc[cat]),
-                               (COLUMNS[2], pd.Series([split_share[cat]]))):
+        for column, values in (
+            (COLUMNS[0], counts.loc[cat]),
+            (COLUMNS[1], shares.loc[cat]),
+            (COLUMNS[2], pd.Series([split_share[cat]])),
+        ):
             v = values.to_numpy(dtype=float)
-            records.append({"row": cat, "column": column, "model": table["model"], "dataset": table["dataset"],
-                            "run_dataset": dataset_name(config, table["dataset"]), "split": table["split"],
-                            "metric": column, "mean": v.mean(), "std": v.std(ddof=1) if len(v) > 1 else 0.0,
-                            "n": len(v), "published": np.nan, "digits": 1, "differs": False, "na": False})
+            records.append(
+                {
+                    "row": cat,
+                    "column": column,
+                    "model": table["model"],
+                    "dataset": table["dataset"],
+                    "run_dataset": dataset_name(config, table["dataset"]),
+                    "split": table["split"],
+                    "metric": column,
+                    "mean": v.mean(),
+                    "std": v.std(ddof=1) if len(v) > 1 else 0.0,
+                    "n": len(v),
+                    "published": np.nan,
+                    "digits": 1,
+                    "differs": False,
+                    "na": False,
+                }
+            )
     cells = pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
-    drawn = "; ".join(f"seed {s}: {min(w, table['sample'])} drawn of {w} misranked among {n} questions"
-                      for s, w, n in seen)
-    notes = notes + [f"Misranked: the rank-1 candidate is not a correct answer (questions without one left out). "
-                     f"Per run, {table['sample']} misranked {table['split']} questions drawn (all when fewer; "
-                     f"numpy default_rng({table['seed']}) over the sorted qids), counted per category: {drawn}."]
-    render(cells, table, notes, prefix, "ours = mean ± sample std over the model's seeds, one draw per seed; "
-           "share of the split = the category's questions among all the split's questions (one value).",
-           show_n=False)
+    drawn = "; ".join(
+        f"seed {s}: {min(w, table['sample'])} drawn of {w} misranked among {n} questions" for s, w, n in seen
+    )
+    notes = notes + [
+        f"Misranked: the rank-1 candidate is not a correct answer (questions without one left out). "
+        f"Per run, {table['sample']} misranked {table['split']} questions drawn (all when fewer; "
+        f"numpy default_rng({table['seed']}) over the sorted qids), counted per category: {drawn}."
+    ]
+    render(
+        cells,
+        table,
+        notes,
+        prefix,
+        "ours = mean ± sample std over the model's seeds, one draw per seed; "
+        "share of the split = the category's questions among all the split's questions (one value).",
+        show_n=False,
+    )

@@ -17,6 +17,7 @@ The paper's claims are judged by ``seed_bootstrap``, whose resampling covers the
 Holm–Bonferroni (``holm``) adjusts a family of p values: scipy has no Holm correction
 (``false_discovery_control`` is Benjamini–Hochberg/Yekutieli) and statsmodels is not a dependency.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -41,8 +42,10 @@ def question_values(ranked: pd.DataFrame, labels: pd.DataFrame, no_positive: str
     unlabelled = merged[merged.label.isna()]
     if not unlabelled.empty:
         first = unlabelled.iloc[0]
-        raise KeyError(f"{where}: {len(unlabelled)} ranked candidates are not candidates of the dataset's split, "
-                       f"e.g. question {first.qid} answer {first.aid}")
+        raise KeyError(
+            f"{where}: {len(unlabelled)} ranked candidates are not candidates of the dataset's split, "
+            f"e.g. question {first.qid} answer {first.aid}"
+        )
     values = per_question(merged.assign(label=merged.label.astype(int)))
     return values if no_positive == "zero" else values[values.n_pos > 0]
 
@@ -62,9 +65,16 @@ def paired_tests(a: pd.Series, b: pd.Series) -> dict:
     if not d.any():  # no difference at all: ttest_rel's t is 0/0
         return result | {test: 1.0 for test in TESTS}
     result["t"] = float(stats.ttest_rel(both.a, both.b).pvalue)
-    result["randomisation"] = float(stats.permutation_test(
-        (d,), _mean_difference, permutation_type="samples", vectorized=True, n_resamples=RESAMPLES,
-        rng=np.random.default_rng(SEED)).pvalue)
+    result["randomisation"] = float(
+        stats.permutation_test(
+            (d,),
+            _mean_difference,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=RESAMPLES,
+            rng=np.random.default_rng(SEED),
+        ).pvalue
+    )
     return result
 
 
@@ -85,8 +95,9 @@ def seed_bootstrap(a: pd.DataFrame, b: pd.DataFrame, resamples: int = RESAMPLES,
     for start in range(0, resamples, chunk):
         r = min(chunk, resamples - start)
         questions = _weights(rng.integers(0, len(both), (r, len(both))), len(both))
-        stat = (np.einsum("rn,ns,rs->r", questions, x, _weights(rng.integers(0, x.shape[1], (r, x.shape[1])), x.shape[1]))
-                - np.einsum("rn,ns,rs->r", questions, y, _weights(rng.integers(0, y.shape[1], (r, y.shape[1])), y.shape[1])))
+        stat = np.einsum(
+            "rn,ns,rs->r", questions, x, _weights(rng.integers(0, x.shape[1], (r, x.shape[1])), x.shape[1])
+        ) - np.einsum("rn,ns,rs->r", questions, y, _weights(rng.integers(0, y.shape[1], (r, y.shape[1])), y.shape[1]))
         below, above = below + int((stat <= 0).sum()), above + int((stat >= 0).sum())
     return result | {"bootstrap": float(min(1.0, 2 * min(below + 1, above + 1) / (resamples + 1)))}
 

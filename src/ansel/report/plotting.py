@@ -1,4 +1,5 @@
 """Writing a matplotlib figure as png + pdf (headless; reproducible pdf bytes)."""
+
 from __future__ import annotations
 
 from pathlib import Path

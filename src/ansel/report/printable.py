@@ -6,6 +6,7 @@ A record declares its scale (``SCALES``): ``paper`` (the papers' settings) or ``
 epochs, filters or batches). The front page (``ansel.records``) and the paper tables
 (``ansel.report.tables``) print through these functions; ``refusals`` says what a printed row breaks.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,14 +15,19 @@ SCALES = ("paper", "budget")  # highest first
 NOT_AT_SCALE = "not tested at the paper's settings"
 # How a table's column label names its protocol (``ansel.report.tables.column_label``).
 PROTOCOL_SUFFIX = {"dev": "", "last": " (last epoch)", "best_split": " (best epoch on it)", "benchmark": " (benchmark)"}
-PROTOCOL_NAMES = {"dev": "the checkpoint selected on dev", "last": "the last iteration",
-                  "best_split": "the epoch best on the reported split", "benchmark": "a benchmark"}
+PROTOCOL_NAMES = {
+    "dev": "the checkpoint selected on dev",
+    "last": "the last iteration",
+    "best_split": "the epoch best on the reported split",
+    "benchmark": "a benchmark",
+}
 
 
 @dataclass(frozen=True)
 class Cell:
     """Where a value comes from: the data the runs read (a dataset config's name, or the published
     table's dataset), split, metric and protocol."""
+
     dataset: str
     split: str
     metric: str
@@ -45,8 +51,12 @@ def same_data(ours: str, published: str, datasets: dict) -> bool:
 
 def comparable(ours: Cell, published: Cell, datasets: dict) -> bool:
     """One cell: a gap or a † between the two may be printed."""
-    return (same_data(ours.dataset, published.dataset, datasets) and ours.split == published.split
-            and ours.metric.casefold() == published.metric.casefold() and ours.protocol == published.protocol)
+    return (
+        same_data(ours.dataset, published.dataset, datasets)
+        and ours.split == published.split
+        and ours.metric.casefold() == published.metric.casefold()
+        and ours.protocol == published.protocol
+    )
 
 
 def stand_in(ours: Cell, published: Cell, datasets: dict) -> str:
@@ -76,6 +86,7 @@ def verdict_allowed(scale: str, ours: Cell, published: Cell, datasets: dict) -> 
 class Printed:
     """A front-page row as printed: the record it names and that record's scale, the cell its "ours"
     comes from, whether it prints a verdict and a gap, and the vectors it names ("" for none)."""
+
     record: str
     scale: str
     ours: Cell
@@ -88,13 +99,16 @@ def refusals(row: Printed, published: Cell, datasets: dict) -> list[str]:
     """What ``row`` prints that the rule refuses, against the paper's ``published`` cell (empty: none)."""
     found = []
     if row.verdict and (why := verdict_allowed(row.scale, row.ours, published, datasets)):
-        found.append(f"a verdict from `{row.record}` ({row.scale} scale, {row.ours}, {PROTOCOL_NAMES[row.ours.protocol]}): "
-                     f"{why}")
+        found.append(
+            f"a verdict from `{row.record}` ({row.scale} scale, {row.ours}, {PROTOCOL_NAMES[row.ours.protocol]}): {why}"
+        )
     if row.gap and not comparable(row.ours, published, datasets):
         found.append(f"a gap between {stand_in(row.ours, published, datasets)} and the published {published}")
     if row.ours.protocol != published.protocol:
-        found.append(f"a headline at {PROTOCOL_NAMES[row.ours.protocol]} where the paper reports "
-                     f"{PROTOCOL_NAMES[published.protocol]}")
+        found.append(
+            f"a headline at {PROTOCOL_NAMES[row.ours.protocol]} where the paper reports "
+            f"{PROTOCOL_NAMES[published.protocol]}"
+        )
     if not row.vectors.strip():
         found.append("no word vectors named")
     return found

@@ -5,6 +5,7 @@ download's manifest).
 
 A table's JSON twin carries this per cell; its notes name the commits and checksums once.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,8 +34,13 @@ def run_provenance(run: Run) -> dict:
     config = _read_json(f"{run.dir}/config.json")
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     train = _read_json(timings_file(run)).get("train", {})
-    return {"run": run.dir, "seed": run.seed, "commit": train.get("commit"), "config_sha256": digest,
-            "vectors_sha256": train.get("vectors_sha256")}
+    return {
+        "run": run.dir,
+        "seed": run.seed,
+        "commit": train.get("commit"),
+        "config_sha256": digest,
+        "vectors_sha256": train.get("vectors_sha256"),
+    }
 
 
 def raw_checksums(config: dict, dataset: str) -> dict[str, str]:
@@ -47,9 +53,14 @@ def cell_provenance(config: dict, runs: list[Run]) -> dict:
     """A cell's provenance: every run's ``run_provenance`` and its datasets' raw files
     ({dataset, file, sha256}). Both are lists: `dvc metrics show` lists a JSON twin's numbers and
     strings but not lists, so the provenance stays out of its table."""
-    return {"runs": [run_provenance(r) for r in runs],
-            "raw_sha256": [{"dataset": d, "file": f, "sha256": h} for d in sorted({r.dataset for r in runs})
-                           for f, h in raw_checksums(config, d).items()]}
+    return {
+        "runs": [run_provenance(r) for r in runs],
+        "raw_sha256": [
+            {"dataset": d, "file": f, "sha256": h}
+            for d in sorted({r.dataset for r in runs})
+            for f, h in raw_checksums(config, d).items()
+        ],
+    }
 
 
 def table_provenance(config: dict, table: dict) -> dict[tuple[str, str], dict]:
@@ -81,6 +92,7 @@ def provenance_note(cells: list[dict]) -> str:
     data = "; ".join(f"{d}: " + ", ".join(f"{f} {h[:12]}" for f, h in files.items()) for d, files in raw.items())
     vectors = {r["run"]: r.get("vectors_sha256") for c in cells for r in c["runs"]}
     read = Counter(h for h in vectors.values() if h)
-    read_note = ("; pretrained vectors sha256 " + ", ".join(f"{h[:12]} ({_runs(n)})" for h, n in read.items())
-                 if read else "")
+    read_note = (
+        "; pretrained vectors sha256 " + ", ".join(f"{h[:12]} ({_runs(n)})" for h, n in read.items()) if read else ""
+    )
     return f"Provenance: runs trained at commit {trained}{read_note}; raw data sha256 (download manifests) {data}."

@@ -14,6 +14,7 @@ The spec's ``significance.test`` (default the t-test) and ``alpha`` (default 0.0
 per-seed counts; each claim's verdict per tested column comes from the seed bootstrap: holds, does
 not hold (the reverse is significant) or not significant. The .json twin keeps every p value.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,8 +35,18 @@ MARKS = {1: "▲", -1: "▼"}
 TEST_NAMES = {"t": "paired t-test", "randomisation": "paired randomisation test"}
 # {test}_holm: Holm over the baseline's comparisons; claims_holm: over the claims' (the claim test's p:
 # the seed bootstrap pooled, the spec's test per seed); NaN where a comparison is not in that family
-RESULT_COLUMNS = ["row", "versus", "column", "scope", "n", "difference", *TESTS, "bootstrap",
-                  *(f"{t}_holm" for t in TESTS), "claims_holm"]
+RESULT_COLUMNS = [
+    "row",
+    "versus",
+    "column",
+    "scope",
+    "n",
+    "difference",
+    *TESTS,
+    "bootstrap",
+    *(f"{t}_holm" for t in TESTS),
+    "claims_holm",
+]
 
 
 def settings(table: dict) -> tuple[float, str]:
@@ -47,6 +58,7 @@ def settings(table: dict) -> tuple[float, str]:
 def _question_reader(config: dict):
     """(run, split, protocol) -> per-question metrics of the run's file at that protocol (``run_file``:
     run.trec, or run_last.trec of the last epoch), each run and dataset read once."""
+
     @functools.cache
     def dataset(name: str) -> Dataset:
         return Dataset.load(processed_dir(name))
@@ -79,19 +91,25 @@ def compare(config: dict, table: dict) -> pd.DataFrame:
         for row, versus in compared_pairs(table):
             a, b = (_seed_values(config, read, models[label], ds, col) for label in (row, versus))
             key = {"row": row, "versus": versus, "column": column_label(col)}
-            pairs = [("pooled", _pooled(a), _pooled(b))] + [(f"seed{s}", a[s], b[s]) for s in sorted(a.keys() & b.keys())]
+            pairs = [("pooled", _pooled(a), _pooled(b))] + [
+                (f"seed{s}", a[s], b[s]) for s in sorted(a.keys() & b.keys())
+            ]
             for scope, x, y in pairs:
                 try:
                     record = {**key, "scope": scope, **paired_tests(x, y)}
                     if scope == "pooled" and (row, versus) in claimed:
                         record["bootstrap"] = seed_bootstrap(pd.DataFrame(a), pd.DataFrame(b))["bootstrap"]
                 except ValueError as e:
-                    raise ValueError(f"table {table['id']}: {row} vs {versus} on {key['column']} ({scope}): {e}") from None
+                    raise ValueError(
+                        f"table {table['id']}: {row} vs {versus} on {key['column']} ({scope}): {e}"
+                    ) from None
                 records.append(record)
     results = pd.DataFrame.from_records(records, columns=[c for c in RESULT_COLUMNS if not c.endswith("_holm")])
     baseline = table.get("baseline")
     in_baseline = (results.versus == baseline) | (results.row == baseline) if baseline else results.row != results.row
-    in_claims = pd.Series([(r, v) in claimed for r, v in zip(results.row, results.versus)], index=results.index, dtype=bool)
+    in_claims = pd.Series(
+        [(r, v) in claimed for r, v in zip(results.row, results.versus)], index=results.index, dtype=bool
+    )
     _, test = settings(table)
     for name in TESTS:
         results[f"{name}_holm"] = _holm_within(results, in_baseline, results[name])
@@ -111,7 +129,9 @@ def _holm_within(results: pd.DataFrame, family: pd.Series, p: pd.Series) -> pd.S
 def _seed_values(config: dict, read, model: str, dataset: str, col: dict) -> dict[int, pd.Series]:
     """{seed: per-question values} of a row's column, at the lr point its cells show (chosen on dev)."""
     variant = grid_choice(config, model, dataset)[1]
-    return {r.seed: read(r, col["split"], col.get("protocol", "dev"))[col["metric"]] for r in runs(config, dataset, variant)}
+    return {
+        r.seed: read(r, col["split"], col.get("protocol", "dev"))[col["metric"]] for r in runs(config, dataset, variant)
+    }
 
 
 def _pooled(seeds: dict[int, pd.Series]) -> pd.Series:
@@ -148,23 +168,34 @@ def claim_verdicts(results: pd.DataFrame, table: dict) -> dict[str, dict[str, di
             sign = 1 if same[found.index].all() else -1  # the pair may be stored the other way round
             pooled = found[found.scope == "pooled"].iloc[0]
             per_seed = [sign * _direction(r, "claims", alpha) for _, r in found[found.scope != "pooled"].iterrows()]
-            verdict = {1: "holds", -1: "does not hold", 0: "not significant"}[sign * _direction(pooled, "claims", alpha)]
+            verdict = {1: "holds", -1: "does not hold", 0: "not significant"}[
+                sign * _direction(pooled, "claims", alpha)
+            ]
             out.setdefault(claim, {})[column] = {
-                "verdict": verdict, "p_holm": float(pooled["claims_holm"]), "p": float(pooled["bootstrap"]),
+                "verdict": verdict,
+                "p_holm": float(pooled["claims_holm"]),
+                "p": float(pooled["bootstrap"]),
                 "difference": sign * float(pooled["difference"]),
-                "n": int(pooled["n"]), "seeds_for": per_seed.count(1), "seeds_against": per_seed.count(-1),
-                "seeds": len(per_seed)}
+                "n": int(pooled["n"]),
+                "seeds_for": per_seed.count(1),
+                "seeds_against": per_seed.count(-1),
+                "seeds": len(per_seed),
+            }
     return out
 
 
 def claim_sentence(claim: str, column: str, v: dict, test: str) -> str:
     """'AP-CNN > QA-CNN on wikiqa test MAP: holds (pooled paired t-test p = 0.003, Holm-adjusted; ...)'."""
-    stats = (f"seed bootstrap p = {v['p_holm']:.2g}, Holm-adjusted over the claims; mean difference "
-             f"{v['difference']:+.4f} over {v['n']} questions")
-    seeds = {"holds": f"{v['seeds_for']}/{v['seeds']} seeds significant",
-             "does not hold": f"{v['seeds_against']}/{v['seeds']} seeds significant the reverse way",
-             "not significant": f"per seed {v['seeds_for']}/{v['seeds']} significant for it, "
-                                f"{v['seeds_against']}/{v['seeds']} against"}[v["verdict"]]
+    stats = (
+        f"seed bootstrap p = {v['p_holm']:.2g}, Holm-adjusted over the claims; mean difference "
+        f"{v['difference']:+.4f} over {v['n']} questions"
+    )
+    seeds = {
+        "holds": f"{v['seeds_for']}/{v['seeds']} seeds significant",
+        "does not hold": f"{v['seeds_against']}/{v['seeds']} seeds significant the reverse way",
+        "not significant": f"per seed {v['seeds_for']}/{v['seeds']} significant for it, "
+        f"{v['seeds_against']}/{v['seeds']} against",
+    }[v["verdict"]]
     reverse = "the reverse is significant: " if v["verdict"] == "does not hold" else ""
     return f"{claim} on {column}: {v['verdict']} ({reverse}{stats}; {seeds})"
 
@@ -183,31 +214,43 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
         f"Significance: paired tests over each column's questions, two-sided: t-test (scipy.stats.ttest_rel) and "
         f"randomisation test (scipy.stats.permutation_test, sign flips, {RESAMPLES} resamples, seed {SEED}); pooled = "
         f"each question's value averaged over a row's seeds, per seed = seed k against seed k; alpha = {alpha}; "
-        f"every p value is in the table's .json.")
+        f"every p value is in the table's .json."
+    )
     if table.get("baseline"):
-        notes.append(f"▲/▼ = significantly better/worse than {table['baseline']} (pooled {TEST_NAMES[test]}, "
-                     f"Holm-adjusted over the baseline's {int(pooled.t_holm.notna().sum())} comparisons).")
+        notes.append(
+            f"▲/▼ = significantly better/worse than {table['baseline']} (pooled {TEST_NAMES[test]}, "
+            f"Holm-adjusted over the baseline's {int(pooled.t_holm.notna().sum())} comparisons)."
+        )
     if table.get("claims"):
         notes.append(
             f"Claims (the paper's statements) are their own Holm family ({int(pooled.claims_holm.notna().sum())} "
             f"tests), judged by a two-level paired bootstrap that resamples the questions and each row's seeds "
             f"({RESAMPLES} resamples, seed {SEED}): 'holds' needs the difference to stand out from the spread "
             f"between seeds as well as between questions; per-seed counts use the {TEST_NAMES[test]} within each "
-            f"seed's claims.")
+            f"seed's claims."
+        )
     if untested:
         notes.append(f"Significance: not tested on {', '.join(column_label(c) for c in untested)} ({_why(untested)}).")
-    notes += [claim_sentence(claim, column, v, test)
-              for claim, columns in claim_verdicts(results, table).items() for column, v in columns.items()]
+    notes += [
+        claim_sentence(claim, column, v, test)
+        for claim, columns in claim_verdicts(results, table).items()
+        for column, v in columns.items()
+    ]
     return notes
 
 
 def _why(columns: list[dict]) -> str:
     reasons = []
-    epochs = [suffix.strip() for protocol, suffix in PROTOCOL_SUFFIX.items()
-              if protocol not in ("dev", "benchmark") and any(c.get("protocol") == protocol for c in columns)]
+    epochs = [
+        suffix.strip()
+        for protocol, suffix in PROTOCOL_SUFFIX.items()
+        if protocol not in ("dev", "benchmark") and any(c.get("protocol") == protocol for c in columns)
+    ]
     if epochs:
-        reasons.append(f"a {' or '.join(epochs)} column has no run file of its epoch: its rows' runs keep the last "
-                       "epoch's only with train.keep_last, the best epoch's never")
+        reasons.append(
+            f"a {' or '.join(epochs)} column has no run file of its epoch: its rows' runs keep the last "
+            "epoch's only with train.keep_last, the best epoch's never"
+        )
     other = sorted({c["metric"] for c in columns if c.get("protocol", "dev") in ("dev", "benchmark")})
     if other:
         reasons.append(f"{', '.join(other)}: no per-question value")
@@ -221,13 +264,23 @@ def significance_json(results: pd.DataFrame, table: dict) -> dict:
     comparisons: dict[str, dict] = {}
     for _, r in results.iterrows():
         comparisons.setdefault(f"{r['row']} vs {r['versus']}", {}).setdefault(r["column"], {})[r["scope"]] = {
-            "n_questions": int(r["n"]), "difference": float(r["difference"]),
+            "n_questions": int(r["n"]),
+            "difference": float(r["difference"]),
             **{t: {"p": float(r[t]), "p_holm": _number(r[f"{t}_holm"])} for t in TESTS},
-            **({"bootstrap": {"p": float(r["bootstrap"]), "p_holm_claims": _number(r["claims_holm"])}}
-               if pd.notna(r["bootstrap"]) else {})}
-    return {"test": test, "alpha": alpha, "baseline": table.get("baseline"),
-            "randomisation": f"scipy.stats.permutation_test, sign flips, {RESAMPLES} resamples, seed {SEED}",
-            "comparisons": comparisons, "claims": claim_verdicts(results, table)}
+            **(
+                {"bootstrap": {"p": float(r["bootstrap"]), "p_holm_claims": _number(r["claims_holm"])}}
+                if pd.notna(r["bootstrap"])
+                else {}
+            ),
+        }
+    return {
+        "test": test,
+        "alpha": alpha,
+        "baseline": table.get("baseline"),
+        "randomisation": f"scipy.stats.permutation_test, sign flips, {RESAMPLES} resamples, seed {SEED}",
+        "comparisons": comparisons,
+        "claims": claim_verdicts(results, table),
+    }
 
 
 def _number(value) -> float | None:
@@ -241,5 +294,8 @@ def annotate(config: dict, table: dict, cells: pd.DataFrame) -> tuple[pd.DataFra
     if not compared_pairs(table):
         return cells, [], {}
     results = compare(config, table)
-    return (mark_cells(cells, results, table), significance_notes(results, table),
-            {"significance": significance_json(results, table)})
+    return (
+        mark_cells(cells, results, table),
+        significance_notes(results, table),
+        {"significance": significance_json(results, table)},
+    )

@@ -11,6 +11,7 @@ Tolerance is 1 point on a 0–100 scale (0.01 on a 0–1 scale, as the paper pri
 The metrics and dataset_stats kinds produce the same cell frame (``CELL_COLUMNS``), so rendering is
 shared; every kind writes its files through ``write_table``.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,23 @@ from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
 # model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a;
 # published_cell: the published value's cell where it is not ours (other data or split), else empty.
-CELL_COLUMNS = ["row", "column", "model", "dataset", "run_dataset", "split", "metric",
-                "mean", "std", "n", "published", "digits", "differs", "na", "published_cell"]
+CELL_COLUMNS = [
+    "row",
+    "column",
+    "model",
+    "dataset",
+    "run_dataset",
+    "split",
+    "metric",
+    "mean",
+    "std",
+    "n",
+    "published",
+    "digits",
+    "differs",
+    "na",
+    "published_cell",
+]
 
 
 # Our spelling of each metric, by its case-folded name: a paper may print ndcg@3 for our nDCG@3.
@@ -51,11 +67,14 @@ def refuse_duplicate_keys(df: pd.DataFrame, key: list[str], csv_path: Path) -> N
     dup = df[df.duplicated(key, keep=False)]
     if dup.empty:
         return
-    groups = [f"lines {', '.join(str(i + 2) for i in rows.index)}: "
-              + ", ".join(f"{k}={v!r}" for k, v in zip(key, k_values))
-              for k_values, rows in dup.groupby(key, sort=False)]
-    raise ValueError(f"{csv_path}: duplicate key ({', '.join(key)}) in {len(groups)} place(s); keep one row of each: "
-                     + "; ".join(groups))
+    groups = [
+        f"lines {', '.join(str(i + 2) for i in rows.index)}: " + ", ".join(f"{k}={v!r}" for k, v in zip(key, k_values))
+        for k_values, rows in dup.groupby(key, sort=False)
+    ]
+    raise ValueError(
+        f"{csv_path}: duplicate key ({', '.join(key)}) in {len(groups)} place(s); keep one row of each: "
+        + "; ".join(groups)
+    )
 
 
 def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
@@ -66,11 +85,14 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
     missing = [c for c in PUBLISHED_KEY + ["value"] if c not in df]
     if missing:
         raise KeyError(f"{csv_path}: missing column(s) {', '.join(missing)}; it has {', '.join(df.columns)}")
-    refuse_duplicate_keys(df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]),
-                          PUBLISHED_KEY, csv_path)
+    refuse_duplicate_keys(
+        df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]), PUBLISHED_KEY, csv_path
+    )
     df = df[(df.paper == paper) & (df.table == table)]
-    return {(r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): float(r.value)
-            for r in df.itertuples()}
+    return {
+        (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): float(r.value)
+        for r in df.itertuples()
+    }
 
 
 def run_metric(run: Run, split: str, metric: str) -> float:
@@ -85,7 +107,9 @@ def run_metric(run: Run, split: str, metric: str) -> float:
     except ValueError as e:
         raise ValueError(f"{path}: not valid JSON ({e}); delete it and rerun its target (snakemake {path})") from None
     if metric not in metrics.get(split, {}):
-        raise KeyError(f"{path}: no {split}/{metric}; it has {', '.join(f'{s}/{m}' for s in metrics for m in metrics[s])}")
+        raise KeyError(
+            f"{path}: no {split}/{metric}; it has {', '.join(f'{s}/{m}' for s in metrics for m in metrics[s])}"
+        )
     return metrics[split][metric]
 
 
@@ -98,9 +122,14 @@ def run_log(run: Run, columns: list[str]) -> pd.DataFrame:
     log = pd.read_csv(path)
     missing = [c for c in columns if c not in log]
     if missing or log.empty:
-        raise KeyError(f"{path}: no {', '.join(missing) or 'epoch'}; it has columns {', '.join(log.columns)}"
-                       + (" (test_ columns need the model's train.monitor_splits: [test])"
-                          if any(c.startswith("test_") for c in missing) else ""))
+        raise KeyError(
+            f"{path}: no {', '.join(missing) or 'epoch'}; it has columns {', '.join(log.columns)}"
+            + (
+                " (test_ columns need the model's train.monitor_splits: [test])"
+                if any(c.startswith("test_") for c in missing)
+                else ""
+            )
+        )
     return log
 
 
@@ -158,7 +187,9 @@ def split_run(path: Path, split: str) -> pd.DataFrame:
     if rows.empty:
         found = sorted(run.qid.str.partition(":")[0].unique())
         raise KeyError(f"{path}: no rows of split {split!r}; it has {', '.join(found)}")
-    return rank(rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "score"]])[["qid", "aid", "rank", "score"]]
+    return rank(rows.assign(qid=rows.qid.str.slice(len(split) + 1))[["qid", "aid", "score"]])[
+        ["qid", "aid", "rank", "score"]
+    ]
 
 
 def split_labels(data: Dataset, split: str, where: str) -> pd.DataFrame:
@@ -176,8 +207,9 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant,
         return (*points[0], math.nan)
     train = model_config(config, model)["train"]
     split, metric = train.get("dev_split", "dev"), train["select_metric"]
-    scored = [(float(np.mean([run_metric(r, split, metric) for r in runs(config, dataset, v)])), lr, v)
-              for lr, v in points]
+    scored = [
+        (float(np.mean([run_metric(r, split, metric) for r in runs(config, dataset, v)])), lr, v) for lr, v in points
+    ]
     dev, lr, v = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
     return lr, v, dev
 
@@ -190,21 +222,27 @@ def grid_notes(config: dict, table: dict) -> list[str]:
         train = model_config(config, row["model"])["train"] if row["model"] in config.get("models", {}) else {}
         if "lr_grid" in train:
             grid = tuple(train["lr_grid"])
-            key = (None, None, None, grid) if len(grid) == 1 else (ds, train.get("dev_split", "dev"),
-                                                                  train["select_metric"], grid)
+            key = (
+                (None, None, None, grid)
+                if len(grid) == 1
+                else (ds, train.get("dev_split", "dev"), train["select_metric"], grid)
+            )
             chosen.setdefault(key, {})[row["label"]] = f"{grid_choice(config, row['model'], ds)[0]:g}"
     notes = []
     for (ds, split, metric, grid), rows in chosen.items():
         if len(grid) == 1:
             notes.append(f"lr {grid[0]:g} for every row (a one-point grid: nothing chosen on dev)")
             continue
-        shown = (f"every row {next(iter(rows.values()))}" if len(rows) > 1 and len(set(rows.values())) == 1
-                 else "; ".join(f"{label} {lr}" for label, lr in rows.items()))
-        notes.append(f"lr chosen per row on {ds} {split} {metric} (mean over seeds) from the grid "
-                     f"{{{', '.join(f'{lr:g}' for lr in grid)}}}: {shown}")
+        shown = (
+            f"every row {next(iter(rows.values()))}"
+            if len(rows) > 1 and len(set(rows.values())) == 1
+            else "; ".join(f"{label} {lr}" for label, lr in rows.items())
+        )
+        notes.append(
+            f"lr chosen per row on {ds} {split} {metric} (mean over seeds) from the grid "
+            f"{{{', '.join(f'{lr:g}' for lr in grid)}}}: {shown}"
+        )
     return notes
-
-
 
 
 def column_label(col: dict) -> str:
@@ -219,24 +257,32 @@ def protocol_notes(table: dict, benchmark: dict | None = None) -> list[str]:
     notes = []
     if benchmark:
         sizes = sorted({(m["batch_size"], m["max_len_q"], m["max_len_a"]) for m in benchmark["models"].values()})
-        notes.append("(benchmark) columns: each row's training step (forward, backward, optimizer) timed alone by "
-                     f"`ansel step-times` on {benchmark['device']} ({benchmark['threads']} threads): batch and lengths "
-                     f"{', '.join(f'{b} x {q}/{a}' for b, q, a in sizes)} (question/answer; every text that long, "
-                     f"none trimmed), a warm-up step excluded, mean ± std over {benchmark['rounds']} rounds of "
-                     f"{benchmark['batches']} steps, the rows taking turns; the paper's seconds are on its own "
-                     "hardware: compare ratios")
+        notes.append(
+            "(benchmark) columns: each row's training step (forward, backward, optimizer) timed alone by "
+            f"`ansel step-times` on {benchmark['device']} ({benchmark['threads']} threads): batch and lengths "
+            f"{', '.join(f'{b} x {q}/{a}' for b, q, a in sizes)} (question/answer; every text that long, "
+            f"none trimmed), a warm-up step excluded, mean ± std over {benchmark['rounds']} rounds of "
+            f"{benchmark['batches']} steps, the rows taking turns; the paper's seconds are on its own "
+            "hardware: compare ratios"
+        )
         protocols.discard("benchmark")
     if "last" in protocols:
-        notes.append("(last epoch) columns = the paper's protocol: each run's value at its last training epoch "
-                     "(log.csv), no selection (MatchZoo reports the final iteration)")
+        notes.append(
+            "(last epoch) columns = the paper's protocol: each run's value at its last training epoch "
+            "(log.csv), no selection (MatchZoo reports the final iteration)"
+        )
     if "best_split" in protocols:
-        notes.append("(best epoch on it) columns = the paper's protocol: each run's value at the evaluation whose P@1 "
-                     "on that same split is highest (log.csv; the split scored after every epoch, or every "
-                     "train.monitor_every steps where a model sets it: the authors' cadence), i.e. selected on the "
-                     "split it reports, as the MTAS authors selected on test Top-1")
+        notes.append(
+            "(best epoch on it) columns = the paper's protocol: each run's value at the evaluation whose P@1 "
+            "on that same split is highest (log.csv; the split scored after every epoch, or every "
+            "train.monitor_every steps where a model sets it: the authors' cadence), i.e. selected on the "
+            "split it reports, as the MTAS authors selected on test Top-1"
+        )
     if protocols - {"dev"}:
-        notes.append("the other columns use the checkpoint selected on dev; published values are the same rows beside "
-                     "both, so the gap between the two column groups is what the selection protocol is worth")
+        notes.append(
+            "the other columns use the checkpoint selected on dev; published values are the same rows beside "
+            "both, so the gap between the two column groups is what the selection protocol is worth"
+        )
     return notes
 
 
@@ -260,13 +306,19 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
 
     def published_value(row: dict, col: dict) -> float:
         where = (col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]))
-        return (context.get((*where, row["model"], col["metric"]), math.nan) if row.get("context")
-                else published.get((*where, row["label"], col.get("published_metric", col["metric"])), math.nan))
+        return (
+            context.get((*where, row["model"], col["metric"]), math.nan)
+            if row.get("context")
+            else published.get((*where, row["label"], col.get("published_metric", col["metric"])), math.nan)
+        )
 
     # ranking and classification metrics (0-1) are printed as percentages in a column whose published
     # values are (every row of it alike, those without a published value too); others (seconds) never are
-    percent_columns = {column_label(col) for col in table["columns"] if col["metric"] in _METRIC_NAMES.values()
-                       and any(published_value(row, col) > 1.0 for row in table["rows"])}
+    percent_columns = {
+        column_label(col)
+        for col in table["columns"]
+        if col["metric"] in _METRIC_NAMES.values() and any(published_value(row, col) > 1.0 for row in table["rows"])
+    }
     for row in table["rows"]:
         for col in table["columns"]:
             key = (row["label"], column_label(col))
@@ -277,8 +329,10 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
                 values = bench["models"][model]["seconds_per_batch"]
             elif key in run_cells:
                 _, variant, _ = grid_choice(config, model, resolved)
-                values = [run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
-                          for r in runs(config, resolved, variant)]
+                values = [
+                    run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
+                    for r in runs(config, resolved, variant)
+                ]
             elif row.get("expected"):  # computed from the candidate pools, not run (ansel.report.expected)
                 resolved = dataset_name(config, col["dataset"])
                 values = [expected_value(config, row, resolved, col["split"], col["metric"])]
@@ -288,18 +342,32 @@ def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, floa
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
             tol = 1.0 if scale == 100.0 else 0.01
             protocol = col.get("protocol", "dev")
-            pub_cell = Cell(col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]),
-                            col.get("published_metric", col["metric"]), protocol)
+            pub_cell = Cell(
+                col.get("published_dataset", col["dataset"]),
+                col.get("published_split", col["split"]),
+                col.get("published_metric", col["metric"]),
+                protocol,
+            )
             one_cell = comparable(Cell(resolved, col["split"], col["metric"], protocol), pub_cell, config["datasets"])
             differs = bool(one_cell and len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
-            records.append({"row": row["label"], "column": key[1],
-                            "model": model or "", "dataset": col["dataset"],
-                            "run_dataset": resolved if key in run_cells or row.get("expected") else "",
-                            "split": col["split"],
-                            "metric": col["metric"], "mean": mean, "std": std, "n": len(v),
-                            "published": pub, "differs": differs, "na": not_applicable(row, col),
-                            "published_cell": "" if one_cell or math.isnan(pub)
-                            else f"{pub_cell}{PROTOCOL_SUFFIX[protocol]}"})
+            records.append(
+                {
+                    "row": row["label"],
+                    "column": key[1],
+                    "model": model or "",
+                    "dataset": col["dataset"],
+                    "run_dataset": resolved if key in run_cells or row.get("expected") else "",
+                    "split": col["split"],
+                    "metric": col["metric"],
+                    "mean": mean,
+                    "std": std,
+                    "n": len(v),
+                    "published": pub,
+                    "differs": differs,
+                    "na": not_applicable(row, col),
+                    "published_cell": "" if one_cell or math.isnan(pub) else f"{pub_cell}{PROTOCOL_SUFFIX[protocol]}",
+                }
+            )
     cells = pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
     # one precision per column: 2 decimals where it is in percent or every value of it exceeds 1 (seconds
     # of the paper's hardware), else 4 (ours in seconds beside the paper's 1.28 s)
@@ -333,9 +401,8 @@ def ours_headers(cells: pd.DataFrame) -> dict[str, str]:
         datasets = set(group.dataset)
         resolved = set(group.run_dataset.dropna()) - {""}
         ds = next(iter(datasets))
-        if (len(datasets) == 1 and len(resolved) == 1 and resolved != datasets
-                and str(column).startswith(f"{ds} ")):
-            heads[column] = f"{next(iter(resolved))} (stand-in for {ds}){str(column)[len(ds):]}"
+        if len(datasets) == 1 and len(resolved) == 1 and resolved != datasets and str(column).startswith(f"{ds} "):
+            heads[column] = f"{next(iter(resolved))} (stand-in for {ds}){str(column)[len(ds) :]}"
         else:
             heads[column] = column
     return heads
@@ -366,32 +433,51 @@ def pivot(cells: pd.DataFrame, show_n: bool = True) -> pd.DataFrame:
 def nested(cells: pd.DataFrame, provenance: dict[tuple, dict] | None = None) -> dict:
     """{row: {column: {mean, std, n, published[, provenance]}}} (NaN as null): the table as DVC
     metrics; ``provenance`` (``ansel.report.provenance.table_provenance``) by (row, column)."""
+
     def num(x):
         return None if isinstance(x, float) and math.isnan(x) else x
 
     out: dict[str, dict] = {}
     for r in cells.itertuples():
-        cell = {"mean": num(float(r.mean)), "std": num(float(r.std)), "n": int(r.n), "published": num(float(r.published))}
+        cell = {
+            "mean": num(float(r.mean)),
+            "std": num(float(r.std)),
+            "n": int(r.n),
+            "published": num(float(r.published)),
+        }
         if provenance and (r.row, r.column) in provenance:
             cell["provenance"] = provenance[(r.row, r.column)]
         out.setdefault(r.row, {})[r.column] = cell
     return out
 
 
-def render(cells: pd.DataFrame, table: dict, notes: list[str], prefix: Path, legend: str | None = None,
-           extra_json: dict | None = None, provenance: dict[tuple, dict] | None = None, show_n: bool = True) -> None:
+def render(
+    cells: pd.DataFrame,
+    table: dict,
+    notes: list[str],
+    prefix: Path,
+    legend: str | None = None,
+    extra_json: dict | None = None,
+    provenance: dict[tuple, dict] | None = None,
+    show_n: bool = True,
+) -> None:
     """prefix.{csv,md,tex,html,json}; ``legend`` explains "ours" and † (default: the seed aggregate);
     ``extra_json``: keys the .json holds beside the rows (a table's "significance"); ``provenance``
     per cell into the .json; ``show_n``: the seed count in each cell (off: the notes say it once)."""
     legend = legend or "ours = mean ± sample std over seeds, model selected on dev" + (
         "; † = differs from published by more than max(1 point, 2·std), only where the two are one cell "
-        "(same data, split and metric)." if cells.published.notna().any() else ".")
-    write_table(cells, pivot(cells, show_n), nested(cells, provenance) | (extra_json or {}), table, notes + [legend],
-                prefix)
+        "(same data, split and metric)."
+        if cells.published.notna().any()
+        else "."
+    )
+    write_table(
+        cells, pivot(cells, show_n), nested(cells, provenance) | (extra_json or {}), table, notes + [legend], prefix
+    )
 
 
-def write_table(long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: dict, notes: list[str],
-                prefix: Path) -> None:
+def write_table(
+    long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: dict, notes: list[str], prefix: Path
+) -> None:
     """prefix.csv (``long``), .md, .tex and .html (``wide``, the caption, the spec's notes and
     ``notes``) and .json (``as_json``, DVC's metrics)."""
     long_csv = long.to_csv(index=False)
@@ -404,8 +490,15 @@ def write_table(long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: di
     # The HTML report shows this fragment (workflow/report/workflow.rst inlines it); the charset
     # keeps ± and † readable where it is opened on its own.
     items = "".join(f"<li>{escape(n)}</li>" for n in all_notes)
-    html = (f'<meta charset="utf-8">\n<p><strong>{escape(caption)}</strong></p>\n'
-            f'{wide.to_html(escape=True)}\n<ul>{items}</ul>\n')
-    for suffix, text in ((".csv", long_csv), (".md", "\n".join(md) + "\n"), (".tex", tex), (".html", html),
-                         (".json", json.dumps(as_json, indent=1, ensure_ascii=False) + "\n")):
+    html = (
+        f'<meta charset="utf-8">\n<p><strong>{escape(caption)}</strong></p>\n'
+        f"{wide.to_html(escape=True)}\n<ul>{items}</ul>\n"
+    )
+    for suffix, text in (
+        (".csv", long_csv),
+        (".md", "\n".join(md) + "\n"),
+        (".tex", tex),
+        (".html", html),
+        (".json", json.dumps(as_json, indent=1, ensure_ascii=False) + "\n"),
+    ):
         write_text_atomic(prefix.with_suffix(suffix), text)

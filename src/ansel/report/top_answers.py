@@ -7,6 +7,7 @@ at the table's ``seed`` (a model with an lr grid: the point chosen on dev, as in
 and the true label. The notes give each model's rank of the correct answer, ours and published
 (published_results.csv rows of the table with metric ``correct_rank``, by the model's label).
 """
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,9 @@ def find_question(data: Dataset, split: str, text: str, where: str) -> str:
     questions = data.questions[data.questions.qid.isin(set(split_labels(data, split, where).qid))]
     hits = questions[questions.text.map(_normalise) == _normalise(text)]
     if hits.empty:
-        raise KeyError(f"{where}: no {split} question of {data.name} reads {text!r} "
-                        "(compared without case and punctuation)")
+        raise KeyError(
+            f"{where}: no {split} question of {data.name} reads {text!r} (compared without case and punctuation)"
+        )
     if len(hits) > 1:
         raise KeyError(f"{where}: question {text!r} is ambiguous in {data.name} {split}: qids {', '.join(hits.qid)}")
     return hits.qid.iloc[0]
@@ -55,11 +57,13 @@ def ranked_answers(config: dict, table: dict) -> pd.DataFrame:
     qrels = data.splits[split]
     ranked = pd.concat(frames).merge(qrels[qrels.qid == qid][["aid", "label"]], on="aid", how="left")
     return ranked.assign(answer=ranked.aid.map(data.answers.set_index("aid").text))[
-        ["qid", "aid", "answer", "label", "model", "run", "score", "rank"]]
+        ["qid", "aid", "answer", "label", "model", "run", "score", "rank"]
+    ]
 
 
-def render_top_answers(config: dict, table: dict, published: dict[tuple, float], notes: list[str],
-                       prefix: Path) -> None:
+def render_top_answers(
+    config: dict, table: dict, published: dict[tuple, float], notes: list[str], prefix: Path
+) -> None:
     """prefix.{csv,md,tex,json}: the reference's ``top`` first answers, "score (rank)" per model."""
     ranked, ref = ranked_answers(config, table), table["reference"]
     labels = {m: table.get("labels", {}).get(m, m) for m in table_models(table)}
@@ -69,20 +73,32 @@ def render_top_answers(config: dict, table: dict, published: dict[tuple, float],
     rows, as_json = [], {}
     for aid in top:
         label = _label(cell.loc[(aid, ref), "label"])
-        per_model = {labels[m]: {"score": float(cell.loc[(aid, m), "score"]), "rank": int(cell.loc[(aid, m), "rank"])}
-                     for m in labels}
-        rows.append({"answer": cell.loc[(aid, ref), "answer"],
-                     **{k: f"{v['score']:.4f} ({v['rank']})" for k, v in per_model.items()}, "label": label})
+        per_model = {
+            labels[m]: {"score": float(cell.loc[(aid, m), "score"]), "rank": int(cell.loc[(aid, m), "rank"])}
+            for m in labels
+        }
+        rows.append(
+            {
+                "answer": cell.loc[(aid, ref), "answer"],
+                **{k: f"{v['score']:.4f} ({v['rank']})" for k, v in per_model.items()},
+                "label": label,
+            }
+        )
         as_json[aid] = {"label": label, **per_model}
     correct = ranked[ranked.label == 1].groupby("model")["rank"].min()
     where = (table.get("published_dataset", table["dataset"]), table["split"])
-    as_json["correct_rank"] = {labels[m]: {"ours": int(correct[m]) if m in correct else None,
-                                           "published": published.get((*where, labels[m], "correct_rank"))}
-                               for m in labels}
+    as_json["correct_rank"] = {
+        labels[m]: {
+            "ours": int(correct[m]) if m in correct else None,
+            "published": published.get((*where, labels[m], "correct_rank")),
+        }
+        for m in labels
+    }
 
     def listed(which: str) -> str:
-        return ", ".join(f"{label} {'—' if r[which] is None else f'{r[which]:g}'}"
-                         for label, r in as_json["correct_rank"].items())
+        return ", ".join(
+            f"{label} {'—' if r[which] is None else f'{r[which]:g}'}" for label, r in as_json["correct_rank"].items()
+        )
 
     candidates = ranked[ranked.model == ref]
     notes = notes + [
@@ -90,7 +106,8 @@ def render_top_answers(config: dict, table: dict, published: dict[tuple, float],
         f"{len(candidates)} candidates, {int((candidates.label == 1).sum())} correct; seed "
         f"{spec_seed(config, table, table_models(table))}. Rows: {labels[ref]}'s {len(top)} first answers; "
         "cells: score (rank) per model; label: 1 = correct.",
-        f"Rank of the correct answer (the best-ranked one): ours {listed('ours')}; published {listed('published')}."]
+        f"Rank of the correct answer (the best-ranked one): ours {listed('ours')}; published {listed('published')}.",
+    ]
     write_table(shown, pd.DataFrame(rows).set_index("answer"), as_json, table, notes, prefix)
 
 

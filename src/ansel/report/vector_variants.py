@@ -11,6 +11,7 @@ A run collapsed when its first epoch ends with the loss at the margin (within 5 
 positives scoring no better than their negatives (s+ - s- below 5 % of the margin): the state of
 reports/apnet-training-collapse.md, where every score is near 1 and the gradient vanishes.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,24 +59,34 @@ def variant_rows(config: dict, table: dict) -> list[dict]:
         found = runs(config, ds, Variant(row["model"]))
         cfg = _read_json(Path(found[0].dir) / "config.json", "the run's resolved config")  # what it ran with
         if cfg["train"].get("loss") != "hinge":
-            raise ConfigError(f"table {table['id']}: row {row['label']!r}: model {row['model']} trains with loss "
-                              f"{cfg['train'].get('loss')!r}; the collapse is measured against a hinge margin")
+            raise ConfigError(
+                f"table {table['id']}: row {row['label']!r}: model {row['model']} trains with loss "
+                f"{cfg['train'].get('loss')!r}; the collapse is measured against a hinge margin"
+            )
         vectors = embeddings_file(cfg)
         info = _read_json(Path(vectors).with_suffix(".json"), "the vectors' measurements") if vectors else {}
         vocab = _read_json(run_vocab_file(cfg, processed_dir(ds)), "the run's vocabulary")
         iso = info.get("isotropy_top_2000", {})
         epochs = [_epochs(r, cfg["train"]["margin"]) for r in found]
-        records.append({
-            "variant": row["label"], "model": row["model"], "vectors": cfg["embeddings"] or "random",
-            "vocabulary": len(vocab),
-            "coverage": info.get("coverage"), "mean_norm_ratio": iso.get("mean_norm_ratio"),
-            "mean_pair_cosine": iso.get("mean_pair_cosine"),
-            "epoch1_loss": [e[0] for e in epochs], "epoch1_gap": [e[1] for e in epochs],
-            "collapsed": sum(e[2] for e in epochs), "last_epoch_loss": [e[3] for e in epochs],
-            "seeds": len(found), "margin": cfg["train"]["margin"],
-            f"{split}_{metric}": [run_metric(r, split, metric) for r in found],
-            "provenance": cell_provenance(config, found),
-        })
+        records.append(
+            {
+                "variant": row["label"],
+                "model": row["model"],
+                "vectors": cfg["embeddings"] or "random",
+                "vocabulary": len(vocab),
+                "coverage": info.get("coverage"),
+                "mean_norm_ratio": iso.get("mean_norm_ratio"),
+                "mean_pair_cosine": iso.get("mean_pair_cosine"),
+                "epoch1_loss": [e[0] for e in epochs],
+                "epoch1_gap": [e[1] for e in epochs],
+                "collapsed": sum(e[2] for e in epochs),
+                "last_epoch_loss": [e[3] for e in epochs],
+                "seeds": len(found),
+                "margin": cfg["train"]["margin"],
+                f"{split}_{metric}": [run_metric(r, split, metric) for r in found],
+                "provenance": cell_provenance(config, found),
+            }
+        )
     return records
 
 
@@ -88,21 +99,28 @@ def render_vector_variants(config: dict, table: dict, notes: list[str], prefix: 
     def fmt(value, digits=3):
         return "—" if value is None else f"{value:.{digits}f}"
 
-    wide = pd.DataFrame([{
-        "vectors": r["vectors"],
-        "vocabulary": f"{r['vocabulary']:,}",
-        "coverage": fmt(r["coverage"]),
-        "‖mean‖ / mean ‖v‖": fmt(r["mean_norm_ratio"]),
-        "mean cosine": fmt(r["mean_pair_cosine"]),
-        "epoch-1 loss (margin)": f"{_mean_std(r['epoch1_loss'], 4)} ({r['margin']:g})",
-        "epoch-1 s+ − s−": _mean_std(r["epoch1_gap"], 4),
-        "collapsed": f"{'yes' if r['collapsed'] == r['seeds'] else 'no' if not r['collapsed'] else 'partly'} "
-                     f"({r['collapsed']}/{r['seeds']})",
-        "last-epoch loss": _mean_std(r["last_epoch_loss"], 4),
-        f"{split} {metric}": _mean_std(r[key], 4),
-    } for r in records], index=[r["variant"] for r in records])
-    long = pd.DataFrame([{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in r.items() if k != "provenance"}
-                         for r in records])
+    wide = pd.DataFrame(
+        [
+            {
+                "vectors": r["vectors"],
+                "vocabulary": f"{r['vocabulary']:,}",
+                "coverage": fmt(r["coverage"]),
+                "‖mean‖ / mean ‖v‖": fmt(r["mean_norm_ratio"]),
+                "mean cosine": fmt(r["mean_pair_cosine"]),
+                "epoch-1 loss (margin)": f"{_mean_std(r['epoch1_loss'], 4)} ({r['margin']:g})",
+                "epoch-1 s+ − s−": _mean_std(r["epoch1_gap"], 4),
+                "collapsed": f"{'yes' if r['collapsed'] == r['seeds'] else 'no' if not r['collapsed'] else 'partly'} "
+                f"({r['collapsed']}/{r['seeds']})",
+                "last-epoch loss": _mean_std(r["last_epoch_loss"], 4),
+                f"{split} {metric}": _mean_std(r[key], 4),
+            }
+            for r in records
+        ],
+        index=[r["variant"] for r in records],
+    )
+    long = pd.DataFrame(
+        [{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in r.items() if k != "provenance"} for r in records]
+    )
     notes = notes + [
         "Vectors measured over the 2,000 most frequent training words (ansel.embeddings.isotropy): ‖mean‖ / "
         "mean ‖v‖ (1: every vector alike; 0: centred) and the mean cosine of 10,000 random word pairs; coverage: "

@@ -5,6 +5,7 @@ This module is the entry of the training code's digest (``ansel.code_digest``): 
 imports, at any depth, is code the train rule's runs depend on. ``cli.py`` only parses the
 command line into the arguments below.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,9 +23,18 @@ from ansel.training.seed_stack import StackError
 from ansel.training.trainer import DivergedError, train_run, train_seeds
 
 
-def train_command(spec: dict, processed: Path, run_dir: Path, embeddings: str | None, threads: int = 1,
-                  progress: bool = True, timings: Path | None = None, dvclive: bool = True,
-                  seeds: list[int] | None = None, checkpoint_minutes: float | None = None) -> None:
+def train_command(
+    spec: dict,
+    processed: Path,
+    run_dir: Path,
+    embeddings: str | None,
+    threads: int = 1,
+    progress: bool = True,
+    timings: Path | None = None,
+    dvclive: bool = True,
+    seeds: list[int] | None = None,
+    checkpoint_minutes: float | None = None,
+) -> None:
     """Train the run ``spec`` names (a whole run config, or dataset/model/seed resolved through params.yaml);
     with ``seeds``, that run at each of them, as one stacked model where the model stacks (else one
     after another), ``{seed}`` in ``run_dir`` and ``timings`` standing for each seed; ``checkpoint_minutes``:
@@ -35,32 +45,51 @@ def train_command(spec: dict, processed: Path, run_dir: Path, embeddings: str | 
     check_finite(cfg, "--config")
     t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
     if cfg["embeddings"] and not embeddings:  # never a silently random start
-        raise ConfigError(f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file "
-                          f"({embeddings_file(cfg)})")
+        raise ConfigError(
+            f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file ({embeddings_file(cfg)})"
+        )
     for name, path in {"--run-dir": run_dir, "--timings": timings}.items():
         if seeds and path is not None and "{seed}" not in str(path):
             raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
     start_torch(threads)
-    data = eval_data(RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"],
-                                  cfg["max_len_a"]), ev)
+    data = eval_data(
+        RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"]), ev
+    )
     vectors = load_matrix(embeddings) if embeddings else None
     evaluate_dev = dev_evaluator(data, t.dev_split, ev)
     monitors = {split: dev_evaluator(data, split, ev) for split in t.monitor_splits}
-    runs = ([({**cfg, "seed": s}, _at(run_dir, s), timings and _at(timings, s)) for s in seeds] if seeds
-            else [(cfg, run_dir, timings)])
+    runs = (
+        [({**cfg, "seed": s}, _at(run_dir, s), timings and _at(timings, s)) for s in seeds]
+        if seeds
+        else [(cfg, run_dir, timings)]
+    )
     try:
         if seeds:
             try:
-                trained = train_seeds([c for c, _, _ in runs], data, vectors, [d for _, d, _ in runs], evaluate_dev,
-                                      progress, [w for _, _, w in runs if w is not None] if timings else None, monitors, dvclive,
-                                      checkpoint_minutes)
+                trained = train_seeds(
+                    [c for c, _, _ in runs],
+                    data,
+                    vectors,
+                    [d for _, d, _ in runs],
+                    evaluate_dev,
+                    progress,
+                    [w for _, _, w in runs if w is not None] if timings else None,
+                    monitors,
+                    dvclive,
+                    checkpoint_minutes,
+                )
             except StackError as e:
                 print(f"ansel train: the seeds do not stack ({e}); training them one after another", flush=True)
-                trained = [train_run(c, data, vectors, d, evaluate_dev, progress, w, monitors, dvclive,
-                                     checkpoint_minutes) for c, d, w in runs]
+                trained = [
+                    train_run(c, data, vectors, d, evaluate_dev, progress, w, monitors, dvclive, checkpoint_minutes)
+                    for c, d, w in runs
+                ]
         else:
-            trained = [train_run(cfg, data, vectors, run_dir, evaluate_dev, progress, timings, monitors, dvclive,
-                                 checkpoint_minutes)]
+            trained = [
+                train_run(
+                    cfg, data, vectors, run_dir, evaluate_dev, progress, timings, monitors, dvclive, checkpoint_minutes
+                )
+            ]
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
     for (_, d, _), done in zip(runs, trained, strict=True):

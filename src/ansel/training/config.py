@@ -1,5 +1,6 @@
 """Typed training settings: a run's resolved ``train`` block (params.yaml's ``train`` <- the
 model's <- the preset's ``scale.train``). Torch-free: checked while Snakemake builds the DAG."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,15 +16,19 @@ FUSED = ("adam", "sgd", "adagrad")
 @dataclass(frozen=True)
 class NegativesConfig:
     """How each pairwise example's negative answer is drawn (``ansel.training.sampler``)."""
+
     strategy: Literal["pool", "random", "sampled_max"] = "pool"
-    n: int = 1                  # sampled_max: candidates scored per example
+    n: int = 1  # sampled_max: candidates scored per example
     # sampled_max draws from the whole training answer set, or the question's own labelled negatives
     source: Literal["answers", "candidates"] = "answers"
 
     def __post_init__(self) -> None:
         check(self.n >= 1, "n", f"{self.n} is not >= 1")
-        check(self.source == "answers" or self.strategy == "sampled_max", "source",
-              f"{self.source!r} is where sampled_max draws; strategy {self.strategy!r} ignores it")
+        check(
+            self.source == "answers" or self.strategy == "sampled_max",
+            "source",
+            f"{self.source!r} is where sampled_max draws; strategy {self.strategy!r} ignores it",
+        )
 
 
 # What a run with ``keep_last`` adds: the last epoch's weights, and evaluation's run file and metrics of them.
@@ -32,7 +37,7 @@ LAST_RESULTS = ("model_last.pt", "run_last.trec", "metrics_last.json")
 
 @dataclass(frozen=True)
 class TrainConfig:
-    epochs: int                 # 0: no step; the initial weights are scored (log.csv's epoch 0) and kept
+    epochs: int  # 0: no step; the initial weights are scored (log.csv's epoch 0) and kept
     batch_size: int
     optimizer: Literal["sgd", "adam", "rmsprop", "adagrad", "adadelta"]
     lr: float
@@ -40,7 +45,7 @@ class TrainConfig:
     # classification: every labelled training pair, cross-entropy of the model's two-way head;
     # category: the question-category classifier alone (MTAS's "only text classification")
     loss: Literal["hinge", "pointwise", "classification", "category"]
-    select_metric: str          # the dev metric the kept checkpoint (and an lr-grid point) is chosen on
+    select_metric: str  # the dev metric the kept checkpoint (and an lr-grid point) is chosen on
     margin: float | None = None  # hinge only
     lr_grid: list[float] | None = None  # the tables' business: one run per point (ansel.targets)
     # MTAS's alpha: loss = (1 - alpha) * ranking loss + alpha * cross-entropy of the question's
@@ -72,7 +77,7 @@ class TrainConfig:
     # log every training batch (batches.csv: epoch, step, loss, pos_score, neg_score): the first tens
     # of steps, where a hinge loss that sits at the margin (s+ ~ s-) gets there, not only each epoch's end
     batch_log: bool = False
-    device: str = "auto"        # auto: CUDA when available, else the CPU
+    device: str = "auto"  # auto: CUDA when available, else the CPU
     # sparse: trainable embedding tables updated on the rows a batch reads (ansel.training.sparse_updates;
     # exact for adadelta, adagrad and plain sgd, "lazy" moments for adam)
     embedding_updates: Literal["dense", "sparse"] = "dense"
@@ -90,26 +95,51 @@ class TrainConfig:
         check(self.clip_norm is None or self.clip_norm > 0, "clip_norm", f"{self.clip_norm} is not > 0")
         check(self.max_batches is None or self.max_batches >= 1, "max_batches", f"{self.max_batches} is not >= 1")
         known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS
-        check(self.select_metric in known, "select_metric",
-              f"{self.select_metric!r} is not a metric; known: {', '.join(known)}")
+        check(
+            self.select_metric in known,
+            "select_metric",
+            f"{self.select_metric!r} is not a metric; known: {', '.join(known)}",
+        )
         check(0 <= self.category_weight <= 1, "category_weight", f"{self.category_weight} is not in [0, 1]")
-        check(self.loss in ("hinge", "pointwise") or self.category_weight == 0, "category_weight",
-              f"weighs the category loss against a ranking loss; loss {self.loss!r} is not one")
-        check(self.monitor_every is None or self.monitor_every >= 1, "monitor_every", f"{self.monitor_every} is not >= 1")
-        check(self.monitor_every is None or bool(self.monitor_splits), "monitor_every",
-              "scores the monitor splits, and monitor_splits names none")
+        check(
+            self.loss in ("hinge", "pointwise") or self.category_weight == 0,
+            "category_weight",
+            f"weighs the category loss against a ranking loss; loss {self.loss!r} is not one",
+        )
+        check(
+            self.monitor_every is None or self.monitor_every >= 1, "monitor_every", f"{self.monitor_every} is not >= 1"
+        )
+        check(
+            self.monitor_every is None or bool(self.monitor_splits),
+            "monitor_every",
+            "scores the monitor splits, and monitor_splits names none",
+        )
         if self.embedding_updates == "sparse":
-            check(self.optimizer not in ("rmsprop", "sgd") or (self.optimizer == "sgd" and not self.momentum),
-                  "embedding_updates", f"sparse has no form for optimizer {self.optimizer!r}"
-                  f"{' with momentum' if self.momentum else ''}")
-            check(not self.weight_decay, "embedding_updates", "sparse cannot decay the rows a batch does not read: "
-                  "set weight_decay: 0")
+            check(
+                self.optimizer not in ("rmsprop", "sgd") or (self.optimizer == "sgd" and not self.momentum),
+                "embedding_updates",
+                f"sparse has no form for optimizer {self.optimizer!r}{' with momentum' if self.momentum else ''}",
+            )
+            check(
+                not self.weight_decay,
+                "embedding_updates",
+                "sparse cannot decay the rows a batch does not read: set weight_decay: 0",
+            )
             check(not self.clip_norm, "embedding_updates", "sparse cannot clip sparse gradients: set clip_norm: null")
-        check(self.optimizer_kernel == "loop" or self.optimizer in FUSED, "optimizer_kernel",
-              f"fused has no form for optimizer {self.optimizer!r} (torch fuses {', '.join(FUSED)})")
-        check(self.dev_split not in self.monitor_splits, "monitor_splits",
-              f"{self.monitor_splits} repeats the dev split {self.dev_split!r}")
+        check(
+            self.optimizer_kernel == "loop" or self.optimizer in FUSED,
+            "optimizer_kernel",
+            f"fused has no form for optimizer {self.optimizer!r} (torch fuses {', '.join(FUSED)})",
+        )
+        check(
+            self.dev_split not in self.monitor_splits,
+            "monitor_splits",
+            f"{self.monitor_splits} repeats the dev split {self.dev_split!r}",
+        )
         check(self.loss != "hinge" or self.margin is not None, "margin", "the hinge loss needs a margin")
         check(self.margin is None or self.margin > 0, "margin", f"{self.margin} is not > 0")
-        check(self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), "device",
-              f"{self.device!r}: expected auto, cpu, cuda or cuda:N")
+        check(
+            self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
+            "device",
+            f"{self.device!r}: expected auto, cpu, cuda or cuda:N",
+        )

@@ -3,6 +3,7 @@
 (``EpochTrainer``) that steps one model (``Alone``) or a row's seeds stacked
 (``ansel.training.seed_stack.SeedStack``) through them: one loop for both, so a seed stacked
 takes the steps it takes alone."""
+
 from __future__ import annotations
 
 import math
@@ -69,8 +70,15 @@ class Feed:
             self.pos_q, self.pos_a = qi[keep], ai[keep]
         else:
             self.pos_q, self.pos_a = qi[labels == 1], ai[labels == 1]
-            self.sampler = NegativeSampler(qi, ai, labels, t.negatives.strategy, t.negatives.n,
-                                           t.negatives.source, one_call=torch.device(device).type != "cpu")
+            self.sampler = NegativeSampler(
+                qi,
+                ai,
+                labels,
+                t.negatives.strategy,
+                t.negatives.n,
+                t.negatives.source,
+                one_call=torch.device(device).type != "cpu",
+            )
 
     def epoch(self, epoch: int) -> tuple[np.ndarray, np.random.Generator]:
         """(the epoch's example order, the generator its negatives are drawn from); the torch generator
@@ -80,7 +88,7 @@ class Feed:
         self.torch_state = generator_state(self.device)  # what a stack of seeds draws this run's dropout from
         order = rng.permutation(len(self.pos_q))
         if self.t.max_batches:  # a preset's shorter epoch: a fresh random subset each epoch
-            order = order[:self.t.batch_size * self.t.max_batches]
+            order = order[: self.t.batch_size * self.t.max_batches]
         return order, rng
 
     def batch(self, rows: np.ndarray, rng: np.random.Generator) -> dict:
@@ -105,6 +113,7 @@ class Feed:
 
 class Alone:
     """One run's model as the epoch loop trains it (``seed_stack.SeedStack``: several, stacked)."""
+
     loss_shape = ()
 
     def __init__(self, model, params: list, t: TrainConfig):
@@ -149,11 +158,17 @@ class EpochTrainer:
         self.losses.clear()
         n_batches, started = 0, time.perf_counter()
         seeds = "+".join(str(feed.seed) for feed in self.feeds)
-        bar = tqdm(range(0, len(order), t.batch_size), desc=f"{self.cfg['model']} seed{seeds} epoch {epoch}",
-                   disable=not self.progress, leave=False, mininterval=2)
+        bar = tqdm(
+            range(0, len(order), t.batch_size),
+            desc=f"{self.cfg['model']} seed{seeds} epoch {epoch}",
+            disable=not self.progress,
+            leave=False,
+            mininterval=2,
+        )
         for i in bar:
-            loss, scores = self.trainee.losses([feed.batch(o[i:i + t.batch_size], rng)
-                                                for feed, (o, rng) in zip(self.feeds, streams)], self.feeds)
+            loss, scores = self.trainee.losses(
+                [feed.batch(o[i : i + t.batch_size], rng) for feed, (o, rng) in zip(self.feeds, streams)], self.feeds
+            )
             if t.loss in ("hinge", "pointwise"):
                 self.scores.append(scores)
             self.optimizer.zero_grad(set_to_none=True)
@@ -172,18 +187,27 @@ class EpochTrainer:
         loss_sums = total.reshape(-1).tolist()  # waits for the device's queued work, so the epoch's time is all of it
         for index, (feed, loss_sum) in enumerate(zip(self.feeds, loss_sums)):
             if not math.isfinite(loss_sum):  # one non-finite batch makes the sum so: checked once an epoch
-                raise DivergedError(f"models.{self.cfg['model']} seed {feed.seed}: the training loss of epoch {epoch} "
-                                    f"is {loss_sum} (lr {lr}): the run diverged; lower train.lr or set "
-                                    "train.clip_norm", index)
+                raise DivergedError(
+                    f"models.{self.cfg['model']} seed {feed.seed}: the training loss of epoch {epoch} "
+                    f"is {loss_sum} (lr {lr}): the run diverged; lower train.lr or set "
+                    "train.clip_norm",
+                    index,
+                )
         seconds = time.perf_counter() - started - monitored
         rows = [{"epoch": epoch, "lr": lr, "loss": loss_sum / max(1, n_batches)} for loss_sum in loss_sums]
         if self.scores:  # where the epoch ended: over its last tenth of batches
-            end = torch.stack(self.scores[-max(1, len(self.scores) // 10):]).double().mean(0).reshape(-1, 2)
+            end = torch.stack(self.scores[-max(1, len(self.scores) // 10) :]).double().mean(0).reshape(-1, 2)
             for row, (pos, neg) in zip(rows, end.tolist()):
                 row["pos_score"], row["neg_score"] = pos, neg
-        return (rows,
-                {"epoch": epoch, "seconds": round(seconds, 3), "batches": n_batches,
-                 "seconds_per_batch": round(seconds / max(1, n_batches), 5)})
+        return (
+            rows,
+            {
+                "epoch": epoch,
+                "seconds": round(seconds, 3),
+                "batches": n_batches,
+                "seconds_per_batch": round(seconds / max(1, n_batches), 5),
+            },
+        )
 
     def batch_rows(self, epoch: int) -> list[list[dict]]:
         """``train.batch_log``: each feed's rows of batches.csv for the epoch just run (the step counted
@@ -192,8 +216,21 @@ class EpochTrainer:
             return [[] for _ in self.feeds]
         n, runs = len(self.losses), len(self.feeds)
         losses = torch.stack(self.losses).double().reshape(n, runs).cpu().tolist()
-        scores = (torch.stack(self.scores).double().reshape(n, runs, 2).cpu().tolist() if self.scores
-                  else [[[None, None]] * runs] * n)
-        return [[{"epoch": epoch, "step": self.steps_before + i + 1, "loss": losses[i][r],
-                  "pos_score": scores[i][r][0], "neg_score": scores[i][r][1]} for i in range(n)]
-                for r in range(runs)]
+        scores = (
+            torch.stack(self.scores).double().reshape(n, runs, 2).cpu().tolist()
+            if self.scores
+            else [[[None, None]] * runs] * n
+        )
+        return [
+            [
+                {
+                    "epoch": epoch,
+                    "step": self.steps_before + i + 1,
+                    "loss": losses[i][r],
+                    "pos_score": scores[i][r][0],
+                    "neg_score": scores[i][r][1],
+                }
+                for i in range(n)
+            ]
+            for r in range(runs)
+        ]

@@ -10,6 +10,7 @@ gradient rows per distinct word, in the order the dense backward adds them, and 
 one buffer in the order autograd would add the reads' tables: the same numbers, without a table-sized
 allocation. On a GPU the dense backward stays (its own caching allocator has no such heap).
 """
+
 from __future__ import annotations
 
 import torch
@@ -24,8 +25,14 @@ def keep_gradient_buffers(model: nn.Module) -> list[nn.Parameter]:
     kept: list[nn.Parameter] = []
     for m in model.modules():
         w = getattr(m, "weight", None)
-        if (not isinstance(m, nn.Embedding) or not w.requires_grad or m.sparse or m.max_norm is not None
-                or m.scale_grad_by_freq or w.device.type != "cpu"):
+        if (
+            not isinstance(m, nn.Embedding)
+            or not w.requires_grad
+            or m.sparse
+            or m.max_norm is not None
+            or m.scale_grad_by_freq
+            or w.device.type != "cpu"
+        ):
             continue
         if id(w) not in buffers:
             buffers[id(w)] = torch.zeros_like(w)
@@ -37,6 +44,7 @@ def keep_gradient_buffers(model: nn.Module) -> list[nn.Parameter]:
 def _reading(module: nn.Embedding, buffer: torch.Tensor):
     def forward(ids: torch.Tensor) -> torch.Tensor:
         return _IntoBuffer.apply(ids, module.weight, module.padding_idx, buffer)
+
     return forward
 
 

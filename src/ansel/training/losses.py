@@ -1,4 +1,5 @@
 """Training losses over the scores of (question, positive) and (question, negative) pairs."""
+
 from __future__ import annotations
 
 import torch
@@ -16,8 +17,9 @@ def pair_loss(s_pos: torch.Tensor, s_neg: torch.Tensor, t: TrainConfig) -> torch
         loss = F.relu(t.margin - s_pos + s_neg)
         return loss.sum() if t.rank_reduction == "sum" else loss.mean()
     logits = torch.cat([s_pos, s_neg])
-    return F.binary_cross_entropy_with_logits(logits, torch.cat([torch.ones_like(s_pos), torch.zeros_like(s_neg)]),
-                                              reduction=t.rank_reduction)
+    return F.binary_cross_entropy_with_logits(
+        logits, torch.cat([torch.ones_like(s_pos), torch.zeros_like(s_neg)]), reduction=t.rank_reduction
+    )
 
 
 def category_loss(logits: torch.Tensor, category: torch.Tensor) -> torch.Tensor:

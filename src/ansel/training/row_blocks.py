@@ -8,6 +8,7 @@ the same numbers (bit-equal) with temporaries of one block. ``RowBlocks`` does t
 holds the blocks (detached views sharing the table's storage) and each step hands them their rows of
 the gradient.
 """
+
 from __future__ import annotations
 
 from typing import Callable

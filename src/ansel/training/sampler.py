@@ -13,6 +13,7 @@ training answer set (the paper's); ``candidates``, the question's own labelled n
 replacement (the answers a ranking task's test puts beside the positive; random answers where a
 question has none).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,16 @@ def _by_question(qi: np.ndarray, ai: np.ndarray):
 
 
 class NegativeSampler:
-    def __init__(self, qi: np.ndarray, ai: np.ndarray, labels: np.ndarray, strategy: str, n: int = 1,
-                 source: str = "answers", one_call: bool = True):
+    def __init__(
+        self,
+        qi: np.ndarray,
+        ai: np.ndarray,
+        labels: np.ndarray,
+        strategy: str,
+        n: int = 1,
+        source: str = "answers",
+        one_call: bool = True,
+    ):
         """``one_call``: sampled_max scores a batch's B x n candidates as one scoring batch, each side's
         distinct texts in one encoder call (small calls leave an accelerator idle); False (the
         trainer's on the CPU, where one call pads every candidate to the longest: a QA-CNN batch of
@@ -61,11 +70,11 @@ class NegativeSampler:
             return rng.choice(self.pool[q], k)
         return self._random(q, k, rng)
 
-    def sample(self, q_batch: np.ndarray, rng: np.random.Generator, model=None, q_ids=None,
-               a_ids=None) -> np.ndarray:
+    def sample(self, q_batch: np.ndarray, rng: np.random.Generator, model=None, q_ids=None, a_ids=None) -> np.ndarray:
         if self.strategy == "pool":
-            return np.array([rng.choice(self.pool[q]) if q in self.pool else self._random(q, 1, rng)[0]
-                             for q in map(int, q_batch)])
+            return np.array(
+                [rng.choice(self.pool[q]) if q in self.pool else self._random(q, 1, rng)[0] for q in map(int, q_batch)]
+            )
         if self.strategy == "random":
             return np.array([self._random(q, 1, rng)[0] for q in map(int, q_batch)])
         cand = np.stack([self._draw(q, self.n, rng) for q in map(int, q_batch)])  # [B, n]

@@ -9,6 +9,7 @@ multiplying by it in the step is the arithmetic the alone dropout does); then pa
 stacked shape and handed to the step, where each dropout module multiplies by its mask in call order.
 The shapes come from the model run on the meta device (no arithmetic), once per distinct batch shape.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -42,7 +43,7 @@ class SeedDropout:
     def __init__(self, base: nn.Module, loss: Callable):
         self.base, self.loss = base, loss
         self.modules: list[MaskedDropout] = []
-        for name, m in list(base.named_modules()):
+        for _, m in list(base.named_modules()):
             for child_name, child in list(m.named_children()):
                 if isinstance(child, MULTIPLICATIVE) and child.p > 0:
                     masked = MaskedDropout(child, self)
@@ -66,8 +67,9 @@ class SeedDropout:
             self._trace = []
             try:
                 with torch.no_grad():
-                    self.loss(self.base, {k: torch.empty(v.shape, dtype=v.dtype, device="meta")
-                                          for k, v in batch.items()})
+                    self.loss(
+                        self.base, {k: torch.empty(v.shape, dtype=v.dtype, device="meta") for k, v in batch.items()}
+                    )
             finally:
                 self._shapes[key], self._trace = self._trace, None
         return self._shapes[key]
@@ -88,8 +90,9 @@ class SeedDropout:
                     if len(shape) != len(full) or any(a > b for a, b in zip(shape, full)):
                         raise RuntimeError(f"a seed's dropout input {shape} does not fit the stacked {full}")
                     mask = module.original(torch.ones(shape, device=device))
-                    masks.append(F.pad(mask, [n for a, b in zip(reversed(shape), reversed(full))
-                                              for n in (0, b - a)], value=1.0))
+                    masks.append(
+                        F.pad(mask, [n for a, b in zip(reversed(shape), reversed(full)) for n in (0, b - a)], value=1.0)
+                    )
                 states[s] = generator.get()
                 per_seed.append(masks)
         return [torch.stack(masks) for masks in zip(*per_seed)]

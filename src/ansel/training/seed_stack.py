@@ -17,6 +17,7 @@ no batching rule for them), a dropout that is not a mask (AlphaDropout), sparse 
 the step cadence of ``monitor_every``; and, by ``probe``, a model whose forward vmap cannot run
 (GGSA's group attention reads a tensor's value into Python).
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,21 +38,31 @@ def check_stackable(cfg: dict, t, model: nn.Module) -> None:
     exactly as alone in one stacked model."""
     where = f"models.{cfg['model']}"
     if t.embedding_updates == "sparse":
-        raise StackError(f"{where}.train.embedding_updates: sparse updates a seed's rows alone; stacked seeds "
-                         "need dense (or train the seeds one after another)")
+        raise StackError(
+            f"{where}.train.embedding_updates: sparse updates a seed's rows alone; stacked seeds "
+            "need dense (or train the seeds one after another)"
+        )
     if t.monitor_every:
-        raise StackError(f"{where}.train.monitor_every: the step cadence scores one model; stacked seeds "
-                         "need it unset (or train the seeds one after another)")
+        raise StackError(
+            f"{where}.train.monitor_every: the step cadence scores one model; stacked seeds "
+            "need it unset (or train the seeds one after another)"
+        )
     for name, m in model.named_modules():
         if isinstance(m, nn.RNNBase):
-            raise StackError(f"{where}: arch {cfg['arch']!r} has a recurrent layer ({name}: {type(m).__name__}), "
-                             "which torch cannot vmap over seeds; train the seeds one after another")
+            raise StackError(
+                f"{where}: arch {cfg['arch']!r} has a recurrent layer ({name}: {type(m).__name__}), "
+                "which torch cannot vmap over seeds; train the seeds one after another"
+            )
         if isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0 and not isinstance(m, MULTIPLICATIVE):
-            raise StackError(f"{where}.hparams.dropout: {m.p} at {name}: {type(m).__name__} is not a mask to "
-                             "multiply by, which a stacked step draws per seed; train the seeds one after another")
+            raise StackError(
+                f"{where}.hparams.dropout: {m.p} at {name}: {type(m).__name__} is not a mask to "
+                "multiply by, which a stacked step draws per seed; train the seeds one after another"
+            )
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
-            raise StackError(f"{where}: arch {cfg['arch']!r} updates batch statistics ({name}), which differ per "
-                             "seed; train the seeds one after another")
+            raise StackError(
+                f"{where}: arch {cfg['arch']!r} updates batch statistics ({name}), which differ per "
+                "seed; train the seeds one after another"
+            )
 
 
 class SeedStack:
@@ -63,8 +74,11 @@ class SeedStack:
         self.models, self._loss = models, loss
         stacked, buffers = stack_module_state(models)
         # a tensor equal in every seed (frozen pretrained vectors, a fixed table) is held once
-        self.shared = {k: v for k, v in {**stacked, **buffers}.items()
-                       if not v.requires_grad and all(torch.equal(v[0], x) for x in v[1:])}
+        self.shared = {
+            k: v
+            for k, v in {**stacked, **buffers}.items()
+            if not v.requires_grad and all(torch.equal(v[0], x) for x in v[1:])
+        }
         self.stacked = {k: v for k, v in stacked.items() if k not in self.shared}
         self.stacked |= {k: v for k, v in buffers.items() if k not in self.shared}
         self.shared = {k: v[0].clone() for k, v in self.shared.items()}
@@ -107,8 +121,10 @@ class SeedStack:
             with torch.no_grad():
                 self.losses(batches, feeds)
         except RuntimeError as e:
-            raise StackError(f"{where}: the model does not run vmapped over seeds ({str(e).splitlines()[0]}); "
-                             "train the seeds one after another") from None
+            raise StackError(
+                f"{where}: the model does not run vmapped over seeds ({str(e).splitlines()[0]}); "
+                "train the seeds one after another"
+            ) from None
 
     @torch.no_grad()
     def clip(self, max_norm: float) -> None:
@@ -166,10 +182,17 @@ def _padded(batches: list[dict]) -> dict:
 def split_state(state: dict, seeds: int) -> list[dict]:
     """The stacked optimizer's state_dict as each seed's alone (one entry per parameter, the form
     ``RowBlocks.load_state_dict`` takes): its slice of every parameter-shaped tensor."""
+
     def part(v, s):
         return v[s].clone() if torch.is_tensor(v) and v.dim() > 0 else copy.deepcopy(v)
-    return [{"state": {i: {k: part(v, s) for k, v in entry.items()} for i, entry in state["state"].items()},
-             "param_groups": copy.deepcopy(state["param_groups"])} for s in range(seeds)]
+
+    return [
+        {
+            "state": {i: {k: part(v, s) for k, v in entry.items()} for i, entry in state["state"].items()},
+            "param_groups": copy.deepcopy(state["param_groups"]),
+        }
+        for s in range(seeds)
+    ]
 
 
 def join_states(states: list[dict], where: list[str]) -> dict:
@@ -177,9 +200,18 @@ def join_states(states: list[dict], where: list[str]) -> dict:
     each state's file, named when one was saved in another form (an alone run's row blocks)."""
     counts = {len(g["params"]) for st in states for g in st["param_groups"]}
     if len(counts) != 1 or any(len(st["param_groups"]) != 1 for st in states):
-        raise StackError(f"{', '.join(where)}: optimizer states of different forms (a run trained alone in row "
-                         "blocks?): resume the seeds alone, or delete the states to start over")
+        raise StackError(
+            f"{', '.join(where)}: optimizer states of different forms (a run trained alone in row "
+            "blocks?): resume the seeds alone, or delete the states to start over"
+        )
     first = states[0]
-    return {"state": {i: {k: torch.stack([st["state"][i][k] for st in states]) if torch.is_tensor(v) and v.dim() > 0
-                          else v for k, v in entry.items()} for i, entry in first["state"].items()},
-            "param_groups": first["param_groups"]}
+    return {
+        "state": {
+            i: {
+                k: torch.stack([st["state"][i][k] for st in states]) if torch.is_tensor(v) and v.dim() > 0 else v
+                for k, v in entry.items()
+            }
+            for i, entry in first["state"].items()
+        },
+        "param_groups": first["param_groups"],
+    }

@@ -14,10 +14,12 @@ Per optimizer, what a row the batch did not read undergoes, and what the sparse 
   settings load (``TrainConfig``): no exact or library sparse form.
 No library offers a sparse Adadelta: LazyAdadelta is written here.
 """
+
 from __future__ import annotations
 
 import torch
 from torch import nn
+
 
 class LazyAdadelta(torch.optim.Optimizer):
     """Adadelta for sparse gradients (``torch.optim.Adadelta``'s update, rows read by the batch only);
@@ -78,8 +80,10 @@ class SplitOptimizer:
     def step(self) -> None:
         for p in self.sparse_params:
             if p.grad is not None and not p.grad.is_sparse:
-                raise RuntimeError("train.embedding_updates: sparse: the model reads an embedding table other "
-                                   "than by lookup (its gradient is dense); use embedding_updates: dense")
+                raise RuntimeError(
+                    "train.embedding_updates: sparse: the model reads an embedding table other "
+                    "than by lookup (its gradient is dense); use embedding_updates: dense"
+                )
         for o in self.parts:
             o.step()
 

@@ -3,6 +3,7 @@ benchmark``, GGSA Table 3's cost claim): each row's run config with every text f
 maximum lengths (so no batch is trimmed to its longest text, and every model reads the stated
 length), the run's batch size, a warm-up step excluded, ``rounds`` rounds of ``batches`` steps with
 the models taking turns round by round, in one process that the workflow runs alone."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,11 @@ def filled(data: RunData, max_len_q: int, max_len_a: int, seed: int = 0) -> RunD
     (no padding; the id matrices are otherwise only as wide as the longest text)."""
     rng = np.random.default_rng(seed)
     low = PAD + 2  # neither padding nor <unk>
-    return dataclasses.replace(data, q_ids=rng.integers(low, data.vocab_size, (len(data.q_ids), max_len_q)),
-                               a_ids=rng.integers(low, data.vocab_size, (len(data.a_ids), max_len_a)))
+    return dataclasses.replace(
+        data,
+        q_ids=rng.integers(low, data.vocab_size, (len(data.q_ids), max_len_q)),
+        a_ids=rng.integers(low, data.vocab_size, (len(data.a_ids), max_len_a)),
+    )
 
 
 def measure(configs: dict[str, dict], processed: Path, batches: int = 3, rounds: int = 3) -> dict:
@@ -37,8 +41,20 @@ def measure(configs: dict[str, dict], processed: Path, batches: int = 3, rounds:
             if key not in loaded:
                 loaded[key] = filled(RunData.load(processed, Vocab.load(key[0]), *key[1:]), *key[1:])
             device, seconds = step_seconds(cfg, loaded[key], batches, 1)
-            entry = models.setdefault(model, {"batch_size": cfg["train"]["batch_size"], "max_len_q": key[1],
-                                              "max_len_a": key[2], "seconds_per_batch": []})
+            entry = models.setdefault(
+                model,
+                {
+                    "batch_size": cfg["train"]["batch_size"],
+                    "max_len_q": key[1],
+                    "max_len_a": key[2],
+                    "seconds_per_batch": [],
+                },
+            )
             entry["seconds_per_batch"] += seconds
-    return {"device": device, "threads": torch.get_num_threads(), "batches": batches, "rounds": rounds,
-            "models": models}
+    return {
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "batches": batches,
+        "rounds": rounds,
+        "models": models,
+    }

@@ -14,6 +14,7 @@ optimizer, best weights, their dev scores, the log and the epochs' wall times; i
 the run's outputs are written. Wall times go to a timings file outside the run directory only, so
 that every file of a run directory is the same bytes for the same seed (on CPU).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -38,8 +39,8 @@ from ansel.data.batches import RunData
 from ansel.device import resolve_device
 from ansel.files import write_text_atomic
 from ansel.models import build_model
-from ansel.models.registry import arch_module, needs_lexicon
 from ansel.models.io import load_checkpoint, save_atomic, save_torch
+from ansel.models.registry import arch_module, needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
 from ansel.training.epoch import Alone, DivergedError, EpochTrainer, Feed, batch_loss
@@ -70,14 +71,23 @@ def _kernel(t: TrainConfig) -> dict:
 
 # What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
 # the same config and is refused for another): all of it belongs to the model that made it.
-EARLIER_RESULTS = ("model.pt", "log.csv", "config.json", "dev_scores.pt", "metrics.json", "run.trec", "batches.csv",
-                   *LAST_RESULTS)
+EARLIER_RESULTS = (
+    "model.pt",
+    "log.csv",
+    "config.json",
+    "dev_scores.pt",
+    "metrics.json",
+    "run.trec",
+    "batches.csv",
+    *LAST_RESULTS,
+)
 
 
 @dataclass
 class Trained:
     """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
     config.json, timings): the selected epoch's dev scores, which ``ansel train`` stores as dev_scores.pt."""
+
     epochs: int
     dev_scores: pd.DataFrame | None  # None: nothing was trained (no epoch scored dev)
 
@@ -85,6 +95,7 @@ class Trained:
 @dataclass
 class _State:
     """What survives an interruption (``state.pt``)."""
+
     epoch: int = 0
     best: float = -math.inf
     best_model: dict | None = None
@@ -94,10 +105,18 @@ class _State:
     batches: list[dict] = field(default_factory=list)  # train.batch_log: one row per training step
 
 
-def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: Path,
-              evaluate_dev: DevEvaluator, progress: bool = True, timings: Path | None = None,
-              monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True,
-              checkpoint_minutes: float | None = None) -> Trained:
+def train_run(
+    cfg: dict,
+    data: RunData,
+    embeddings: np.ndarray | None,
+    run_dir: Path,
+    evaluate_dev: DevEvaluator,
+    progress: bool = True,
+    timings: Path | None = None,
+    monitors: dict[str, DevEvaluator] | None = None,
+    dvclive: bool = True,
+    checkpoint_minutes: float | None = None,
+) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
     write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``.
     ``monitors`` ({split: evaluator}, ``train.monitor_splits``) are scored after every epoch into
@@ -109,22 +128,41 @@ def train_run(cfg: dict, data: RunData, embeddings: np.ndarray | None, run_dir: 
     vectors = vectors_sha256(embeddings)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
     del embeddings  # the model holds a copy: freed now, the array's memory serves the training's tensors
-    run = _Run(cfg, t, run_dir, model, model.state_dict, evaluate_dev, monitors, dvclive, device,
-               checkpoints=_Checkpoints(checkpoint_minutes, t.epochs))
+    run = _Run(
+        cfg,
+        t,
+        run_dir,
+        model,
+        model.state_dict,
+        evaluate_dev,
+        monitors,
+        dvclive,
+        device,
+        checkpoints=_Checkpoints(checkpoint_minutes, t.epochs),
+    )
     if optimizer is not None and run.optimizer_state is not None:
         optimizer.load_state_dict(run.optimizer_state)
-    step = EpochTrainer(cfg, t, [Feed(cfg, t, data, model, device)], Alone(model, params, t), optimizer, device,
-                         progress)
+    step = EpochTrainer(
+        cfg, t, [Feed(cfg, t, data, model, device)], Alone(model, params, t), optimizer, device, progress
+    )
     if run.cadence:
         step.on_step = (t.monitor_every, run.cadence.evaluate)
     _epochs([run], step, t, t.epochs if params else 0, lambda: [optimizer.state_dict()])
     return run.finish(data, timings, device, started, vectors)
 
 
-def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, run_dirs: list[Path],
-                evaluate_dev: DevEvaluator, progress: bool = True, timings: list[Path] | None = None,
-                monitors: dict[str, DevEvaluator] | None = None, dvclive: bool = True,
-                checkpoint_minutes: float | None = None) -> list[Trained]:
+def train_seeds(
+    cfgs: list[dict],
+    data: RunData,
+    embeddings: np.ndarray | None,
+    run_dirs: list[Path],
+    evaluate_dev: DevEvaluator,
+    progress: bool = True,
+    timings: list[Path] | None = None,
+    monitors: dict[str, DevEvaluator] | None = None,
+    dvclive: bool = True,
+    checkpoint_minutes: float | None = None,
+) -> list[Trained]:
     """The runs ``cfgs`` (one row's seeds: configs equal but for ``seed``) trained as one stacked model
     (``ansel.training.seed_stack``), each run's directory and timings written as ``train_run`` writes
     them alone; a config that cannot stack is refused (``StackError``, naming the key) before any file
@@ -140,34 +178,55 @@ def train_seeds(cfgs: list[dict], data: RunData, embeddings: np.ndarray | None, 
         raise StackError(f"models.{cfgs[0]['model']}: nothing to train, so nothing to stack")
     feeds = [Feed(cfg, t, data, model, device) for cfg, model in zip(cfgs, models)]
     streams = [feed.epoch(1) for feed in feeds]  # each epoch reseeds its feeds: the probe's draws are not kept
-    stack.probe([feed.batch(order[:t.batch_size], rng) for feed, (order, rng) in zip(feeds, streams)], feeds,
-                f"models.{cfgs[0]['model']}")
+    stack.probe(
+        [feed.batch(order[: t.batch_size], rng) for feed, (order, rng) in zip(feeds, streams)],
+        feeds,
+        f"models.{cfgs[0]['model']}",
+    )
     for cfg, run_dir in zip(cfgs, run_dirs, strict=True):
         _prepared(cfg, data, run_dir)
     started, device, vectors = time.time(), _device(t), vectors_sha256(embeddings)
     del embeddings
     optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
-    runs = [_Run(cfg, t, run_dir, model, functools.partial(stack.weights, s), evaluate_dev, monitors, dvclive, device,
-                 label=f"seed {cfg['seed']}: ", checkpoints=_Checkpoints(checkpoint_minutes, t.epochs))
-            for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))]
+    runs = [
+        _Run(
+            cfg,
+            t,
+            run_dir,
+            model,
+            functools.partial(stack.weights, s),
+            evaluate_dev,
+            monitors,
+            dvclive,
+            device,
+            label=f"seed {cfg['seed']}: ",
+            checkpoints=_Checkpoints(checkpoint_minutes, t.epochs),
+        )
+        for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))
+    ]
     saved = [run.optimizer_state for run in runs]
     if len({run.state.epoch for run in runs}) != 1 or len({s is None for s in saved}) != 1:
-        raise StackError(f"{', '.join(str(r.state_path) for r in runs if r.state_path.exists())}: the seeds stand at "
-                         f"epochs {[r.state.epoch for r in runs]}: resume them alone, or delete the states")
+        raise StackError(
+            f"{', '.join(str(r.state_path) for r in runs if r.state_path.exists())}: the seeds stand at "
+            f"epochs {[r.state.epoch for r in runs]}: resume them alone, or delete the states"
+        )
     if saved[0] is not None:
         optimizer.load_state_dict(join_states(saved, [str(r.state_path) for r in runs]))
     step = EpochTrainer(cfgs[0], t, feeds, stack, optimizer, device, progress)
     _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
-    return [run.finish(data, path, device, started, vectors, stacked=len(runs))
-            for run, path in zip(runs, timings or [None] * len(runs))]
+    return [
+        run.finish(data, path, device, started, vectors, stacked=len(runs))
+        for run, path in zip(runs, timings or [None] * len(runs))
+    ]
 
 
 def _prepared(cfg: dict, data: RunData, run_dir: Path) -> TrainConfig:
     """The run's training settings, checked; its directory made and an earlier model's results removed."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     if not (data.pairs("train")[0].label == 1).any():  # epochs of no batch would save an untrained model
-        raise ValueError(f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; "
-                         "nothing to train on")
+        raise ValueError(
+            f"{run_dir}: the train split of dataset {cfg['dataset']!r} has no positive pair; nothing to train on"
+        )
     run_dir.mkdir(parents=True, exist_ok=True)
     for name in EARLIER_RESULTS:  # an earlier model's: a training killed from here on must not leave them as the run's
         (run_dir / name).unlink(missing_ok=True)
@@ -181,8 +240,9 @@ def _device(t: TrainConfig) -> torch.device:
     return device
 
 
-def _epochs(runs: list[_Run], step: EpochTrainer, t: TrainConfig, last: int,
-            optimizer_states: Callable[[], list[dict]]) -> None:
+def _epochs(
+    runs: list[_Run], step: EpochTrainer, t: TrainConfig, last: int, optimizer_states: Callable[[], list[dict]]
+) -> None:
     """The runs (standing at one epoch) trained by ``step`` to epoch ``last``; after each epoch every
     run's dev scored, its epoch selected or not, its state saved."""
     with contextlib.ExitStack() as lives:
@@ -196,8 +256,9 @@ def _epochs(runs: list[_Run], step: EpochTrainer, t: TrainConfig, last: int,
                 rows, timing = step.run(epoch)
             except DivergedError as e:  # resumed, the same config diverges again: nothing of it is of use
                 runs[e.index].discard(e)
-            for run, row, optimizer_state, batch_rows in zip(runs, rows, optimizer_states(), step.batch_rows(epoch),
-                                                             strict=True):
+            for run, row, optimizer_state, batch_rows in zip(
+                runs, rows, optimizer_states(), step.batch_rows(epoch), strict=True
+            ):
                 run.state.batches += batch_rows
                 run.epoch_done(epoch, row, dict(timing), optimizer_state)
 
@@ -228,9 +289,20 @@ class _Run:
     """One run's directory over its epochs: its resumed state, each epoch's dev selection and saved
     state, and at the end its files. ``weights()``: the model's state_dict as saved."""
 
-    def __init__(self, cfg: dict, t: TrainConfig, run_dir: Path, model, weights: Callable[[], dict],
-                 evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None, dvclive: bool, device,
-                 label: str = "", checkpoints: _Checkpoints | None = None):
+    def __init__(
+        self,
+        cfg: dict,
+        t: TrainConfig,
+        run_dir: Path,
+        model,
+        weights: Callable[[], dict],
+        evaluate_dev: DevEvaluator,
+        monitors: dict[str, DevEvaluator] | None,
+        dvclive: bool,
+        device,
+        label: str = "",
+        checkpoints: _Checkpoints | None = None,
+    ):
         self.cfg, self.t, self.dir, self.model, self.weights = cfg, t, run_dir, model, weights
         self.checkpoints = checkpoints or _Checkpoints(None, t.epochs)
         self.evaluate_dev, self.monitors, self.dvclive, self.label = evaluate_dev, monitors, dvclive, label
@@ -245,7 +317,9 @@ class _Run:
         _select(self.state, 0, row, dev[self.t.select_metric], self.model, dev_scores)
         if self.live is not None:
             _live_log(self.live, row)
-        print(f"{self.label}epoch 0 (untrained): dev {self.t.select_metric} {dev[self.t.select_metric]:.4f}", flush=True)
+        print(
+            f"{self.label}epoch 0 (untrained): dev {self.t.select_metric} {dev[self.t.select_metric]:.4f}", flush=True
+        )
 
     def discard(self, e: DivergedError):
         self.state_path.unlink(missing_ok=True)
@@ -261,17 +335,29 @@ class _Run:
         self.state.timings.append(timing)
         if self.checkpoints.due(epoch):
             saving = time.perf_counter()
-            save_torch({"fingerprint": self.key, "model": self.weights(), "optimizer": optimizer_state,
-                        **vars(self.state)}, self.state_path)
+            save_torch(
+                {"fingerprint": self.key, "model": self.weights(), "optimizer": optimizer_state, **vars(self.state)},
+                self.state_path,
+            )
             timing["checkpoint_seconds"] = round(time.perf_counter() - saving, 3)
             self.checkpoints.saved()
         if self.live is not None:
             _live_log(self.live, row)
-        print(f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
-              f"({timing['seconds']:.1f}s)", flush=True)
+        print(
+            f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
+            f"({timing['seconds']:.1f}s)",
+            flush=True,
+        )
 
-    def finish(self, data: RunData, timings: Path | None, device, started: float, vectors: str | None,
-               stacked: int | None = None) -> Trained:
+    def finish(
+        self,
+        data: RunData,
+        timings: Path | None,
+        device,
+        started: float,
+        vectors: str | None,
+        stacked: int | None = None,
+    ) -> Trained:
         """Write model.pt (model_last.pt), log.csv, config.json and the timings; remove the state."""
         state, cfg = self.state, self.cfg
         save_torch(state.best_model if state.best_model is not None else self.weights(), self.dir / "model.pt")
@@ -282,8 +368,9 @@ class _Run:
             _write_log(state.batches, self.dir / "batches.csv")
         write_text_atomic(self.dir / "config.json", json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         if timings is not None:
-            _write_timings(state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])),
-                           vectors, stacked)
+            _write_timings(
+                state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])), vectors, stacked
+            )
         self.state_path.unlink(missing_ok=True)
         scores = None
         if state.best_scores is not None:
@@ -299,7 +386,11 @@ def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
-    steps = _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches]) if params else [0.0]
+    steps = (
+        _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches])
+        if params
+        else [0.0]
+    )
     cost = {"device": device_label(device), "seconds_per_batch": steps[0]}
     started = time.perf_counter()
     evaluate_dev(model)
@@ -317,8 +408,9 @@ def step_seconds(cfg: dict, data: RunData, batches: int, rounds: int) -> tuple[s
     model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
     if not params:
         raise ValueError(f"models.{cfg['model']}: nothing to train, so no training step to time")
-    return device_label(device), _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device,
-                                              [batches] * rounds)
+    return device_label(device), _timed_steps(
+        [cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches] * rounds
+    )
 
 
 def seed_step_seconds(cfgs: list[dict], data: RunData, batches: int, rounds: int) -> tuple[str, dict[str, list[float]]]:
@@ -334,15 +426,19 @@ def seed_step_seconds(cfgs: list[dict], data: RunData, batches: int, rounds: int
     stacked_optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
     seconds: dict[str, list[float]] = {"separate": [], "stacked": []}
     for _ in range(rounds):
-        seconds["separate"].append(sum(_timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer,
-                                                    device, [batches])[0]
-                                       for cfg, (model, params, optimizer) in zip(cfgs, alone)))
+        seconds["separate"].append(
+            sum(
+                _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches])[0]
+                for cfg, (model, params, optimizer) in zip(cfgs, alone)
+            )
+        )
         seconds["stacked"] += _timed_steps(cfgs, t, data, models, stack, stacked_optimizer, device, [batches])
     return device_label(device), seconds
 
 
-def _timed_steps(cfgs: list[dict], t: TrainConfig, data: RunData, models: list, trainee, optimizer, device,
-                 rounds: list[int]) -> list[float]:
+def _timed_steps(
+    cfgs: list[dict], t: TrainConfig, data: RunData, models: list, trainee, optimizer, device, rounds: list[int]
+) -> list[float]:
     """Seconds per training step of ``trainee`` (the runs ``cfgs``' ``models``: one, or stacked) in each
     round of ``rounds[i]`` steps, after a one-step warm-up (allocations, kernel choices)."""
     seconds = []
@@ -375,8 +471,15 @@ def _model_and_optimizer(cfg: dict, t: TrainConfig, data: RunData, embeddings: n
 def _model(cfg: dict, data: RunData, embeddings: np.ndarray | None, device):
     """The run's model, built from its seed, on ``device``."""
     torch.manual_seed(cfg["seed"])
-    return build_model(cfg["arch"], cfg["hparams"], data.vocab_size, embeddings, f"models.{cfg['model']}",
-                       data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)).to(device)
+    return build_model(
+        cfg["arch"],
+        cfg["hparams"],
+        data.vocab_size,
+        embeddings,
+        f"models.{cfg['model']}",
+        data.lexicon if needs_lexicon(cfg["arch"]) else None,
+        len(data.categories),
+    ).to(device)
 
 
 def run_optimizer(model, params: list, t: TrainConfig):
@@ -411,8 +514,9 @@ class _Cadence:
         return max(rows, key=lambda r: r[key]) if rows else {}  # max keeps the first of equal values
 
 
-def _score_epoch(row: dict, model, evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None,
-                 cadence: "_Cadence | None") -> tuple[pd.DataFrame, dict[str, float]]:
+def _score_epoch(
+    row: dict, model, evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None, cadence: "_Cadence | None"
+) -> tuple[pd.DataFrame, dict[str, float]]:
     """Score dev (and the monitor splits, unless the cadence scored them) into the epoch's log ``row``;
     (dev scores, dev metrics)."""
     dev_scores, dev = evaluate_dev(model)
@@ -434,17 +538,32 @@ def _resume(path: Path, key: str, model, device, epochs: int) -> tuple[_State, d
     state (None: no state saved)."""
     if not path.exists():
         return _State(), None
-    st = load_checkpoint(path, device, "delete it to train the run again from its first epoch (the epochs it "
-                                       "held are lost), then rerun the run's target")
+    st = load_checkpoint(
+        path,
+        device,
+        "delete it to train the run again from its first epoch (the epochs it "
+        "held are lost), then rerun the run's target",
+    )
     if "fingerprint" not in st:
-        raise RuntimeError(f"{path}: not a training state (no config fingerprint: a model.pt put there?); "
-                           "delete it to start over")
+        raise RuntimeError(
+            f"{path}: not a training state (no config fingerprint: a model.pt put there?); delete it to start over"
+        )
     if st["fingerprint"] != key:
         raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
     model.load_state_dict(st["model"])
     print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
-    return (_State(st["epoch"], st["best"], st["best_model"], st["best_scores"], st["log"], st.get("timings", []),
-                   st.get("batches", [])), st["optimizer"])
+    return (
+        _State(
+            st["epoch"],
+            st["best"],
+            st["best_model"],
+            st["best_scores"],
+            st["log"],
+            st.get("timings", []),
+            st.get("batches", []),
+        ),
+        st["optimizer"],
+    )
 
 
 def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:
@@ -464,6 +583,7 @@ def _write_log(rows: list[dict], path: Path) -> None:
             w = csv.DictWriter(f, list(dict.fromkeys(k for r in rows for k in r)) if rows else ["epoch"])
             w.writeheader()
             w.writerows(rows)
+
     save_atomic(path, write)
 
 
@@ -477,8 +597,15 @@ def vectors_sha256(embeddings: np.ndarray | None) -> str | None:
     return h.hexdigest()
 
 
-def _write_timings(epochs: list[dict], path: Path, device: torch.device, started: float, code: str,
-                   vectors: str | None, stacked: int | None = None) -> None:
+def _write_timings(
+    epochs: list[dict],
+    path: Path,
+    device: torch.device,
+    started: float,
+    code: str,
+    vectors: str | None,
+    stacked: int | None = None,
+) -> None:
     """{"train": {"seconds_per_batch": mean over epochs (GGSA Table 3), "epochs": per-epoch times,
     the device (a GPU's name too), its peak memory in MB (CUDA; sizes the job's ``gpu_mem_mb``), this job's start and
     end (Unix seconds), the git commit that trained it (``checkout_commit``; the tables' provenance), the
@@ -487,8 +614,15 @@ def _write_timings(epochs: list[dict], path: Path, device: torch.device, started
     AVX2 ...); trained in a stack of seeds, their number (``stacked_seeds``: the epochs' times are the stack's)}}."""
     train = {"seconds_per_batch": float(np.mean([e["seconds_per_batch"] for e in epochs]))} if epochs else {}
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
-    train |= {"device": str(device), "peak_device_mb": peak, "started": started, "finished": time.time(),
-              "commit": checkout_commit(), "code": code, "vectors_sha256": vectors}
+    train |= {
+        "device": str(device),
+        "peak_device_mb": peak,
+        "started": started,
+        "finished": time.time(),
+        "commit": checkout_commit(),
+        "code": code,
+        "vectors_sha256": vectors,
+    }
     if stacked:
         train["stacked_seeds"] = stacked
     if device.type == "cpu":  # the kernels' instruction set: a CPU run's floats (and bytes) depend on it

@@ -57,12 +57,14 @@ def test_bin_features_equal_a_hand_computation():
     a = padded_ids([[2, 3, 4, 2, 5]], 7)  # two padding columns
     r = 1 / math.sqrt(14)  # cos(2, 5); cos(3, 5) = -r; cos(4, 5) = 2.2 r
     # bin of v: int((v + 1) / 2 * 19): 1 -> 19, -1 -> 0, 0.6 -> 15, -0.6 -> 3, r -> 12, -r -> 6, 2.2 r -> 15
-    expected = np.stack([
-        _bins((19, 1), (0, -1), (15, 0.6), (19, 1), (12, r)),
-        _bins((15, 0.6), (3, -0.6), (19, 1), (15, 0.6), (15, 2.2 * r)),
-        _bins((12, r), (6, -r), (15, 2.2 * r), (12, r), (19, 1)),
-        _bins(),  # the padding row of the question, post-padded to text1_maxlen
-    ])
+    expected = np.stack(
+        [
+            _bins((19, 1), (0, -1), (15, 0.6), (19, 1), (12, r)),
+            _bins((15, 0.6), (3, -0.6), (19, 1), (15, 0.6), (15, 2.2 * r)),
+            _bins((12, r), (6, -r), (15, 2.2 * r), (12, r), (19, 1)),
+            _bins(),  # the padding row of the question, post-padded to text1_maxlen
+        ]
+    )
     from ansel.models.layers import fixed_length
 
     got = m.bin_features(fixed_length(q, 4), a)

@@ -10,11 +10,29 @@ from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 VOCAB = 40
 # small widths, trainable embeddings, no dropout; ARC-II: two blocks, 6 x 9 -> 3 x 4 -> 3 x 2
 SMALL = {
-    "arc_i": {"text1_maxlen": 6, "text2_maxlen": 9, "embedding_dim": 8, "freeze_embeddings": False, "dropout": 0.0,
-              "kernel_count": 6, "kernel_size": 3, "q_pool_size": 2, "d_pool_size": 3},
-    "arc_ii": {"text1_maxlen": 6, "text2_maxlen": 9, "embedding_dim": 8, "freeze_embeddings": False, "dropout": 0.0,
-               "kernel_count_1d": 6, "kernel_size_1d": 3, "kernel_counts_2d": [6, 5],
-               "kernel_sizes_2d": [[3, 3], [1, 3]], "mpool_sizes_2d": [[2, 2], [1, 2]]},
+    "arc_i": {
+        "text1_maxlen": 6,
+        "text2_maxlen": 9,
+        "embedding_dim": 8,
+        "freeze_embeddings": False,
+        "dropout": 0.0,
+        "kernel_count": 6,
+        "kernel_size": 3,
+        "q_pool_size": 2,
+        "d_pool_size": 3,
+    },
+    "arc_ii": {
+        "text1_maxlen": 6,
+        "text2_maxlen": 9,
+        "embedding_dim": 8,
+        "freeze_embeddings": False,
+        "dropout": 0.0,
+        "kernel_count_1d": 6,
+        "kernel_size_1d": 3,
+        "kernel_counts_2d": [6, 5],
+        "kernel_sizes_2d": [[3, 3], [1, 3]],
+        "mpool_sizes_2d": [[2, 2], [1, 2]],
+    },
 }
 CASES = [(arch, classes) for arch in SMALL for classes in (1, 2)]
 
@@ -35,8 +53,10 @@ def ids(rows, width: int) -> torch.Tensor:
 def texts(n: int, max_len: int, seed: int) -> list[list[int]]:
     """n texts of 1..max_len random word ids."""
     g = torch.Generator().manual_seed(seed)
-    return [torch.randint(1, VOCAB, (int(k),), generator=g).tolist()
-            for k in torch.randint(1, max_len + 1, (n,), generator=g)]
+    return [
+        torch.randint(1, VOCAB, (int(k),), generator=g).tolist()
+        for k in torch.randint(1, max_len + 1, (n,), generator=g)
+    ]
 
 
 # questions and answers longer than the models' 6 / 9 words: truncation is exercised too
@@ -59,8 +79,9 @@ def assert_padding_invariant(model, q_rows, a_rows):
 def assert_gradient_reaches_every_parameter(model, q, a):
     model.train()
     model(q, a).pow(2).sum().backward()
-    silent = [n for n, p in model.named_parameters()
-              if p.requires_grad and (p.grad is None or not p.grad.abs().sum() > 0)]
+    silent = [
+        n for n, p in model.named_parameters() if p.requires_grad and (p.grad is None or not p.grad.abs().sum() > 0)
+    ]
     assert not silent
 
 
@@ -84,13 +105,37 @@ def test_defaults_are_the_wikiqa_configs_and_the_quora_ones_build():
     assert arc_i.head[2].linear.in_features == 128 * 15 and arc_ii.head[2].linear.in_features == 20 * 3 * 13
     assert arc_i.head[1].p == 0.95 and arc_ii.head[1].p == 0.9
     assert not arc_i.sides.embedding.weight.requires_grad and arc_i.sides.embedding.weight.shape == (VOCAB, 50)
-    quora_i = build_model("arc_i", {"text1_maxlen": 20, "text2_maxlen": 20, "embedding_dim": 8, "kernel_count": 16,
-                                    "kernel_size": 15, "q_pool_size": 15, "d_pool_size": 15, "dropout": 0.9,
-                                    "classes": 2}, VOCAB)
-    quora_ii = build_model("arc_ii", {"text1_maxlen": 20, "text2_maxlen": 20, "embedding_dim": 8,
-                                      "kernel_count_1d": 128, "kernel_size_1d": 15, "kernel_counts_2d": [128, 128],
-                                      "kernel_sizes_2d": [[15, 15], [15, 15]], "mpool_sizes_2d": [[2, 2], [2, 2]],
-                                      "dropout": 0.5, "classes": 2}, VOCAB)
+    quora_i = build_model(
+        "arc_i",
+        {
+            "text1_maxlen": 20,
+            "text2_maxlen": 20,
+            "embedding_dim": 8,
+            "kernel_count": 16,
+            "kernel_size": 15,
+            "q_pool_size": 15,
+            "d_pool_size": 15,
+            "dropout": 0.9,
+            "classes": 2,
+        },
+        VOCAB,
+    )
+    quora_ii = build_model(
+        "arc_ii",
+        {
+            "text1_maxlen": 20,
+            "text2_maxlen": 20,
+            "embedding_dim": 8,
+            "kernel_count_1d": 128,
+            "kernel_size_1d": 15,
+            "kernel_counts_2d": [128, 128],
+            "kernel_sizes_2d": [[15, 15], [15, 15]],
+            "mpool_sizes_2d": [[2, 2], [2, 2]],
+            "dropout": 0.5,
+            "classes": 2,
+        },
+        VOCAB,
+    )
     assert quora_i.head[2].linear.in_features == 16 * 2 and quora_ii.head[2].linear.in_features == 128 * 5 * 5
     q, a = ids(QUESTIONS[:2], 8), ids(ANSWERS[:2], 12)
     with torch.no_grad():
@@ -128,8 +173,12 @@ def test_arc_i_is_siamese_and_cached_scoring_equals_pairwise():
     assert model.siamese and not build("arc_ii").siamese
     q_ids, a_ids = ids(QUESTIONS, 10).numpy(), ids(ANSWERS, 14).numpy()
     qi, ai = np.array([0, 0, 1, 2, 4, 3, 3]), np.array([0, 1, 2, 3, 4, 0, 4])
-    np.testing.assert_allclose(score_cached(model, q_ids, a_ids, qi, ai, batch_size=2),
-                               score_pairs(model, q_ids, a_ids, qi, ai, batch_size=3), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        score_cached(model, q_ids, a_ids, qi, ai, batch_size=2),
+        score_pairs(model, q_ids, a_ids, qi, ai, batch_size=3),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("arch", SMALL)
@@ -147,14 +196,17 @@ def test_two_class_head_fits_32_labelled_pairs(arch):
     assert_classifies_pairs(build(arch, classes=2))
 
 
-@pytest.mark.parametrize("arch, hparams, key", [
-    ("arc_i", {"text1_maxlen": 3, "q_pool_size": 4}, "q_pool_size"),
-    ("arc_i", {"dropout": 1.0}, "dropout"),
-    ("arc_ii", {"kernel_counts_2d": [4, 4]}, "kernel_sizes_2d"),          # one kernel size for two layers
-    ("arc_ii", {"kernel_sizes_2d": [[3]]}, "kernel_sizes_2d"),
-    ("arc_ii", {"text1_maxlen": 4, "mpool_sizes_2d": [[5, 2]]}, "mpool_sizes_2d"),
-    ("arc_ii", {"kernel_counts_2d": [], "kernel_sizes_2d": [], "mpool_sizes_2d": []}, "kernel_counts_2d"),
-])
+@pytest.mark.parametrize(
+    "arch, hparams, key",
+    [
+        ("arc_i", {"text1_maxlen": 3, "q_pool_size": 4}, "q_pool_size"),
+        ("arc_i", {"dropout": 1.0}, "dropout"),
+        ("arc_ii", {"kernel_counts_2d": [4, 4]}, "kernel_sizes_2d"),  # one kernel size for two layers
+        ("arc_ii", {"kernel_sizes_2d": [[3]]}, "kernel_sizes_2d"),
+        ("arc_ii", {"text1_maxlen": 4, "mpool_sizes_2d": [[5, 2]]}, "mpool_sizes_2d"),
+        ("arc_ii", {"kernel_counts_2d": [], "kernel_sizes_2d": [], "mpool_sizes_2d": []}, "kernel_counts_2d"),
+    ],
+)
 def test_settings_that_cannot_build_are_refused_by_key(arch, hparams, key):
     with pytest.raises(ModelConfigError, match=f"model.{key}"):
         build_model(arch, hparams, VOCAB)
@@ -180,7 +232,13 @@ def test_the_authors_wikiqa_configs_normalise_arc_i_and_matchpyramid_only():
     from ansel.config import load, model_config
 
     config = load()
-    normalised = {m: bool(model_config(config, m)["hparams"].get("normalize_embeddings"))
-                  for m in ("amv_arc_i_wikiqa", "amv_match_pyramid_wikiqa", "amv_arc_ii_wikiqa", "amv_mv_lstm_wikiqa")}
-    assert normalised == {"amv_arc_i_wikiqa": True, "amv_match_pyramid_wikiqa": True,
-                          "amv_arc_ii_wikiqa": False, "amv_mv_lstm_wikiqa": False}
+    normalised = {
+        m: bool(model_config(config, m)["hparams"].get("normalize_embeddings"))
+        for m in ("amv_arc_i_wikiqa", "amv_match_pyramid_wikiqa", "amv_arc_ii_wikiqa", "amv_mv_lstm_wikiqa")
+    }
+    assert normalised == {
+        "amv_arc_i_wikiqa": True,
+        "amv_match_pyramid_wikiqa": True,
+        "amv_arc_ii_wikiqa": False,
+        "amv_mv_lstm_wikiqa": False,
+    }

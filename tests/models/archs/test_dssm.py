@@ -18,8 +18,15 @@ from tests.models.ids import padded_ids
 # small widths; trigrams kept from 2 occurrences, so the filter drops some
 SMALL = {
     "dssm": {"hidden_sizes": [12, 8], "dropout": 0.0, "trigram_min_freq": 2},
-    "cdssm": {"embedding_dim": 8, "filters": 10, "hidden_sizes": [6], "dropout": 0.0, "trigram_min_freq": 2,
-              "text1_maxlen": 6, "text2_maxlen": 10},
+    "cdssm": {
+        "embedding_dim": 8,
+        "filters": 10,
+        "hidden_sizes": [6],
+        "dropout": 0.0,
+        "trigram_min_freq": 2,
+        "text1_maxlen": 6,
+        "text2_maxlen": 10,
+    },
 }
 CASES = [(arch, classes) for arch in SMALL for classes in (1, 2)]
 
@@ -92,14 +99,14 @@ def test_word_hashing_is_a_dense_layer_over_the_bag_of_trigrams():
     hashing = dssm.encoder[0]
     with torch.no_grad():
         hashing.bias.normal_()
-    weight, bias = hashing.bag.weight[:len(kept)], hashing.bias
+    weight, bias = hashing.bag.weight[: len(kept)], hashing.bias
     assert len(dssm.encoder) == 1  # one hidden size: the single linear Dense, nothing after it
     expected = _dense_bag(lex, kept, ids) @ weight + bias
     assert torch.allclose(dssm.encode_question(ids), expected, atol=1e-5)
 
     cdssm = _build("cdssm", lexicon=lex)
     per_word = cdssm.hashing(ids.unsqueeze(-1))  # [B, L, E]: each word its own bag, no bias
-    expected = _dense_bag(lex, kept, ids.unsqueeze(-1)) @ cdssm.hashing.bag.weight[:len(kept)]
+    expected = _dense_bag(lex, kept, ids.unsqueeze(-1)) @ cdssm.hashing.bag.weight[: len(kept)]
     assert per_word.shape == (3, 8, 8) and torch.allclose(per_word, expected, atol=1e-5)
 
 
@@ -135,8 +142,10 @@ def test_cdssm_defaults_follow_the_wikiqa_config():
     assert tuple(parse_hparams("dssm", {}).hidden_sizes) == (300,)
 
 
-@pytest.mark.parametrize("bad", [{"hidden_sizes": []}, {"hidden_sizes": [3, 0]},
-                                 {"trigram_min_freq": 6, "trigram_max_freq": 5}, {"classes": 3}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"hidden_sizes": []}, {"hidden_sizes": [3, 0]}, {"trigram_min_freq": 6, "trigram_max_freq": 5}, {"classes": 3}],
+)
 def test_bad_hparams_are_refused(bad):
     for arch in SMALL:
         with pytest.raises(ModelConfigError):
@@ -148,7 +157,7 @@ def test_padding_does_not_change_scores(arch, classes):
     m = _build(arch, classes).eval()
     q_rows, a_rows = [[3, 4, 5], [6, 7, 1, 9, 10]], [[11, 12], [13, 14, 15, 16, 17, 2, 20, 21]]
     tight = m(padded_ids(q_rows, 5), padded_ids(a_rows, 8))
-    within = m(padded_ids(q_rows, 6), padded_ids(a_rows, 9))    # SMALL cdssm: maxlen 6 / 10
+    within = m(padded_ids(q_rows, 6), padded_ids(a_rows, 9))  # SMALL cdssm: maxlen 6 / 10
     beyond = m(padded_ids(q_rows, 15), padded_ids(a_rows, 25))
     assert torch.allclose(tight, within, atol=1e-6) and torch.allclose(tight, beyond, atol=1e-6)
     # a row's score does not depend on its batch-mates
@@ -180,8 +189,11 @@ def test_cached_scoring_equals_pairwise(arch, classes):
     q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
     a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16], [2, 3]], 8).numpy()
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
-    assert np.allclose(score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
-                       score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)
+    assert np.allclose(
+        score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
+        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4),
+        atol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("arch", SMALL)
@@ -196,7 +208,11 @@ def test_gradient_reaches_every_parameter(arch):
 
 def _triples(vocab: int, n: int = 32):
     g = torch.Generator().manual_seed(1)
-    return (padded_ids(_texts(n, 5, vocab, g), 5), padded_ids(_texts(n, 9, vocab, g), 9), padded_ids(_texts(n, 9, vocab, g), 9))
+    return (
+        padded_ids(_texts(n, 5, vocab, g), 5),
+        padded_ids(_texts(n, 9, vocab, g), 9),
+        padded_ids(_texts(n, 9, vocab, g), 9),
+    )
 
 
 @pytest.mark.parametrize("arch", SMALL)

@@ -73,8 +73,9 @@ def test_overfits_sixteen_triples(name):
     q = torch.randint(1, VOCAB, (16, 5))
     pos = torch.randint(1, VOCAB, (16, 9))
     neg = torch.randint(1, VOCAB, (16, 9))
-    assert_ranks_positives_first(build_model(name, {**SA, "group_size": 3}, VOCAB), q, pos, neg,
-                                 margin=0.1, steps=100, lr=1e-2)
+    assert_ranks_positives_first(
+        build_model(name, {**SA, "group_size": 3}, VOCAB), q, pos, neg, margin=0.1, steps=100, lr=1e-2
+    )
 
 
 @pytest.mark.parametrize("arch", ["ggsa", "iggsa"])
@@ -84,12 +85,21 @@ def test_two_encoders_one_per_text_the_embeddings_shared(arch, padded_pairs):
     shared = build_model(arch, {**SA, "group_size": 3}, VOCAB)
     two = build_model(arch, {**SA, "group_size": 3, "shared_encoder": False}, VOCAB)
     assert not any(n.startswith("answer_encoder.") for n in shared.state_dict())
-    q_params = {n[len("encoder."):] for n in two.state_dict() if n.startswith("encoder.")}
-    a_params = {n[len("answer_encoder."):] for n in two.state_dict() if n.startswith("answer_encoder.")}
+    q_params = {n[len("encoder.") :] for n in two.state_dict() if n.startswith("encoder.")}
+    a_params = {n[len("answer_encoder.") :] for n in two.state_dict() if n.startswith("answer_encoder.")}
     # iGGSA: the interaction residual is the answer pass's only
-    assert a_params - q_params == ({"interaction_ffn.0.weight", "interaction_ffn.0.bias", "interaction_ffn.2.weight",
-                                    "interaction_ffn.2.bias", "interaction_norm.weight", "interaction_norm.bias"}
-                                   if arch == "iggsa" else set())
+    assert a_params - q_params == (
+        {
+            "interaction_ffn.0.weight",
+            "interaction_ffn.0.bias",
+            "interaction_ffn.2.weight",
+            "interaction_ffn.2.bias",
+            "interaction_norm.weight",
+            "interaction_norm.bias",
+        }
+        if arch == "iggsa"
+        else set()
+    )
     assert not any(n.startswith("answer_embed") for n in two.state_dict())  # one embedding table
     two.eval()
     q, a = padded_pairs(VOCAB)

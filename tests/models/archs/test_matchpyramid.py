@@ -4,13 +4,27 @@ import torch
 from ansel.models import build_model
 from ansel.models.registry import ModelConfigError
 from ansel.models.text_matching import dynamic_max_pool, dynamic_pooling_index
-from tests.models.archs.test_arc import (ANSWERS, QUESTIONS, VOCAB, assert_classifies_pairs,
-                                         assert_gradient_reaches_every_parameter, assert_overfits_triples,
-                                         assert_padding_invariant, ids)
+from tests.models.archs.test_arc import (
+    ANSWERS,
+    QUESTIONS,
+    VOCAB,
+    assert_classifies_pairs,
+    assert_gradient_reaches_every_parameter,
+    assert_overfits_triples,
+    assert_padding_invariant,
+    ids,
+)
 
 # 6 x 9 match matrix pooled to 3 x 3 (windows of 2 x 3); trainable embeddings, no dropout
-SMALL = {"text1_maxlen": 6, "text2_maxlen": 9, "embedding_dim": 8, "dropout": 0.0, "kernel_count": 4,
-         "kernel_size": [3, 3], "dpool_size": [3, 3]}
+SMALL = {
+    "text1_maxlen": 6,
+    "text2_maxlen": 9,
+    "embedding_dim": 8,
+    "dropout": 0.0,
+    "kernel_count": 4,
+    "kernel_size": [3, 3],
+    "dpool_size": [3, 3],
+}
 
 
 def build(seed: int = 0, **overrides):
@@ -25,12 +39,13 @@ def test_pooling_index_stretches_the_real_rows_over_the_grid():
         [0, 0, 1, 1, 2, 2, 3, 3, 4, 4],  # stride 2
         [0, 0, 0, 1, 1, 2, 2, 2, 3, 3],  # stride 2.5
         [0, 0, 0, 0, 1, 1, 1, 2, 2, 2],  # stride 3.33
-        [0] * 10,                        # one word
-        [0] * 10,                        # empty: row 0 (MatchZoo 2.x), not a division by zero
+        [0] * 10,  # one word
+        [0] * 10,  # empty: row 0 (MatchZoo 2.x), not a division by zero
     ]
     # upstream's float64 int(i / (18 / 14)): row 9 reads 6 where the exact floor(9 * 14 / 18) is 7
-    assert dynamic_pooling_index(torch.tensor([14]), 18).tolist() == [[0, 0, 1, 2, 3, 3, 4, 5, 6, 6, 7, 8, 9, 10,
-                                                                       10, 11, 12, 13]]
+    assert dynamic_pooling_index(torch.tensor([14]), 18).tolist() == [
+        [0, 0, 1, 2, 3, 3, 4, 5, 6, 6, 7, 8, 9, 10, 10, 11, 12, 13]
+    ]
 
 
 def test_dynamic_max_pool_reads_only_the_real_region():
@@ -60,11 +75,11 @@ def test_batched_pooling_is_per_row():
     q, a = ids(QUESTIONS, 8), ids(ANSWERS, 12)
     with torch.no_grad():
         batch = model(q, a)
-        alone = torch.cat([model(q[i:i + 1], a[i:i + 1]) for i in range(len(q))])
+        alone = torch.cat([model(q[i : i + 1], a[i : i + 1]) for i in range(len(q))])
     torch.testing.assert_close(batch, alone)
     x = torch.randn(3, 2, 6, 9)
     lengths1, lengths2 = torch.tensor([6, 2, 4]), torch.tensor([1, 9, 5])
-    rows = [dynamic_max_pool(x[i:i + 1], lengths1[i:i + 1], lengths2[i:i + 1], (3, 3)) for i in range(3)]
+    rows = [dynamic_max_pool(x[i : i + 1], lengths1[i : i + 1], lengths2[i : i + 1], (3, 3)) for i in range(3)]
     torch.testing.assert_close(dynamic_max_pool(x, lengths1, lengths2, (3, 3)), torch.cat(rows))
 
 
@@ -83,8 +98,18 @@ def test_defaults_are_the_wikiqa_config_and_the_quora_one_builds():
     model = build_model("match_pyramid", {}, VOCAB)
     assert model.head[2].linear.in_features == 64 * 3 * 10 and model.head[1].p == 0.95
     assert model.sides.embedding.weight.requires_grad and model.sides.embedding.weight.shape == (VOCAB, 300)
-    quora = build_model("match_pyramid", {"text1_maxlen": 20, "text2_maxlen": 20, "embedding_dim": 8,
-                                          "kernel_size": [5, 5], "dpool_size": [5, 5], "classes": 2}, VOCAB).eval()
+    quora = build_model(
+        "match_pyramid",
+        {
+            "text1_maxlen": 20,
+            "text2_maxlen": 20,
+            "embedding_dim": 8,
+            "kernel_size": [5, 5],
+            "dpool_size": [5, 5],
+            "classes": 2,
+        },
+        VOCAB,
+    ).eval()
     with torch.no_grad():
         assert quora(ids(QUESTIONS, 8), ids(ANSWERS, 12)).shape == (5,)
 
@@ -112,11 +137,14 @@ def test_two_class_head_fits_32_labelled_pairs():
     assert_classifies_pairs(build(classes=2))
 
 
-@pytest.mark.parametrize("hparams", [
-    {"dpool_size": [4, 10]},                     # 10 rows in windows of 2 make 5, not 4
-    {"text2_maxlen": 8, "dpool_size": [3, 10]},  # more windows than columns
-    {"dpool_size": [3]},
-])
+@pytest.mark.parametrize(
+    "hparams",
+    [
+        {"dpool_size": [4, 10]},  # 10 rows in windows of 2 make 5, not 4
+        {"text2_maxlen": 8, "dpool_size": [3, 10]},  # more windows than columns
+        {"dpool_size": [3]},
+    ],
+)
 def test_pool_grids_upstream_cannot_make_are_refused(hparams):
     with pytest.raises(ModelConfigError, match="model.dpool_size"):
         build_model("match_pyramid", hparams, VOCAB)
@@ -126,6 +154,7 @@ def test_dynamic_max_pool_equals_stretching_both_axes_then_max_pooling():
     """The cell gather and channels-last pooling against upstream's recipe as written: gather the
     rows, gather the columns, max-pool. Same values and the same gradient (the first maximum of a
     window gets it), with repeated rows, empty texts and a remainder row dropped."""
+
     def upstream(x, lengths1, lengths2, size):
         b, c, m1, m2 = x.shape
         rows = dynamic_pooling_index(lengths1, m1)[:, None, :, None].expand(b, c, m1, m2)

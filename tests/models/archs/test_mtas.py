@@ -90,14 +90,17 @@ def test_every_as_coded_row_reads_padding_at_a_fixed_width(variant, padded_pairs
 def test_tf_initialisation_sets_the_forget_gate_bias(arch):
     """init: tf (the MTAS authors' LSTMs): forget-gate bias 1, the other biases 0; torch's own
     initialisation otherwise (the AP paper's rows)."""
-    biases = {init: dict(build_model(arch, {**AS_CODED, "init": init}, vocab_size=30).named_parameters())
-              for init in ("tf", "torch")}
+    biases = {
+        init: dict(build_model(arch, {**AS_CODED, "init": init}, vocab_size=30).named_parameters())
+        for init in ("tf", "torch")
+    }
     ih = next(n for n in biases["tf"] if n.endswith("bias_ih_l0"))
     hidden = AS_CODED["hidden"]
-    assert torch.equal(biases["tf"][ih][hidden:2 * hidden], torch.ones(hidden))
+    assert torch.equal(biases["tf"][ih][hidden : 2 * hidden], torch.ones(hidden))
     assert not biases["tf"][ih][:hidden].any() and not biases["tf"][ih.replace("_ih", "_hh")].any()
-    assert biases["torch"][ih][hidden:2 * hidden].abs().sum() > 0 and not torch.equal(
-        biases["torch"][ih][hidden:2 * hidden], torch.ones(hidden))
+    assert biases["torch"][ih][hidden : 2 * hidden].abs().sum() > 0 and not torch.equal(
+        biases["torch"][ih][hidden : 2 * hidden], torch.ones(hidden)
+    )
 
 
 def test_as_coded_mtas_reads_padding_at_a_fixed_width(padded_pairs):
@@ -194,17 +197,23 @@ def test_multi_cnn_cached_scoring_equals_pairwise():
     q_ids = padded_ids([[1, 2], [3, 4, 5, 6], [7]], 6).numpy()
     a_ids = padded_ids([[8, 9, 10], [11], [12, 13, 14, 15, 16, 17], [2, 3]], 8).numpy()
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
-    assert np.allclose(score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
-                       score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)
+    assert np.allclose(
+        score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
+        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4),
+        atol=1e-6,
+    )
 
 
-@pytest.mark.parametrize("arch,key,value,message", [
-    ("multi_cnn", "kernels", [], "is not a list of positive kernel widths"),
-    ("multi_cnn", "kernels", [2, 0], "is not a list of positive kernel widths"),
-    ("mtas", "head_pooling", "mean", "is not one of max, sum"),
-    ("mtas", "classifier", "tanh", "is not one of upstream, paper"),
-    ("mtas", "attention", 0, "is not positive"),
-])
+@pytest.mark.parametrize(
+    "arch,key,value,message",
+    [
+        ("multi_cnn", "kernels", [], "is not a list of positive kernel widths"),
+        ("multi_cnn", "kernels", [2, 0], "is not a list of positive kernel widths"),
+        ("mtas", "head_pooling", "mean", "is not one of max, sum"),
+        ("mtas", "classifier", "tanh", "is not one of upstream, paper"),
+        ("mtas", "attention", 0, "is not positive"),
+    ],
+)
 def test_hyperparameters_are_range_checked(arch, key, value, message):
     with pytest.raises(ModelConfigError, match=rf"^m\.{key}: {value!r} {message}$".replace("[", r"\[")):
         parse_hparams(arch, {key: value}, "m")
@@ -214,6 +223,12 @@ def test_defaults_follow_the_code():
     mtas, iarnn, cnn, bilstm = (parse_hparams(a, {}) for a in ("mtas", "iarnn_word", "multi_cnn", "qa_bilstm"))
     assert (mtas.embedding_dim, mtas.hidden, mtas.attention, mtas.heads, mtas.max_len) == (150, 300, 100, 4, 100)
     assert (mtas.mask_padding, mtas.head_pooling, mtas.classifier) == (False, "max", "upstream")
-    assert (iarnn.embedding_dim, iarnn.hidden, iarnn.mask_padding, iarnn.max_len, iarnn.init) == (150, 1000, False, 100, "tf")
+    assert (iarnn.embedding_dim, iarnn.hidden, iarnn.mask_padding, iarnn.max_len, iarnn.init) == (
+        150,
+        1000,
+        False,
+        100,
+        "tf",
+    )
     assert (cnn.filters, tuple(cnn.kernels), cnn.mask_padding, cnn.max_len) == (600, (1, 2, 3, 5), False, 100)
     assert (bilstm.mask_padding, bilstm.init) == (True, "torch")  # the AP paper's reading, unless a row says

@@ -9,8 +9,7 @@ from ansel.models.registry import ModelConfigError
 from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 
 VOCAB = 40
-SMALL = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 5, "text2_maxlen": 9, "top_k": 12,
-         "freeze_embeddings": False}
+SMALL = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 5, "text2_maxlen": 9, "top_k": 12, "freeze_embeddings": False}
 VARIANTS = {
     "MV-LSTM": {},
     "aMV-LSTM (Q)": {"attend_question": True},

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from ansel.models import build_model
 from ansel.evaluation.scoring import score_cached, score_pairs
+from ansel.models import build_model
 from tests.models.fitting import assert_ranks_positives_first
 from tests.models.ids import padded_ids
 
@@ -55,8 +55,11 @@ def test_cached_scoring_equals_pairwise(arch):
     import numpy as np
 
     qi, ai = np.array([0, 0, 1, 2, 2, 1]), np.array([0, 1, 2, 3, 0, 0])
-    assert np.allclose(score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
-                       score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4), atol=1e-6)
+    assert np.allclose(
+        score_cached(m, q_ids, a_ids, qi, ai, batch_size=2),
+        score_pairs(m, q_ids, a_ids, qi, ai, batch_size=4),
+        atol=1e-6,
+    )
 
 
 def test_qa_bilstm_is_qa_lstm_with_tanh_after_pooling(padded_pairs):

@@ -14,6 +14,7 @@ Options (besides preprocess.COMMON_OPTIONS):
   tokenizer: default "chinese"
 Ids: qid = "<split>-q<n>", aid per distinct answer text.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,7 +51,7 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
         start = 0
         for name, frac in fractions.items():
             n = int(round(frac * len(order)))
-            out.loc[order[start:start + n]] = name
+            out.loc[order[start : start + n]] = name
             start += n
     return out
 
@@ -63,10 +64,18 @@ class CMedDialog(common.Reader):
         self.check(options)
         df = read_csv(raw_dir / FILE)
         seed = options.get("seed", 13)
-        pairs = pd.DataFrame({
-            "split": stratified_split(df.department, options.get("split", {"dev": 0.1, "test": 0.1}), seed),
-            "question": df.title + " " + df.ask, "answer": df.answer, "label": 1, "category": df.department})
+        pairs = pd.DataFrame(
+            {
+                "split": stratified_split(df.department, options.get("split", {"dev": 0.1, "test": 0.1}), seed),
+                "question": df.title + " " + df.ask,
+                "answer": df.answer,
+                "label": 1,
+                "category": df.department,
+            }
+        )
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "chinese"))
-        defaults = {"negatives": {"method": "other_category", "splits": ["train"], "seed": seed},
-                    "pools": {"size": 100, "splits": ["dev", "test"], "seed": seed}}
+        defaults = {
+            "negatives": {"method": "other_category", "splits": ["train"], "seed": seed},
+            "pools": {"size": 100, "splits": ["dev", "test"], "seed": seed},
+        }
         return apply_options(ds, {**defaults, **options})

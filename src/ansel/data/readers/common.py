@@ -1,4 +1,5 @@
 """Parsing helpers shared by the readers: every error names the file and the line."""
+
 from __future__ import annotations
 
 import csv
@@ -18,6 +19,7 @@ class RawFormatError(ValueError):
 class Reader:
     """What every reader shares: its registered ``name`` (set by ``@source``) and its own read
     ``options`` (COMMON_OPTIONS besides)."""
+
     name = ""
     options: dict[str, str] = {}
 
@@ -32,11 +34,13 @@ class Reader:
 
 def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:
     """A generated raw file (header, then ``rows``), written atomically."""
+
     def write(tmp: Path) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fields, delimiter="\t", lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
+
     save_atomic(path, write)
 
 
@@ -66,8 +70,9 @@ def lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
             yield i, line
 
 
-def fields(path: Path, sep: str, n: int | None, encoding: str = "utf-8", skip_header: bool = False
-           ) -> Iterator[tuple[int, list[str]]]:
+def fields(
+    path: Path, sep: str, n: int | None, encoding: str = "utf-8", skip_header: bool = False
+) -> Iterator[tuple[int, list[str]]]:
     """Split each non-empty line on ``sep``; require exactly ``n`` fields (if given)."""
     for i, line in lines(path, encoding):
         if skip_header and i == 1 or not line.strip():

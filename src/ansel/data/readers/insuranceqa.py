@@ -14,6 +14,7 @@ Options (besides preprocess.COMMON_OPTIONS):
   tokenizer: default "whitespace" (decoded text is already tokenized)
 Ids: qid = "<split>-<line number>", aid = the answer id.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,8 +29,12 @@ from ansel.data.registry import source
 
 OPTIONS = {"splits": "subset of train, dev, test1, test2 (default all)"}
 
-FILES = {"train": "question.train.token_idx.label", "dev": "question.dev.label.token_idx.pool",
-         "test1": "question.test1.label.token_idx.pool", "test2": "question.test2.label.token_idx.pool"}
+FILES = {
+    "train": "question.train.token_idx.label",
+    "dev": "question.dev.label.token_idx.pool",
+    "test1": "question.test1.label.token_idx.pool",
+    "test2": "question.test2.label.token_idx.pool",
+}
 
 
 def read_vocabulary(path: Path) -> dict[str, str]:
@@ -101,8 +106,10 @@ class InsuranceQAV1(common.Reader):
         unknown = ~pairs.aid.isin(text.index)
         if unknown.any():
             row = pairs[unknown].iloc[0]
-            raise common.RawFormatError(f"{raw_dir / FILES[row.split]}: question {row.qid}: answer id {row.aid} "
-                                        f"not in {raw_dir / 'answers.label.token_idx'}")
+            raise common.RawFormatError(
+                f"{raw_dir / FILES[row.split]}: question {row.qid}: answer id {row.aid} "
+                f"not in {raw_dir / 'answers.label.token_idx'}"
+            )
         pairs["answer"] = pairs.aid.map(text)
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
         return apply_options(ds, options)

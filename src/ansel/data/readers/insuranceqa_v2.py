@@ -22,6 +22,7 @@ Options (besides preprocess.COMMON_OPTIONS):
 Ids: qid = "<split>-<package qid>" (each file numbers its questions from 0), aid = the answer id;
 category = the question's ``domain`` (e.g. life-insurance).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -109,7 +110,8 @@ class InsuranceQAV2(common.Reader):
         if language not in TOKENIZERS:
             raise ValueError(f"insuranceqa_v2: language {language!r} is not one of {list(TOKENIZERS)}")
         answers = read_answers(raw_dir / ANSWERS, language)
-        pairs = pd.concat([read_split(raw_dir / f, s, language, answers).assign(split=s) for s, f in FILES.items()],
-                          ignore_index=True)
+        pairs = pd.concat(
+            [read_split(raw_dir / f, s, language, answers).assign(split=s) for s, f in FILES.items()], ignore_index=True
+        )
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", TOKENIZERS[language]))
         return apply_options(ds, options)

@@ -17,6 +17,7 @@ Options (besides preprocess.COMMON_OPTIONS):
 Ids: train qid per distinct question text, test qid = "test-<question id>"; aid per answer text;
 category = category_id.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,9 +32,12 @@ from ansel.data.readers import common
 from ansel.data.registry import source
 
 FILES = ("t_r_a_i_n.txt", "t_r_a_i_n_LONG.txt", "t_e_s_t.txt", "t_e_s_t_LONG.txt")
-OPTIONS = {"train_file": "the training file (default t_r_a_i_n.txt, as the authors)",
-           "test_file": "the test file (default t_e_s_t_LONG.txt, as the authors)",
-           "dev_questions": "test questions moved to a dev split (default 0)", "seed": "for dev_questions (13)"}
+OPTIONS = {
+    "train_file": "the training file (default t_r_a_i_n.txt, as the authors)",
+    "test_file": "the test file (default t_e_s_t_LONG.txt, as the authors)",
+    "dev_questions": "test questions moved to a dev split (default 0)",
+    "seed": "for dev_questions (13)",
+}
 
 
 def find(raw_dir: Path, name: str) -> Path:
@@ -63,11 +67,15 @@ class LawQA(common.Reader):
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
-        names = {key: options.get(key, default) for key, default in
-                 (("train_file", "t_r_a_i_n.txt"), ("test_file", "t_e_s_t_LONG.txt"))}
+        names = {
+            key: options.get(key, default)
+            for key, default in (("train_file", "t_r_a_i_n.txt"), ("test_file", "t_e_s_t_LONG.txt"))
+        }
         for key, name in names.items():
             if name not in FILES:
-                raise ValueError(f"lawqa: read option {key}: {name!r} is not a file of the release ({', '.join(FILES)})")
+                raise ValueError(
+                    f"lawqa: read option {key}: {name!r} is not a file of the release ({', '.join(FILES)})"
+                )
         train = read_file(find(raw_dir, names["train_file"])).assign(split="train")
         test = read_file(find(raw_dir, names["test_file"])).assign(split="test")
         test["qid"] = "test-" + test.group

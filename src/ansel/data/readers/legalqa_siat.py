@@ -10,6 +10,7 @@ Options (besides preprocess.COMMON_OPTIONS):
   tokenizer: default "chinese"
 Ids: qid = "<split>-q<n>" per distinct question text, aid per answer text.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +30,10 @@ FILES = {"dev": "LegalQA-manual-dev.csv", "test": "LegalQA-manual-test.csv"}
 
 
 def read_csv(path: Path) -> pd.DataFrame:
-    rows = [(r[COLUMNS[0]] + " " + r[COLUMNS[1]], r["answer"], common.label(r["label"], path, i))
-            for i, r in common.csv_records(path, COLUMNS)]
+    rows = [
+        (r[COLUMNS[0]] + " " + r[COLUMNS[1]], r["answer"], common.label(r["label"], path, i))
+        for i, r in common.csv_records(path, COLUMNS)
+    ]
     return pd.DataFrame(rows, columns=["question", "answer", "label"])
 
 
@@ -41,7 +44,6 @@ class LegalQASiat(common.Reader):
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
         mapping = options.get("splits", {"dev": "dev", "test": "test"})
-        pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()],
-                          ignore_index=True)
+        pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()], ignore_index=True)
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "chinese"))
         return apply_options(ds, options)

@@ -15,6 +15,7 @@ Each pair is one candidate row: question = question 1, answer = question 2, labe
   Options: split: {dev: 0.1, test: 0.1} (fractions of pairs), seed: 13; tokenizer: default "english".
   Ids: qid = "q<qid1>" (questions table), aid = "q<qid2>" (answers table).
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,9 +31,11 @@ from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
-BIMPM_OPTIONS = {"splits": "subset of train, dev, test (default all)",
-                 "resplit": "fractions of the pooled pairs, e.g. {dev: 0.1, test: 0.1}; the rest is train",
-                 "seed": "of resplit (default 13)"}
+BIMPM_OPTIONS = {
+    "splits": "subset of train, dev, test (default all)",
+    "resplit": "fractions of the pooled pairs, e.g. {dev: 0.1, test: 0.1}; the rest is train",
+    "seed": "of resplit (default 13)",
+}
 RAW_OPTIONS = {"split": "fractions of pairs, default {dev: 0.1, test: 0.1}", "seed": "13"}
 
 RAW_FILE = "quora_duplicate_questions.tsv"
@@ -70,11 +73,16 @@ def check_fractions(source: str, key: str, fractions: Any) -> dict[str, float]:
     """``fractions`` (split name -> share of the pairs, the rest being train), or an error naming ``key``."""
     if not isinstance(fractions, dict) or not fractions:
         raise ValueError(f"{source}: read option {key} must map split names to fractions, got {fractions!r}")
-    bad = {k: v for k, v in fractions.items() if k == "train" or isinstance(v, bool)
-           or not isinstance(v, (int, float)) or not 0 < v < 1}
+    bad = {
+        k: v
+        for k, v in fractions.items()
+        if k == "train" or isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1
+    }
     if bad or sum(fractions.values()) >= 1:
-        raise ValueError(f"{source}: read option {key}: fractions of splits other than train, each in (0, 1) "
-                         f"and summing below 1 (the rest is train); got {fractions!r}")
+        raise ValueError(
+            f"{source}: read option {key}: fractions of splits other than train, each in (0, 1) "
+            f"and summing below 1 (the rest is train); got {fractions!r}"
+        )
     return fractions
 
 
@@ -84,7 +92,7 @@ def random_split(n: int, fractions: dict[str, float], seed: int) -> np.ndarray:
     start = 0
     for name, frac in fractions.items():
         k = int(round(frac * n))
-        names[order[start:start + k]] = name
+        names[order[start : start + k]] = name
         start += k
     return names
 
@@ -98,8 +106,13 @@ class QuoraQP(common.Reader):
         if "seed" in options and "resplit" not in options:
             raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
         resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
-        pairs = pd.concat([read_bimpm(common.require(raw_dir / f"{s}.tsv"), s)
-                           for s in options.get("splits", ["train", "dev", "test"])], ignore_index=True)
+        pairs = pd.concat(
+            [
+                read_bimpm(common.require(raw_dir / f"{s}.tsv"), s)
+                for s in options.get("splits", ["train", "dev", "test"])
+            ],
+            ignore_index=True,
+        )
         if resplit:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
             pairs["split"] = random_split(len(pairs), resplit, options.get("seed", 13))
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
@@ -115,8 +128,9 @@ class QuoraQPRaw(common.Reader):
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
         pairs = read_raw(raw_dir / RAW_FILE)
-        pairs["split"] = random_split(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}),
-                                      options.get("seed", 13))
+        pairs["split"] = random_split(
+            len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}), options.get("seed", 13)
+        )
         # a question of the release is in pairs of several splits (aMV-LSTM splits by pair): its ids are global
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"), ids_global=True)
         return apply_options(ds, options)

@@ -10,6 +10,7 @@ segmentation and the category labels (multi-task) have real work to do.
 ``fetch`` writes both languages' raw TSV files (``synthetic-<language>.tsv``), deterministic in
 its options; ``read`` parses the one named by its ``language`` option like any raw dataset.
 """
+
 from __future__ import annotations
 
 import csv
@@ -27,8 +28,12 @@ from ansel.data.tokenize import get_tokenizer
 
 LANGUAGES = ("en", "zh")
 DEFAULTS = {
-    "seed": 13, "categories": 4, "entities": 60, "topic_words": 12,
-    "candidates": 10, "max_positives": 2,
+    "seed": 13,
+    "categories": 4,
+    "entities": 60,
+    "topic_words": 12,
+    "candidates": 10,
+    "max_positives": 2,
     "questions": {"train": 600, "dev": 80, "test": 80},
 }
 FIELDS = ["split", "qid", "question", "category", "aid", "answer", "label"]
@@ -77,7 +82,7 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
     entities = new_words(rng, opt["entities"], lang, taken)
     topics = [new_words(rng, opt["topic_words"], lang, taken) for _ in range(opt["categories"])]
     fillers = new_words(rng, 20, lang, taken)
-    cat_names = (_ZH_CATEGORIES if lang == "zh" else [f"topic{c}" for c in range(opt["categories"])])
+    cat_names = _ZH_CATEGORIES if lang == "zh" else [f"topic{c}" for c in range(opt["categories"])]
     sep = "" if lang == "zh" else " "
 
     def sentence(keys: list[str], cat: int, n_topic: int, n_fill: int) -> str:
@@ -102,8 +107,17 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
                 dcat = cat if rng.random() < 0.8 else int(rng.integers(opt["categories"]))
                 pool.append((sentence([shared, other], dcat, 2, int(rng.integers(2, 6))), 0))
             for text, label in (pool[j] for j in rng.permutation(len(pool))):
-                rows.append({"split": split, "qid": qid, "question": question,
-                             "category": cat_names[cat], "aid": f"a{aid}", "answer": text, "label": label})
+                rows.append(
+                    {
+                        "split": split,
+                        "qid": qid,
+                        "question": question,
+                        "category": cat_names[cat],
+                        "aid": f"a{aid}",
+                        "answer": text,
+                        "label": label,
+                    }
+                )
                 aid += 1
     return rows
 
@@ -135,5 +149,6 @@ class Synthetic(common.Reader):
         answers["tokens"] = answers.text.map(tokenize)
         df["label"] = df.label.astype(int)
         splits = {s: g[["qid", "aid", "label"]].reset_index(drop=True) for s, g in df.groupby("split", sort=False)}
-        return Dataset(options.get("name", self.name), questions.reset_index(drop=True),
-                       answers.reset_index(drop=True), splits)
+        return Dataset(
+            options.get("name", self.name), questions.reset_index(drop=True), answers.reset_index(drop=True), splits
+        )

@@ -12,6 +12,7 @@ does not locates a fault in its recipe or code, not in any pretrained vectors.
 ``fetch`` writes ``synthetic-mapping.tsv``, deterministic in its options; ``read`` parses it like
 any raw dataset (the common read options apply).
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,8 +29,13 @@ from ansel.data.readers.synthetic import new_words
 from ansel.data.registry import source
 
 DEFAULTS = {
-    "seed": 13, "cues": 20, "fillers": 20, "question_fillers": 3, "answer_fillers": 5,
-    "candidates": 10, "max_positives": 2,
+    "seed": 13,
+    "cues": 20,
+    "fillers": 20,
+    "question_fillers": 3,
+    "answer_fillers": 5,
+    "candidates": 10,
+    "max_positives": 2,
     "questions": {"train": 400, "dev": 60, "test": 60},
 }
 FIELDS = ["split", "qid", "question", "aid", "answer", "label"]
@@ -44,8 +50,10 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
         raise ValueError(f"synthetic_mapping options: unknown key(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
     opt = {**DEFAULTS, **options}
     if opt["candidates"] <= opt["max_positives"] or opt["cues"] < 2:
-        raise ValueError(f"synthetic_mapping options: candidates ({opt['candidates']}) must exceed max_positives "
-                         f"({opt['max_positives']}) and cues ({opt['cues']}) be >= 2: every question needs a distractor")
+        raise ValueError(
+            f"synthetic_mapping options: candidates ({opt['candidates']}) must exceed max_positives "
+            f"({opt['max_positives']}) and cues ({opt['cues']}) be >= 2: every question needs a distractor"
+        )
     rng = np.random.default_rng(opt["seed"])
     taken: set[str] = set()
     cues, targets = new_words(rng, opt["cues"], "en", taken), new_words(rng, opt["cues"], "en", taken)
@@ -67,9 +75,19 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
             others = [c for c in range(opt["cues"]) if c != cue]
             keys = [cue] * n_pos + list(rng.choice(others, opt["candidates"] - n_pos))
             for j in rng.permutation(len(keys)):
-                answer = sentence(targets[target_of[keys[j]]], a_fillers, int(rng.integers(2, opt["answer_fillers"] + 1)))
-                rows.append({"split": split, "qid": f"{split}-q{i}", "question": question,
-                             "aid": f"a{aid}", "answer": answer, "label": int(keys[j] == cue)})
+                answer = sentence(
+                    targets[target_of[keys[j]]], a_fillers, int(rng.integers(2, opt["answer_fillers"] + 1))
+                )
+                rows.append(
+                    {
+                        "split": split,
+                        "qid": f"{split}-q{i}",
+                        "question": question,
+                        "aid": f"a{aid}",
+                        "answer": answer,
+                        "label": int(keys[j] == cue),
+                    }
+                )
                 aid += 1
     return rows
 

@@ -13,6 +13,7 @@ The "clean" variant (AP-CNN: 1,162 / 65 / 68 questions) is
   drop_questions: {no_positive: true, all_positive: true, splits: [train, dev, test]}.
 Ids: qid = "<split>-<QApairs id>", aid per distinct sentence text.
 """
+
 from __future__ import annotations
 
 import json
@@ -114,9 +115,11 @@ class TrecQA(common.Reader):
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
-        parts = {"train": read_train(raw_dir, options.get("train", "TRAIN-ALL")),
-                 "dev": read_xml(common.require(raw_dir / "DEV.xml")),
-                 "test": read_xml(common.require(raw_dir / "TEST.xml"))}
+        parts = {
+            "train": read_train(raw_dir, options.get("train", "TRAIN-ALL")),
+            "dev": read_xml(common.require(raw_dir / "DEV.xml")),
+            "test": read_xml(common.require(raw_dir / "TEST.xml")),
+        }
         pairs = pd.concat([p.assign(split=s, qid=s + "-" + p.qid) for s, p in parts.items()], ignore_index=True)
         pairs = pairs[pairs.answer.notna()]  # questions without candidates cannot be ranked
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))

@@ -1,5 +1,6 @@
 """Word-vector sources (``kind: vectors`` in sources.yaml: GloVe, GoogleNews word2vec): fetched,
 pinned and verified like a dataset's raw files; ``ansel.pretrained`` reads them, not a reader."""
+
 from __future__ import annotations
 
 from pathlib import Path

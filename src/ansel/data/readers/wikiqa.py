@@ -11,6 +11,7 @@ All pairs are kept by default (20,360 / 2,733 / 6,165). The evaluation protocols
   Nothing dropped: the release as it is (wikiqa_all).
 Ids: qid = QuestionID (e.g. Q1), aid = SentenceID (e.g. D1-0; a sentence shared by questions is one answer).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,7 +47,6 @@ class WikiQA(common.Reader):
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
-        pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS],
-                          ignore_index=True)
+        pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS], ignore_index=True)
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)

@@ -14,6 +14,7 @@ Options (besides preprocess.COMMON_OPTIONS; GGSA's 5–50 filter is
   yahooqa_sample only: split: {dev: 0.1, test: 0.1} (fractions of questions), seed: 13
 Ids: qid = "<split>-q<n>" per distinct question text, aid per distinct answer text.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,8 +38,10 @@ def read_env(path: Path) -> pd.DataFrame:
     """Rows (split, question, answer, label) of env.pkl, checking its structure."""
     env = load_plain(common.require(path))
     if not isinstance(env, dict) or not set(SPLITS) <= set(env):
-        raise common.RawFormatError(f"{path}: expected a dict with keys {SPLITS}, got {type(env).__name__} "
-                                    f"{sorted(env) if isinstance(env, dict) else ''}")
+        raise common.RawFormatError(
+            f"{path}: expected a dict with keys {SPLITS}, got {type(env).__name__} "
+            f"{sorted(env) if isinstance(env, dict) else ''}"
+        )
     rows = []
     for split in SPLITS:
         if not isinstance(env[split], dict):
@@ -70,7 +73,7 @@ def split_questions(pairs: pd.DataFrame, fractions: dict[str, float], seed: int)
     start = 0
     for name, frac in fractions.items():
         n = int(round(frac * len(questions)))
-        names[order[start:start + n]] = name
+        names[order[start : start + n]] = name
         start += n
     return pairs.question.map(dict(zip(questions, names)))
 
@@ -93,7 +96,8 @@ class YahooQASample(common.Reader):
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
-        pairs["split"] = split_questions(pairs, options.get("split", {"dev": 0.1, "test": 0.1}),
-                                         options.get("seed", 13))
+        pairs["split"] = split_questions(
+            pairs, options.get("split", {"dev": 0.1, "test": 0.1}), options.get("seed", 13)
+        )
         ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
         return apply_options(ds, options)

@@ -18,6 +18,7 @@ normalised vectors, so the same vectors give the same features:
   - the first text1_maxlen question words, post-padded to text1_maxlen: a padding row has zero
     features, as upstream's zero-filled rows, yet passes the MLP and takes part in the gate.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,9 +37,9 @@ class ANMMConfig(TextMatchConfig):
     embedding_dim: int = hparam(300, positive)
     bin_num: int = hparam(20, positive)
     hidden_sizes: tuple[int, ...] = hparam((20, 1), _mlp_sizes)  # QuoraQP config: [300, 1]
-    dropout: float = hparam(0.0, fraction)                        # on the bin features
-    gate: str = hparam("idf", one_of("idf", "embedding"))         # what the query gate reads
-    gate_dim: int = hparam(300, positive)                         # gate idf: width of its broadcast
+    dropout: float = hparam(0.0, fraction)  # on the bin features
+    gate: str = hparam("idf", one_of("idf", "embedding"))  # what the query gate reads
+    gate_dim: int = hparam(300, positive)  # gate idf: width of its broadcast
 
 
 @register("anmm", ANMMConfig, lexicon=True)

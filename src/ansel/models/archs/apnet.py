@@ -4,6 +4,7 @@ One encoder shared by question and answer, attentive pooling (``compositions.Att
 and the cosine of the pooled vectors. Not siamese: the answer representation depends on the
 question. The ranker's ``attention(q, a)`` gives σq, σa for the paper's heat maps.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,8 +37,12 @@ def build_ap_cnn(cfg: APCNNConfig, vocab_size: int, embeddings):
 
     embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
     # The paper's convolution is linear (Q = W1 Z + b1, §2.1); the non-linearity is G's tanh.
-    return _attentive_pooling(embed, CNNEncoder(cfg.embedding_dim, cfg.filters, cfg.kernel, activation=False,
-                                                      bias=cfg.conv_bias, padding=cfg.conv_padding))
+    return _attentive_pooling(
+        embed,
+        CNNEncoder(
+            cfg.embedding_dim, cfg.filters, cfg.kernel, activation=False, bias=cfg.conv_bias, padding=cfg.conv_padding
+        ),
+    )
 
 
 @register("ap_bilstm", QALSTMConfig)  # AP-biLSTM has QA-biLSTM's hyperparameters

@@ -12,6 +12,7 @@ window, and every layer sees the post-padding of the fixed-length inputs: no mas
 The torch modules are in ``ansel.models.text_matching``, with what all MatchZoo-family models here
 share (MatchPyramid too): ``TextSides`` and ``output_layers``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ansel.models.registry import register
 
 def at_most(key: str) -> Check:
     """A pooling window that fits in the text it slides over (``key``: its length)."""
+
     def check(value, hparams) -> str | None:
         return None if value <= getattr(hparams, key) else f"is larger than {key} {getattr(hparams, key)}"
 
@@ -65,10 +67,10 @@ def _leaves_a_grid(value, hparams) -> str | None:
 
 @dataclass
 class ARCIConfig(TextMatchConfig):
-    text1_maxlen: int = hparam(20, positive)      # ARC-I's WikiQA config reads 20 question words
-    embedding_dim: int = hparam(50, positive)     # glove.6B.50d, normalised, frozen
+    text1_maxlen: int = hparam(20, positive)  # ARC-I's WikiQA config reads 20 question words
+    embedding_dim: int = hparam(50, positive)  # glove.6B.50d, normalised, frozen
     freeze_embeddings: bool = True
-    dropout: float = hparam(0.95, fraction)       # Keras rate: the fraction dropped
+    dropout: float = hparam(0.95, fraction)  # Keras rate: the fraction dropped
     kernel_count: int = hparam(128, positive)
     kernel_size: int = hparam(3, positive)
     q_pool_size: int = hparam(4, positive, at_most("text1_maxlen"))
@@ -77,7 +79,7 @@ class ARCIConfig(TextMatchConfig):
 
 @dataclass
 class ARCIIConfig(TextMatchConfig):
-    embedding_dim: int = hparam(50, positive)     # glove.6B.50d, frozen
+    embedding_dim: int = hparam(50, positive)  # glove.6B.50d, frozen
     freeze_embeddings: bool = True
     dropout: float = hparam(0.9, fraction)
     kernel_count_1d: int = hparam(20, positive)
@@ -85,8 +87,9 @@ class ARCIIConfig(TextMatchConfig):
     # one entry per Conv2D + max-pooling block (MatchZoo's num_conv2d_layers is their length)
     kernel_counts_2d: tuple[int, ...] = hparam((20,), _positive_each)
     kernel_sizes_2d: tuple[tuple[int, ...], ...] = hparam(((3, 3),), _positive_pairs, _one_per_conv2d_layer)
-    mpool_sizes_2d: tuple[tuple[int, ...], ...] = hparam(((3, 3),), _positive_pairs, _one_per_conv2d_layer,
-                                                          _leaves_a_grid)
+    mpool_sizes_2d: tuple[tuple[int, ...], ...] = hparam(
+        ((3, 3),), _positive_pairs, _one_per_conv2d_layer, _leaves_a_grid
+    )
 
 
 @register("arc_i", ARCIConfig)

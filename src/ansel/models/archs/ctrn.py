@@ -36,6 +36,7 @@ Chosen (the text we had is silent):
   - the MLP is ``MLPScorer`` (tanh hidden layer of width m on [v_q, v_a]); ``scorer: cosine``
     swaps in the cosine for pairwise (hinge) training.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,9 +48,9 @@ from ansel.models.registry import register
 @dataclass
 class CTRNConfig(HParams):
     embedding_dim: int = hparam(300, positive)
-    hidden: int = hparam(300, positive)            # m: projection and gate width
-    kernel: int = hparam(3, positive)              # window of Conv Z / F / O
-    dropout: float = hparam(0.0, fraction)         # on word embeddings
+    hidden: int = hparam(300, positive)  # m: projection and gate width
+    kernel: int = hparam(3, positive)  # window of Conv Z / F / O
+    dropout: float = hparam(0.0, fraction)  # on word embeddings
     freeze_embeddings: bool = False
     scorer: str = hparam("mlp", one_of(*SCORERS))  # mlp (pointwise, the paper) | cosine (pairwise hinge)
 

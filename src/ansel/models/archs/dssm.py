@@ -28,6 +28,7 @@ embedding row vocab_size - 1), so its convolution windows are trigrams, not word
 over words, each a bag of trigrams, as the CDSSM paper's word-hashing layer does; padding
 positions are the empty bag (a zero vector), still convolved and pooled as MatchZoo does.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,16 +75,16 @@ class CDSSMConfig(TrigramConfig):
     text1_maxlen: int = hparam(20, positive)
     text2_maxlen: int = hparam(40, positive)
     embedding_dim: int = hparam(50, positive)  # the WikiQA config's embed_size 50, trainable
-    filters: int = hparam(50, positive)        # kernel_count
+    filters: int = hparam(50, positive)  # kernel_count
     kernel: int = hparam(3, positive)
     hidden_sizes: tuple[int, ...] = hparam((10,), positive_sizes)
-    dropout: float = hparam(0.9, fraction)     # Keras' rate: the fraction dropped
+    dropout: float = hparam(0.9, fraction)  # Keras' rate: the fraction dropped
 
 
 def letter_trigrams(word: str) -> list[str]:
     """The letter trigrams of ``#word#`` in order, repeats included."""
     marked = f"#{word}#"
-    return [marked[i:i + 3] for i in range(len(marked) - 2)]
+    return [marked[i : i + 3] for i in range(len(marked) - 2)]
 
 
 def trigram_table(lexicon: "Lexicon", min_freq: int, max_freq: int) -> tuple["np.ndarray", list[str]]:
@@ -101,11 +102,12 @@ def trigram_table(lexicon: "Lexicon", min_freq: int, max_freq: int) -> tuple["np
     rows = [[index[g] for g in grams if g in index] for grams in hashed]
     table = np.full((len(rows), max(1, max(map(len, rows), default=0))), len(kept), dtype=np.int64)
     for i, row in enumerate(rows):
-        table[i, :len(row)] = row
+        table[i, : len(row)] = row
     return table, kept
 
 
 # Both builders ignore ``embeddings``: their inputs are letter trigrams, not pretrained word vectors.
+
 
 @register("dssm", DSSMConfig, lexicon=True)
 def build_dssm(cfg: DSSMConfig, vocab_size: int, embeddings, lexicon: "Lexicon"):
@@ -117,8 +119,7 @@ def build_dssm(cfg: DSSMConfig, vocab_size: int, embeddings, lexicon: "Lexicon")
     table, trigrams = trigram_table(lexicon, cfg.trigram_min_freq, cfg.trigram_max_freq)
     hidden = list(cfg.hidden_sizes)
     # Keras' Glorot-uniform kernel of Dense(n_trigrams -> hidden[0]), its zero bias
-    hashing = WordHashing(table, len(trigrams), hidden[0], bias=True,
-                          bound=math.sqrt(6 / (len(trigrams) + hidden[0])))
+    hashing = WordHashing(table, len(trigrams), hidden[0], bias=True, bound=math.sqrt(6 / (len(trigrams) + hidden[0])))
     return keras_init(DSSM(mlp(hashing, hidden, nn.Tanh, cfg.dropout), cfg.classes))
 
 

@@ -3,6 +3,7 @@
 
 No trainable parameters: the trainer trains nothing, and a run of one seed is the row (the
 scores are deterministic)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ def _unit_interval(value, hparams) -> str | None:
 
 @dataclass
 class BM25Config(HParams):
-    k1: float = hparam(1.5, positive)       # bm25s's (Lucene's) defaults
+    k1: float = hparam(1.5, positive)  # bm25s's (Lucene's) defaults
     b: float = hparam(0.75, _unit_interval)
 
 

@@ -6,6 +6,7 @@ The dot products of every question word vector with every answer word vector for
 [text1_maxlen, text2_maxlen] image; one Conv2D ('same' padding, ReLU), dynamic max-pooling to a
 dpool_size grid, dropout and one dense layer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,9 +31,9 @@ def _pools_evenly(value, hparams) -> str | None:
 
 @dataclass
 class MatchPyramidConfig(TextMatchConfig):
-    embedding_dim: int = hparam(300, positive)     # glove.840B.300d, normalised, trained
+    embedding_dim: int = hparam(300, positive)  # glove.840B.300d, normalised, trained
     freeze_embeddings: bool = False
-    dropout: float = hparam(0.95, fraction)        # Keras rate: the fraction dropped
+    dropout: float = hparam(0.95, fraction)  # Keras rate: the fraction dropped
     kernel_count: int = hparam(64, positive)
     kernel_size: tuple[int, ...] = hparam((3, 3), positive_pair)
     dpool_size: tuple[int, ...] = hparam((3, 10), positive_pair, _pools_evenly)

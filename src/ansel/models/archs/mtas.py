@@ -17,6 +17,7 @@ the paper's reading:
   classifier     upstream (dense F/2 relu, dense F relu, dense C sigmoid, whose outputs the code
                  feeds to softmax cross-entropy as logits) | paper (eq. 7: tanh(V1 h^q), V2 f)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,14 +30,14 @@ from ansel.models.registry import register
 @dataclass
 class MTASConfig(HParams):
     embedding_dim: int = hparam(150, positive)
-    hidden: int = hparam(300, positive)      # per direction
-    attention: int = hparam(100, positive)   # width of each head's M_t
+    hidden: int = hparam(300, positive)  # per direction
+    attention: int = hparam(100, positive)  # width of each head's M_t
     heads: int = hparam(4, positive)
     mask_padding: bool = False
-    max_len: int = hparam(100, positive)     # texts are cut to it; unmasked, also padded to it
+    max_len: int = hparam(100, positive)  # texts are cut to it; unmasked, also padded to it
     head_pooling: str = hparam("max", one_of("max", "sum"))
     classifier: str = hparam("upstream", one_of("upstream", "paper"))
-    dropout: float = hparam(0.0, fraction)   # on the word vectors (upstream: none)
+    dropout: float = hparam(0.0, fraction)  # on the word vectors (upstream: none)
     freeze_embeddings: bool = False
 
 
@@ -44,6 +45,7 @@ class MTASConfig(HParams):
 class IARNNWordConfig(QALSTMConfig):
     """IARNN-word (Wang et al. 2016) as the MTAS authors ran it (``iarnn/``: hidden 1000, fixed
     100-token inputs with their padding read, TF's LSTM initialisation)."""
+
     embedding_dim: int = hparam(150, positive)
     hidden: int = hparam(1000, positive)
     mask_padding: bool = False
@@ -57,9 +59,9 @@ def _widths(value, hparams) -> str | None:
 @dataclass
 class MultiCNNConfig(HParams):
     embedding_dim: int = hparam(150, positive)
-    filters: int = hparam(600, positive)                   # per kernel width
+    filters: int = hparam(600, positive)  # per kernel width
     kernels: tuple[int, ...] = hparam((1, 2, 3, 5), _widths)
-    dropout: float = hparam(0.0, fraction)                 # on the pooled vector (upstream: keep 1)
+    dropout: float = hparam(0.0, fraction)  # on the pooled vector (upstream: keep 1)
     freeze_embeddings: bool = False
     mask_padding: bool = False  # code: fixed max_len-token inputs, the windows over padding pooled too
     max_len: int = hparam(100, positive)

@@ -13,6 +13,7 @@ code and the hyperparameter gives the paper's variant:
   mask_padding   false (code: fixed-width post-padded inputs; the LSTMs, the softmax and the top-k
                  all see the padding) | true (paper's reading: padding takes no part)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,15 +30,15 @@ def _top_k_fits(value, hparams) -> str | None:
 @dataclass
 class MVLSTMConfig(TextMatchConfig):
     embedding_dim: int = hparam(300, positive)
-    freeze_embeddings: bool = True       # WikiQA configs: train_embed false
-    hidden: int = hparam(50, positive)   # per direction
+    freeze_embeddings: bool = True  # WikiQA configs: train_embed false
+    hidden: int = hparam(50, positive)  # per direction
     lstm_dropout: float = hparam(0.5, fraction)  # Keras LSTM(dropout=...): on the LSTM's inputs
     top_k: int = hparam(100, positive, _top_k_fits)
-    dropout: float = hparam(0.5, fraction)       # after the top-k
+    dropout: float = hparam(0.5, fraction)  # after the top-k
     match: str = hparam("dot", one_of("dot", "cosine"))
     mask_padding: bool = False
-    attend_question: bool = False        # aMV-LSTM (Q); with attend_answer: (Q+A)
-    attend_answer: bool = False          # aMV-LSTM (A)
+    attend_question: bool = False  # aMV-LSTM (Q); with attend_answer: (Q+A)
+    attend_answer: bool = False  # aMV-LSTM (A)
 
 
 @register("mv_lstm", MVLSTMConfig)  # aMV-LSTM (Q), (A), (Q+A): attend_question / attend_answer

@@ -4,6 +4,7 @@ a shared encoder for question and answer, column-wise max-pooling, cosine score.
 dos Santos et al. (section 2.3) apply tanh after the max-pooling for both QA-CNN and QA-biLSTM;
 Tan et al.'s QA-LSTM pools the biLSTM outputs without it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ class QALSTMConfig(HParams):
     """``mask_padding: false`` + ``max_len``: the MTAS authors' fixed-width inputs, padding read
     (``layers.read_ids``); ``init: tf``: their LSTM initialisation (``layers.keras_init``: Glorot,
     orthogonal recurrent weights, forget-gate bias 1) instead of torch's."""
+
     embedding_dim: int = hparam(100, positive)
     hidden: int = hparam(141, positive)
     dropout: float = hparam(0.0, fraction)

@@ -1,4 +1,5 @@
 """``random``: the random-ranking reference row (``ansel.models.random_ranker``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
