@@ -27,6 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ansel.embeddings import load_matrix
+from ansel.training.trainer import vectors_sha256
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PEER = ROOT / "benchmarks" / "peer"
@@ -75,7 +78,8 @@ def run(model: str, seed: int, score_only: bool = False) -> None:
     shutil.copy(peer_out / "train_log.csv", out / "train_log.csv")
     config = json.loads((peer_out / "config.json").read_text())
     vectors_file = ROOT / f"data/embeddings/wikiqa_mz/{vectors}.npy"  # the file the export read
-    config |= {"vectors_file": str(vectors_file.relative_to(ROOT)), "vectors_sha256": sha256(vectors_file)}
+    config |= {"vectors_file": str(vectors_file.relative_to(ROOT)), "vectors_file_sha256": sha256(vectors_file),
+               "vectors_sha256": vectors_sha256(load_matrix(vectors_file))}  # as an ansel run's timings.json has it
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
