@@ -61,8 +61,27 @@ SETTINGS = {  # model -> settings -> (MatchZoo-py params, optimizer, lr, text le
         ),
         "peer": ({"left_length": 10, "right_length": 40}, "adam", 1e-3, (10, 40), 300),
     },
+    # fork only: the fidelity harness (fidelity.py) trains these at the fork's settings
+    "match_pyramid": {  # MatchZoo-py pools adaptively (average), the fork dynamically (max)
+        "fork": (
+            {"kernel_count": [64], "kernel_size": [[3, 3]], "dpool_size": [3, 10], "dropout_rate": 0.95},
+            "adadelta",
+            1.0,
+            (10, 40),
+            300,
+        ),
+    },
+    "anmm": {  # MatchZoo-py's query gate reads the word vector (the paper's), the fork's reads its IDF
+        "fork": (
+            {"num_bins": 20, "hidden_sizes": [20], "activation": "tanh", "dropout_rate": 0.0},
+            "adadelta",
+            1.0,
+            (10, 40),
+            300,
+        ),
+    },
 }
-MZ_MODELS = {"mv_lstm": "MVLSTM", "arc_i": "ArcI"}
+MZ_MODELS = {"mv_lstm": "MVLSTM", "arc_i": "ArcI", "match_pyramid": "MatchPyramid", "anmm": "aNMM"}
 
 
 def peak_rss_mb() -> float:
