@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from matchzoo_side import MZ_MODELS, SETTINGS
+from matchzoo_side import MZ_MODELS, SETTINGS, built_model
 
 ADADELTA = {"rho": 0.95, "eps": 1e-7}  # ansel's (ansel.training.trainer.ADADELTA), Keras's defaults
 
@@ -152,14 +152,9 @@ def main() -> None:
     trainloader = mz.dataloader.DataLoader(trainset, stage="train", callback=padding)
 
     task = mz.tasks.Ranking(losses=mz.losses.RankHingeLoss(num_neg=1, margin=t["margin"]))
-    model = model_class()
-    model.params["task"] = task
-    model.params["embedding"] = vectors
-    model.params["embedding_freeze"] = bool(hp.get("freeze_embeddings", False)) or a.model == "anmm"
-    for key, value in params.items():
-        model.params[key] = value
-    model.guess_and_fill_missing_params(verbose=0)
-    model.build()
+    model = built_model(
+        model_class, task, vectors, bool(hp.get("freeze_embeddings", False)) or a.model == "anmm", params
+    )
     trainable = [q for q in model.parameters() if q.requires_grad]
     optimizer = (
         torch.optim.Adadelta(trainable, lr=lr, **ADADELTA)

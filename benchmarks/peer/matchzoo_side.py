@@ -88,6 +88,19 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def built_model(model_class, task, embedding, freeze: bool, params: dict):
+    """MatchZoo-py's ``model_class`` with ``params`` over its defaults, the embedding and task set, built."""
+    model = model_class()
+    model.params["task"] = task
+    model.params["embedding"] = embedding
+    model.params["embedding_freeze"] = freeze
+    for key, value in params.items():
+        model.params[key] = value
+    model.guess_and_fill_missing_params(verbose=0)
+    model.build()
+    return model
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", choices=sorted(SETTINGS), required=True)
@@ -125,14 +138,7 @@ def main() -> None:
     testset = mz.dataloader.Dataset(test_pack, mode="point", batch_size=256, shuffle=False)
     testloader = mz.dataloader.DataLoader(testset, stage="dev", callback=padding)
 
-    model = model_class()
-    model.params["task"] = task
-    model.params["embedding"] = embedding
-    model.params["embedding_freeze"] = not a.train_embeddings
-    for key, value in params.items():
-        model.params[key] = value
-    model.guess_and_fill_missing_params(verbose=0)
-    model.build()
+    model = built_model(model_class, task, embedding, not a.train_embeddings, params)
     trainable = [q for q in model.parameters() if q.requires_grad]
     optimizer = (
         torch.optim.Adadelta(trainable, lr=lr) if optimizer_name == "adadelta" else torch.optim.Adam(trainable, lr=lr)
