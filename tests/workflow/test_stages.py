@@ -91,6 +91,7 @@ def built(built_repo, tmp_path, wt):
     return built_repo, env, ["--profile", "workflow/profiles/local"]
 
 
+@pytest.mark.ci  # three Snakemake runs over the small DAG (~1-2 min): CI's, after the suite
 def test_evaluation_is_a_stage_of_its_own(built):
     """Metric code changes plan evaluate jobs (and what reads their metrics), never training;
     a failed evaluation keeps the trained weights."""
@@ -121,6 +122,7 @@ def _planned_runs(dry_run: str) -> set[str]:
     return runs
 
 
+@pytest.mark.ci  # retrains the small DAG's runs twice (~2-3 min): CI's, after the suite
 def test_an_edit_of_training_code_retrains_exactly_the_runs_it_trains(built):
     """The train rule takes the digest of its run's code (ansel.code_digest) as a param: an edit of
     one architecture's module plans that architecture's runs only, an edit of the trainer every
