@@ -11,8 +11,9 @@ and the table that sets its cells beside ansel's.
 ansel row of ``reports/paper-amvlstm``; its runs go to ``runs/matchzoo-py/<MODEL>/seed<k>/``:
 ``run.trec.gz`` / ``metrics.json`` (the last iteration scored: the 400th, the paper's protocol,
 unless the run was cut, when the table compares ansel's runs at the same iteration), ``run_selected.trec.gz`` /
-``metrics_selected.json`` (the dev-best of the iterations scored, every 10th), ``config.json`` (the
-harness's), ``log.csv`` (ansel-scored dev/test MAP and MRR), ``train_log.csv`` and ``train.log`` (the peer's).
+``metrics_selected.json`` (the dev-best of the iterations scored, every 10th), ``harness.json`` (the
+harness's settings: not an ansel run's ``config.json``, which ``ansel plan`` reads from every record's runs),
+``log.csv`` (ansel-scored dev/test MAP and MRR), ``train_log.csv`` and ``train.log`` (the peer's).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def run(model: str, seed: int, score_only: bool = False) -> None:
         "vectors_file_sha256": sha256(vectors_file),
         "vectors_sha256": vectors_sha256(load_matrix(vectors_file)),
     }  # as an ansel run's timings.json has it
-    (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    (out / "harness.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
 def _cell(values: list[float]) -> str:
