@@ -102,6 +102,8 @@ def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
             if cfg["seed"] == 1:
                 chosen.setdefault(shape(cfg), cfg)
     chosen = dict(sorted(chosen.items(), key=lambda kv: (kv[0] in counts, -counts.get(kv[0], 0))))
+    if models := spec.get("models"):  # only these, in this order
+        chosen = {k: cfg for m in models for k, cfg in chosen.items() if cfg["model"] == m}
     settings = {k: spec.get(k, v) for k, v in SPEED_DEFAULTS.items() if k != "top"}
     return {**settings, "configs": list(chosen.values())}
 
