@@ -485,7 +485,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     pl.add_argument("--threads", type=int, default=1)
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
-    pl.add_argument("--precision", choices=("fp32", "tf32", "bf16"), help="every trained run at this train.precision")
+    pl.add_argument(
+        "--precision", choices=("torch", "fp32", "tf32", "bf16"), help="every trained run at this train.precision"
+    )
     pl.add_argument(
         "--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)"
     )

@@ -187,3 +187,39 @@ def test_a_tables_step_times_are_timed_with_its_runs_and_render_its_benchmark_co
         sum(timed["models"]["ggsa_ggsa_max_insuranceqa"]["seconds_per_batch"]) / timed["rounds"]
     )
     assert timed["device"] in (placed / "table3.md").read_text()
+
+
+def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_its_costs(tmp_path):
+    """The GPU speed entry rehearsed on the CPU: every shape of the items' runs (the models named, in
+    their order) timed in each precision alone and stacked; its costs come back keyed by precision and
+    are read by ``ansel plan``."""
+    from ansel.plan import measured_costs, shape
+
+    spec = {"items": {"smoke": ["synthetic"]}, "models": ["qa_cnn"], "precisions": ["fp32", "bf16"]}
+    record = {"sp": {"preset": "smoke", "config": {"seeds": 1}, "speed": {**spec, "top": 0, "seeds": 2}}}
+    record["sp"]["speed"] |= {"batches": 1, "rounds": 2, "dev_questions": 3}
+    kit = tmp_path / "gpu-kit"
+    entry = pack(["sp"], kit, record)["records"][0]["speed"]
+    assert [(c["model"], c["dataset"]) for c in entry["configs"]] == [
+        ("qa_cnn", "synthetic_en"),
+        ("qa_cnn", "synthetic_zh"),
+    ]
+    assert not any((kit / "data/embeddings").rglob("*.npy"))  # random initial vectors: timings only
+    printed = run_sh(kit, tmp_path / "out", tmp_path)
+    assert "sp: speed ok" in printed, printed
+    (archive,) = (tmp_path / "out").glob("record-sp-*.tar.gz")
+    speed = json.loads(members(archive)["sp/bench/speed.json"])
+    for cfg in entry["configs"]:
+        variants = speed[shape(cfg)]["variants"]
+        assert sorted(variants) == ["bf16", "bf16 stacked x2", "fp32", "fp32 stacked x2"]
+        assert len(variants["fp32"]["step_seconds"]) == 2 and variants["fp32"]["speedup"] == 1.0
+        assert variants["fp32 stacked x2"]["seeds"] == 2 and "dev_seconds" not in variants["fp32 stacked x2"]
+    (placed,) = unpack([archive], device_minutes=1.0, dest=tmp_path / "reports-device")
+    costs = measured_costs([placed])
+    for cfg in entry["configs"]:
+        for p in ("fp32", "bf16"):
+            at = {**cfg, "train": {**cfg["train"], "precision": p}}
+            assert costs[shape(at)].seconds_per_batch == pytest.approx(
+                speed[shape(cfg)]["variants"][p]["seconds_per_batch"]
+            )
+            assert costs[shape(at)].device.startswith("cpu/") and costs[shape(at)].batches >= 1

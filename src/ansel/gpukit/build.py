@@ -79,7 +79,7 @@ def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
 
 SPEED_DEFAULTS = {
     "top": 5,
-    "precisions": ["fp32", "tf32", "bf16"],
+    "precisions": ["torch", "fp32", "tf32", "bf16"],
     "seeds": 5,
     "batches": 5,
     "rounds": 3,

@@ -1,13 +1,14 @@
-"""A run's arithmetic on the device (``train.precision``): ``fp32`` (every matmul and cuDNN
-convolution or LSTM in full float32), ``tf32`` (those in TensorFloat-32 on a CUDA GPU: float32 in and
-out, 10-bit mantissas inside, several times the fp32 rate from Ampere on) or ``bf16`` (the training
-steps' forward passes under ``torch.autocast`` to bfloat16, the rest in tf32).
+"""A run's arithmetic on the device (``train.precision``): ``torch`` (torch's own defaults, what every
+run did before this setting, 2026-11-28: cuDNN convolutions and LSTMs in TensorFloat-32, matmuls in
+float32), ``fp32`` (all of them in full float32), ``tf32`` (all in TensorFloat-32 on a CUDA GPU:
+float32 in and out, 10-bit mantissas inside, several times the fp32 rate from Ampere on) or ``bf16``
+(the training steps' forward passes under ``torch.autocast`` to bfloat16, the rest in tf32).
 
 Scoring (dev and test) never runs in bfloat16: its 8-bit mantissa ties candidates a ranking tells
-apart, so a bf16 run scores in tf32. On the CPU tf32 is float32 (no such mode there); bf16 autocasts.
+apart, so a bf16 run scores in tf32. On the CPU all but bf16 are float32 (no TF32 there).
 
-torch's own defaults are neither fp32 nor tf32: cuDNN in TF32, matmuls in float32. The GPU records
-made before this setting (2026-11-28) ran so."""
+On an H100 (``reports/device/gpu-speed``) full fp32 cuDNN scored MTAS's CNN's dev split 40x slower than
+TF32: ``fp32`` is for exactness, not the default."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ def arithmetic(precision: str, device: torch.device):
     if device.type != "cuda":
         yield
         return
-    tf32 = precision != "fp32"
     before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = precision in ("tf32", "bf16")
+    torch.backends.cudnn.allow_tf32 = precision != "fp32"
     try:
         yield
     finally:

@@ -1,6 +1,6 @@
 """Today's training path against the faster ones, side by side on one device (the GPU speed entry of
-``reports/device/QUEUE.md``): per run shape, one seed alone in each ``train.precision`` (fp32 is what
-every run did before 2026-11-28), and the row's seeds as one stacked model where the shape stacks
+``reports/device/QUEUE.md``): per run shape, one seed alone in each ``train.precision`` (``torch`` is
+what every run did before 2026-11-28), and the row's seeds as one stacked model where the shape stacks
 (``seed_stack``). The variants take turns round by round in one process, so the machine's drift
 falls on all alike; each alone variant's peak device memory is read while it is the newest.
 
@@ -85,8 +85,8 @@ def compare(
                 v["dev_seconds"] = timer.dev_seconds(dev) * scale
                 cost = {k: v[k] for k in ("seconds_per_batch", "dev_seconds", "peak_mb") if k in v}
                 save_cost(out / "costs", timer.cfgs[0], {"device": timer.label, **cost}, data_root, examples)
-        if base := entry["variants"].get("fp32"):
-            for v in entry["variants"].values():  # a seed's step against today's: >1 is faster
+        if base := entry["variants"].get(precisions[0]):
+            for v in entry["variants"].values():  # a seed's step against the first precision's: >1 is faster
                 v["speedup"] = base["seconds_per_batch"] * v["seeds"] / v["seconds_per_batch"]
         entry["seconds"] = round(time.time() - started, 1)
         entry["dev_scale"] = scale
