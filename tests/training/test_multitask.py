@@ -214,9 +214,9 @@ def test_alpha_zero_is_the_ranking_loss_alone_and_alpha_above_zero_reaches_the_s
     # the ranking loss alone, computed by hand: the same step, the same drawn negatives
     model, data = feed.model, feed.data
     model.zero_grad()
-    q = feed.ids(data.q_ids, feed.pos_q[rows])
+    q = feed.q_ids.rows(feed.pos_q[rows])
     neg = feed.sampler.sample(feed.pos_q[rows], np.random.default_rng(0), model, data.q_ids, data.a_ids)
-    pair_loss(model(q, feed.ids(data.a_ids, feed.pos_a[rows])), model(q, feed.ids(data.a_ids, neg)), feed.t).backward()
+    pair_loss(model(q, feed.a_ids.rows(feed.pos_a[rows])), model(q, feed.a_ids.rows(neg)), feed.t).backward()
     alone = {k: p.grad for k, p in model.named_parameters()}
     assert all((joint0[k] is None and alone[k] is None) or torch.equal(joint0[k], alone[k]) for k in alone)
 

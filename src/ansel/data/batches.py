@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,9 @@ class RunData:
     q_row: dict[str, int]
     a_row: dict[str, int]
     vocab: Vocab
+    # {device: (questions', answers' ``DeviceIds``)}: uploaded once per device (shared by a copy from
+    # ``sample_questions``, whose id matrices are these)
+    _on_device: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def load(cls, processed_dir: str | Path, vocab: Vocab, max_len_q: int, max_len_a: int) -> "RunData":
@@ -39,6 +42,14 @@ class RunData:
             a_row={a: i for i, a in enumerate(ds.answers.aid)},
             vocab=vocab,
         )
+
+    def on_device(self, device) -> tuple:
+        """The question and answer id matrices resident on ``device`` (``device_ids.DeviceIds``)."""
+        from ansel.data.device_ids import DeviceIds
+
+        if device not in self._on_device:
+            self._on_device[device] = (DeviceIds(self.q_ids, device), DeviceIds(self.a_ids, device))
+        return self._on_device[device]
 
     @property
     def vocab_size(self) -> int:

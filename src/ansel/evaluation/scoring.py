@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ansel.data.batches import trim_padding
+from ansel.data.device_ids import to_device
 from ansel.models.base import PAD, InteractionRanker, Ranker
 from ansel.models.rankers import PairRanker
 
@@ -59,12 +60,12 @@ def _encode_all(encode, ids: torch.Tensor, rows: torch.Tensor, batch_size: int, 
     order = _longest_first(ids, rows)
     out = None
     for i in range(0, len(rows), batch_size):
-        parts = _parts(encode(trim_padding(ids[rows[order[i : i + batch_size]]]).to(device)))
+        parts = _parts(encode(to_device(trim_padding(ids[rows[order[i : i + batch_size]]]), device)))
         if out is None:  # the longest texts come first: later batches' per-token states are no wider
             out = tuple(part.new_zeros(len(rows), *part.shape[1:]) for part in parts)
         for whole, part in zip(out, parts):
             whole[(slice(i, i + len(part)), *map(slice, part.shape[1:]))] = part  # zeros (masked) beyond
-    return out, torch.argsort(order).to(device)
+    return out, to_device(torch.argsort(order), device)
 
 
 def _cut(h: torch.Tensor, m: torch.Tensor):
@@ -94,12 +95,12 @@ def score_pairs(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> n
     q_ids, a_ids, qi, ai = _inputs(q_ids, a_ids, qi, ai)
     device = _device(model)
     scores = []
-    with torch.inference_mode():
+    with torch.inference_mode():  # the scores stay on the device until the last batch: no wait per batch
         for i in range(0, len(qi), batch_size):
-            q = trim_padding(q_ids[qi[i : i + batch_size]]).to(device)
-            a = trim_padding(a_ids[ai[i : i + batch_size]]).to(device)
-            scores.append(model(q, a).float().cpu())
-    return torch.cat(scores).numpy() if scores else np.zeros(0, dtype=np.float32)
+            q = to_device(trim_padding(q_ids[qi[i : i + batch_size]]), device)
+            a = to_device(trim_padding(a_ids[ai[i : i + batch_size]]), device)
+            scores.append(model(q, a).float())
+    return torch.cat(scores).cpu().numpy() if scores else np.zeros(0, dtype=np.float32)
 
 
 def score_cached(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> np.ndarray:
@@ -125,11 +126,15 @@ def score_cached(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> 
     scores = torch.empty(len(qi), device=device)
     with torch.inference_mode():
         q_side, q_where = _encode_all(encode_question, q_ids, q_rows, batch_size, device)
-        q_pos, pair_row, by_batch = q_where[q_pos.to(device)], pair_row.to(device), by_batch.to(device)
+        q_pos, pair_row, by_batch = (
+            q_where[to_device(q_pos, device)],
+            to_device(pair_row, device),
+            to_device(by_batch, device),
+        )
         start = 0
         for b, count in enumerate(counts):
             a_batch = trim_padding(a_ids[a_rows[order[b * batch_size : (b + 1) * batch_size]]])
-            a_side = _parts(encode_answer(a_batch.to(device)))
+            a_side = _parts(encode_answer(to_device(a_batch, device)))
             per_pair = max(1, sum(t[:1].numel() for t in (*q_side, *a_side)))
             chunk = max(batch_size, _GATHER_ELEMENTS // per_pair)
             for i in range(start, start + count, chunk):

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from ansel.data.batches import RunData, trim_padding
+from ansel.data.batches import RunData
+from ansel.data.device_ids import to_device
 from ansel.training.config import TrainConfig
 from ansel.training.losses import category_loss, pair_loss
 from ansel.training.precision import forward_precision
@@ -61,11 +62,12 @@ class Feed:
     whose question has a category."""
 
     def __init__(self, cfg: dict, t: TrainConfig, data: RunData, model, device):
-        self.seed, self.t, self.data, self.model, self.device = cfg["seed"], t, data, model, device
+        self.seed, self.t, self.data, self.model, self.device = cfg["seed"], t, data, model, torch.device(device)
+        self.q_ids, self.a_ids = data.on_device(self.device)
         cands, qi, ai = data.pairs("train")
         labels = cands.label.to_numpy()
         if t.loss == "classification":
-            self.pos_q, self.pos_a, self.labels = qi, ai, torch.from_numpy((labels > 0).astype(np.float32))
+            self.pos_q, self.pos_a, self.labels = qi, ai, (labels > 0).astype(np.float32)
         elif t.loss == "category":  # one step per training pair, as the joint loss sees each question
             keep = (labels == 1) & (data.q_category[qi] >= 0)
             self.pos_q, self.pos_a = qi[keep], ai[keep]
@@ -78,7 +80,7 @@ class Feed:
                 t.negatives.strategy,
                 t.negatives.n,
                 t.negatives.source,
-                one_call=torch.device(device).type != "cpu",
+                one_call=self.device.type != "cpu",
             )
 
     def epoch(self, epoch: int) -> tuple[np.ndarray, np.random.Generator]:
@@ -95,21 +97,18 @@ class Feed:
     def batch(self, rows: np.ndarray, rng: np.random.Generator) -> dict:
         """The tensors ``batch_loss`` reads for the examples ``rows``."""
         t, data = self.t, self.data
-        batch = {"q": self.ids(data.q_ids, self.pos_q[rows])}
+        batch = {"q": self.q_ids.rows(self.pos_q[rows])}
         if t.loss == "category" or t.category_weight:
-            batch["category"] = torch.from_numpy(data.q_category[self.pos_q[rows]]).to(self.device)
+            batch["category"] = to_device(data.q_category[self.pos_q[rows]], self.device)
         if t.loss == "category":
             return batch
-        batch["a"] = self.ids(data.a_ids, self.pos_a[rows])
+        batch["a"] = self.a_ids.rows(self.pos_a[rows])
         if t.loss == "classification":
-            batch["labels"] = self.labels[rows].to(self.device)
+            batch["labels"] = to_device(self.labels[rows], self.device)
         else:
             neg_a = self.sampler.sample(self.pos_q[rows], rng, self.model, data.q_ids, data.a_ids)
-            batch["neg"] = self.ids(data.a_ids, neg_a)
+            batch["neg"] = self.a_ids.rows(neg_a)
         return batch
-
-    def ids(self, ids: np.ndarray, rows: np.ndarray) -> torch.Tensor:
-        return trim_padding(torch.from_numpy(ids[rows])).to(self.device)
 
 
 class Alone:
