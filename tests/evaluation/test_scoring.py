@@ -28,6 +28,7 @@ def pool():
 
 MV_LSTM = {"embedding_dim": 8, "hidden": 5, "text1_maxlen": 6, "text2_maxlen": 12, "top_k": 10}
 SA = {"embedding_dim": 8, "heads": 2, "group_size": 3}
+MTAS = {"embedding_dim": 8, "hidden": 5, "attention": 4, "max_len": 12}
 # every family whose sides are encoded alone: siamese (vectors), attentive pooling (encoder states
 # composed pairwise), interaction (per-token states interacted)
 MODELS = {
@@ -48,6 +49,10 @@ MODELS = {
         "mv_lstm",
         {**MV_LSTM, "attend_question": True, "match": "cosine", "mask_padding": True},
     ),
+    # MTAS: the answer's attention reads the question, its BiLSTM does not; as coded (fixed width,
+    # padding read) and masked, with each head pooling
+    "MTAS": ("mtas", {**MTAS, "heads": 2}),
+    "MTAS masked, summed heads": ("mtas", {**MTAS, "mask_padding": True, "head_pooling": "sum"}),
     # texts longer than the fixed widths too: truncated on both paths
     "MatchPyramid": (
         "match_pyramid",
@@ -66,7 +71,7 @@ MODELS = {
 def model_named(name):
     arch, hparams = MODELS[name]
     torch.manual_seed(0)
-    return build_model(arch, hparams, vocab_size=40)
+    return build_model(arch, hparams, vocab_size=40, n_categories=3)  # MTAS classifies; the others ignore it
 
 
 def widened(ids, columns):

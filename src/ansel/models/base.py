@@ -50,7 +50,8 @@ class SiameseRanker(Ranker):
 
 class InteractionRanker(Ranker):
     """Sides are tuples of batch-first tensors whose widths are fixed by the model (not by the
-    batch's longest text), so the sides of different batches concatenate row-wise."""
+    batch's longest text), or whose positions past a batch's width are masked out (a side's own
+    mask: MTAS), so the sides of different batches concatenate row-wise, zero-filled."""
 
     def encode_question_side(self, q: torch.Tensor) -> tuple[torch.Tensor, ...]:  # pragma: no cover
         raise NotImplementedError

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ansel.models.base import Ranker, SiameseRanker
+from ansel.models.base import InteractionRanker, Ranker, SiameseRanker
 from ansel.models.encoders import BiLSTMEncoder, bilstm_encoder
 from ansel.models.layers import (
     dropped_embedding,
@@ -52,14 +52,20 @@ class MultiHeadAnswerAttention(nn.Module):
             for w in (self.question_proj.weight, self.answer_proj.weight, self.score):
                 _truncated_normal(w)
 
-    def weights(self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor) -> torch.Tensor:
-        """s [B, heads, La]: each head's softmax over the answer positions the mask admits."""
-        m = torch.tanh(self.answer_proj(ha) + self.question_proj(oq).unsqueeze(1))
+    def weights(
+        self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor, projected: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """s [B, heads, La]: each head's softmax over the answer positions the mask admits;
+        ``projected``: W_am h^a, where the answer side already holds it (it reads no question)."""
+        projected = self.answer_proj(ha) if projected is None else projected
+        m = torch.tanh(projected + self.question_proj(oq).unsqueeze(1))
         logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1)  # [B, La, heads]
         return masked_softmax(logits.transpose(1, 2), ma.unsqueeze(1))
 
-    def forward(self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor) -> torch.Tensor:
-        s = self.weights(oq, ha, ma)
+    def forward(
+        self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor, projected: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        s = self.weights(oq, ha, ma, projected)
         if self.pooling == "sum":
             return torch.tanh((s @ ha).flatten(1))
         weighted = (s.transpose(1, 2).unsqueeze(-1) * ha.unsqueeze(2)).flatten(2)  # [B, La, heads x H]
@@ -91,8 +97,10 @@ def category_head(kind: str, features: int, n_categories: int) -> nn.Sequential:
     )
 
 
-class MTAS(Ranker):
-    """Not siamese: the answer's attention reads the question.
+class MTAS(InteractionRanker):
+    """Not siamese: the answer's attention reads the question; its BiLSTM does not, so scoring
+    encodes each distinct answer once (the question side: its max-pooled states; the answer side:
+    its states, mask and the heads' projection of them) and only the rest of the attention runs per pair.
 
     ``mask_padding: false`` (as coded) reads every text as exactly ``max_len`` tokens, PAD-filled:
     the BiLSTM runs over the padding (its backward pass starts there), and the softmax and the
@@ -125,10 +133,18 @@ class MTAS(Ranker):
         """One copy of tanh(max-pooled H^q) per head, as the code concatenates them."""
         return torch.tanh(pooled).repeat(1, self.heads)
 
-    def forward(self, q: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        pooled = self._pooled_question(q)
-        answer = self.answer_attention(pooled, *self.states(a))
-        return self.scorer(self._question_output(pooled), answer)
+    def encode_question_side(self, q: torch.Tensor) -> tuple[torch.Tensor]:
+        return (self._pooled_question(q),)
+
+    def encode_answer_side(self, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The answer's states, mask and their projection by every head (W_am h^a: the attention's
+        larger product, which reads no question)."""
+        ha, ma = self.states(a)
+        return ha, ma, self.answer_attention.answer_proj(ha)
+
+    def interact(self, q_side: tuple[torch.Tensor, ...], a_side: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        (pooled,) = q_side
+        return self.scorer(self._question_output(pooled), self.answer_attention(pooled, *a_side))
 
     def classify(self, q: torch.Tensor) -> torch.Tensor:
         """Category logits [B, n_categories] of the questions (upstream: sigmoid outputs)."""

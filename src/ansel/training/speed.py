@@ -47,7 +47,8 @@ def compare(
     started is finished, none started after it. Returns speed.json's content."""
     path = out / "bench" / "speed.json"
     results = json.loads(path.read_text()) if path.exists() else {}  # a second run goes on
-    loaded, examples = {}, {}
+    loaded: dict = {}
+    examples: dict = {}
     for i, cfg in enumerate(configs, 1):
         key = shape(cfg)
         if key in results:
