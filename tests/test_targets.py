@@ -2,6 +2,7 @@ import pytest
 
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
+from ansel.table_kinds import kind_of
 
 TRAIN = {
     "epochs": 1,
@@ -101,7 +102,7 @@ def test_lr_grid_points_are_runs_and_the_models_own_lr_is_the_model_itself():
         "rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
         "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
     }
-    assert dirs(T.table_runs(cfg, table)) == [
+    assert dirs(kind_of(table).runs(cfg, table)) == [
         f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)
     ]
 
@@ -173,7 +174,7 @@ def test_a_model_may_have_its_own_number_of_seeds():
         "rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
         "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
     }
-    assert dirs(T.table_runs(cfg, table)) == (
+    assert dirs(kind_of(table).runs(cfg, table)) == (
         [f"results/runs/ds/g/seed{s}" for s in range(1, 6)] + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"]
     )
     assert T.seed_count(cfg, ["g", "ref", "g"]) == "2-5" and T.seed_count(cfg, ["g"]) == "5"
@@ -187,9 +188,9 @@ def test_dataset_stats_tables_read_statistics_not_runs():
         "columns": ["questions"],
         "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}],
     }
-    assert T.table_inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
-    assert T.published_file(table) == "workflow/papers/dataset_stats_published.csv"
-    assert T.published_file({"id": "m"}) == "workflow/papers/published_results.csv"
+    assert kind_of(table).inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
+    assert kind_of(table).published == "workflow/papers/dataset_stats_published.csv"
+    assert kind_of({"id": "m"}).published == "workflow/papers/published_results.csv"
 
 
 def _declared(paper):
@@ -213,7 +214,7 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
         assert _declared(paper) <= outputs, paper
         spec = load_paper(paper)
         for table in spec.get("tables", []):
-            for path in T.table_inputs(cfg, table):  # workflow/: the context rows' published values
+            for path in kind_of(table).inputs(cfg, table):  # workflow/: the context rows' published values
                 assert _synthetic(path), (paper, table["id"], path)
         for fig in spec.get("figures", []):
             for path in T.figure_inputs(cfg, T.spec_figure(paper, fig["id"])):  # with its paper (a heatmap's table)
@@ -231,7 +232,8 @@ def test_cpu_preset_builds_real_data_and_names_its_two_stand_ins():
     assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
     assert not any("insuranceqa_v1" in o or "/smoke/" in o for o in outputs)  # v1's test pools are not offline
     assert "results/tables/datasets/insuranceqa_v2.md" in outputs
-    stats = T.table_inputs(cfg, T.spec_table(cfg, "datasets", "wikiqa"))
+    stats_table = T.spec_table(cfg, "datasets", "wikiqa")
+    stats = kind_of(stats_table).inputs(cfg, stats_table)
     assert stats == ["results/stats/wikiqa.csv", "results/stats/wikiqa_all.csv"]
 
 
@@ -258,8 +260,8 @@ def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
     }
     cells = [(row["label"], row["model"], col["dataset"], ds) for row, col, ds in T.table_cells(cfg, table)]
     assert cells == [("G", "g", "ds", "ds"), ("G", "g2", "pairs", "syn"), ("R", "ref", "ds", "ds")]
-    assert T.table_models(table) == ["g", "g2", "ref"]
-    assert dirs(T.table_runs(cfg, table)) == [
+    assert kind_of(table).models(table) == ["g", "g2", "ref"]
+    assert dirs(kind_of(table).runs(cfg, table)) == [
         f"results/runs/{ds}/{m}/seed{s}" for ds, m in [("ds", "g"), ("ds", "ref"), ("syn", "g2")] for s in (1, 2)
     ]
     rows, (ranking, pairs) = table["rows"], table["columns"]
@@ -276,7 +278,7 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
 
     cfg = load(preset="full")
     table = T.spec_table(cfg, "matrix", "models_by_dataset")
-    archs = {model_config(cfg, m)["arch"] for m in T.table_models(table)}
+    archs = {model_config(cfg, m)["arch"] for m in kind_of(table).models(table)}
     assert archs == set(registered())
     for row, _, ds in T.table_cells(cfg, table):
         for run in T.runs(cfg, ds, T.Variant(row["model"])):
@@ -288,9 +290,9 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
         if col["dataset"] == "quoraqp_standin" and T.not_applicable(row, col)
     } == {None}
     heatmap = T.spec_figure("matrix", "heatmap")  # reads the table's runs and files
-    assert T.figure_runs(cfg, heatmap) == T.table_runs(cfg, table)
-    assert T.figure_inputs(cfg, heatmap) == T.table_inputs(cfg, table)
-    assert T.figure_models(heatmap) == T.table_models(table)
+    assert T.figure_runs(cfg, heatmap) == kind_of(table).runs(cfg, table)
+    assert T.figure_inputs(cfg, heatmap) == kind_of(table).inputs(cfg, table)
+    assert T.figure_models(heatmap) == kind_of(table).models(table)
 
 
 def test_a_presets_evaluation_cadence_applies_only_where_a_model_has_one():

@@ -250,9 +250,11 @@ def cmd_record(a) -> None:
 def cmd_table(a) -> None:
     from ansel.evaluation.agreement import check_runs
     from ansel.report.build import build_table
-    from ansel.targets import metrics_runs, spec_table
+    from ansel.table_kinds import kind_of
+    from ansel.targets import spec_table
 
-    check_runs(metrics_runs(a.config, spec_table(a.config, a.paper, a.table)))  # only what the run files give
+    table = spec_table(a.config, a.paper, a.table)
+    check_runs(kind_of(table).metrics_runs(a.config, table))  # only what the run files give
     build_table(a.config, a.paper, a.table, Path(a.published), Path(a.out_prefix))
 
 

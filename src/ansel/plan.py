@@ -41,6 +41,7 @@ from ansel.gpukit import GPU_PARALLEL
 from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
 from ansel.settings import ConfigError, SettingError, check, parse
+from ansel.table_kinds import kind_of
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
@@ -393,7 +394,7 @@ def plan(
     rows, examples, items = [], {}, []
     for paper in config["papers"]:
         tables, figures = T.paper_items(config, paper)
-        items += [(paper, t["id"], T.table_runs(config, t)) for t in tables if T.table_kind(t) == "metrics"]
+        items += [(paper, t["id"], kind_of(t).runs(config, t)) for t in tables if kind_of(t).metric_grid]
         items += [(paper, f["id"], T.figure_runs(config, f)) for f in figures]
     for paper, item, item_runs in items:
         rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, examples)})
