@@ -1,8 +1,8 @@
-"""What the papers ask for, as runs and output files (DESIGN.md, principles 5 and 10).
+"""The runs the papers' tables and figures read, as records, and the files they read and write
+(DESIGN.md, principles 2, 5 and 10).
 
-The Snakefile, the CLI and the tests derive every target from the paper specs through these
-functions, so adding a row to a spec adds its runs. A run is a record (``Run``); its directory
-is how it is written to disk, never parsed back.
+A run is a record (``Run``); its directory is how it is written to disk, never parsed back. Which
+runs a spec asks for is ``ansel.paper_targets``' and each table kind's (``ansel.table_kinds``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 from ansel.config import (
     ConfigError,
     dataset_name,
-    load_paper,
     model_config,
     papers_dir,
     run_config,
@@ -23,24 +22,11 @@ from ansel.config import (
 )
 from ansel.evaluation.config import METRICS
 from ansel.models.registry import is_trained
-from ansel.table_kinds import kind_of
 
 # the papers' published values (a table kind's ``published``: ansel.table_kinds)
 PUBLISHED_RESULTS = "workflow/papers/published_results.csv"
 # published values of the context rows (``context: true``; ansel.report.context), in any paper's table
 CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
-TABLE_EXTENSIONS = ("csv", "md", "tex", "html", "json")
-FIGURE_EXTENSIONS = ("png", "pdf")
-# What each figure kind reads from a run directory, and whether it reads the processed dataset.
-FIGURE_RUN_FILES = {
-    "learning_curves": ["log.csv"],
-    "accuracy_by_length": ["run.trec"],
-    "attention_maps": ["config.json", "model.pt", "run.trec"],
-    "sweep": [],  # its metric's file (value_file)
-    "accuracy_bars": [],  # its metric's file (value_file)
-    "heatmap": [],  # its table's files (TableKind.inputs)
-}
-FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
 # of the run directory, whose files are the same bytes for the same seed.
 TIMING_METRICS = {("train", "seconds_per_batch")}
@@ -140,19 +126,6 @@ def stats_file(dataset: str) -> str:
     return f"results/stats/{dataset}.csv"
 
 
-def spec_table(config: dict, paper: str, table_id: str) -> dict:
-    """A table's spec, checked: its kind is known, its ``baseline`` and ``claims`` name its rows, and
-    (with a config) the kind's own checks (``TableKind.check``)."""
-    for table in load_paper(paper).get("tables", []):
-        if table["id"] == table_id:
-            kind = kind_of(table)
-            check_significance_rows(paper, table)
-            if config:  # a heatmap's table by name alone ({}): checked where its own table is planned
-                kind.check(config, paper, table)
-            return table
-    raise KeyError(f"papers.{paper}: spec has no table {table_id!r}")
-
-
 def claim_pair(claim: str) -> tuple[str, str]:
     """(better, worse) row labels of a spec's claim, written as the paper states it: "A > B" (A's
     metric is higher than B's) or "A < B" (lower: ("B", "A"))."""
@@ -243,14 +216,6 @@ def check_significance_rows(paper: str, table: dict) -> None:
             )
 
 
-def spec_figure(paper: str, figure_id: str) -> dict:
-    """A figure's spec, with ``paper`` set (a preset's ``papers.<paper>.sweeps`` is looked up by it)."""
-    for fig in load_paper(paper).get("figures", []):
-        if fig["id"] == figure_id:
-            return {**fig, "paper": paper}
-    raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
-
-
 def row_models(row: dict) -> list[str]:
     """The models a metrics table row runs: its ``model`` and its per-dataset ``models``."""
     return [m for m in [row.get("model"), *row.get("models", {}).values()] if m]
@@ -313,14 +278,6 @@ def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
             + [raw_manifest(config, d) for d in sorted({r.dataset for r in runs})]
         )
     )
-
-
-def figure_metrics_runs(config: dict, figure: dict) -> list[Run]:
-    """``metrics_runs`` of a figure (a heatmap's: its table's)."""
-    if figure["kind"] == "heatmap":
-        table = figure_table(figure)
-        return kind_of(table).metrics_runs(config, table)
-    return reading_metrics(_figure_inputs(config, figure), figure_runs(config, figure))
 
 
 def reading_metrics(files: list[str], found: list[Run]) -> list[Run]:
@@ -391,72 +348,6 @@ def sweep_models(config: dict, figure: dict) -> list[tuple[object, Variant]]:
     return points
 
 
-def figure_models(figure: dict) -> list[str]:
-    """The params.yaml models a figure reads (a sweep: the base of its derived runs), in spec order."""
-    if figure["kind"] == "attention_maps":
-        return [figure["model"]]
-    if figure["kind"] == "sweep":
-        swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
-        return list(dict.fromkeys([*swept, figure["reference_model"]]))
-    if figure["kind"] == "heatmap":
-        table = figure_table(figure)
-        return kind_of(table).models(table)
-    return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
-
-
-def figure_runs(config: dict, figure: dict) -> list[Run]:
-    """The runs a figure reads, by kind."""
-    kind = figure["kind"]
-    if kind not in FIGURE_RUN_FILES:
-        raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
-    if kind == "heatmap":
-        table = figure_table(figure)
-        return kind_of(table).runs(config, table)
-    ds = dataset_name(config, figure["dataset"])
-    if kind == "attention_maps":
-        return [Run(ds, Variant(figure["model"]), spec_seed(config, figure, figure_models(figure)))]
-    if kind == "sweep":
-        variants = [v for _, v in sweep_models(config, figure)] + [Variant(figure["reference_model"])]
-    else:
-        variants = [Variant(m) for m in figure_models(figure)]
-    return sorted({r for v in variants for r in runs(config, ds, v)})
-
-
-def figure_table(figure: dict) -> dict:
-    """The metrics table of its paper whose cells a heatmap figure draws (spec key ``table``)."""
-    table = spec_table({}, figure["paper"], figure["table"])
-    if not kind_of(table).metric_grid:
-        raise ConfigError(
-            f"figure {figure['id']}: table {figure['table']!r} is of kind {kind_of(table).name!r}; "
-            "a heatmap draws a metrics table"
-        )
-    return table
-
-
-def figure_inputs(config: dict, figure: dict) -> list[str]:
-    """``_figure_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
-    if figure["kind"] == "heatmap":
-        table = figure_table(figure)
-        return kind_of(table).inputs(config, table)
-    return with_run_files(_figure_inputs(config, figure), figure_metrics_runs(config, figure))
-
-
-def _figure_inputs(config: dict, figure: dict) -> list[str]:
-    files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
-    if figure["kind"] in ("sweep", "accuracy_bars"):
-        splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]
-        files += dict.fromkeys(
-            value_file(r, split, figure["metric"], figure.get("protocol", "dev"))
-            for r in figure_runs(config, figure)
-            for split in splits
-        )
-    if figure["kind"] in FIGURES_READING_DATA:
-        files.append(processed_dir(dataset_name(config, figure["dataset"])))
-    if "reference_published" in figure or "published_table" in figure:
-        files.append(PUBLISHED_RESULTS)
-    return files
-
-
 def report_config(config: dict) -> dict:
     """The slice of the config every table or figure job reads (so only it triggers re-rendering)."""
     return {
@@ -475,42 +366,3 @@ def models_config(config: dict, models: list[str]) -> dict:
         "train": config["train"],
         "scale": config.get("scale", {}),
     }
-
-
-def paper_items(config: dict, paper: str) -> tuple[list[dict], list[dict]]:
-    """The specs of the tables and figures the preset asks of a paper; a paper without a
-    ``tables`` (``figures``) list asks for all of its spec's."""
-    spec, wanted = load_paper(paper), config["papers"][paper]
-    tables = [spec_table(config, paper, t) for t in wanted.get("tables", [t["id"] for t in spec.get("tables", [])])]
-    figures = [spec_figure(paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
-    return tables, figures
-
-
-def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
-    """The tables' and figures' files of the papers (default: every paper the preset asks for)."""
-    out = []
-    for paper in papers or config["papers"]:
-        tables, figures = paper_items(config, paper)
-        out += [f"results/tables/{paper}/{t['id']}.{ext}" for t in tables for ext in TABLE_EXTENSIONS]
-        out += [f"figures/{paper}/{f['id']}.{ext}" for f in figures for ext in FIGURE_EXTENSIONS]
-    return out
-
-
-def paper_inputs(config: dict) -> list[str]:
-    """Every file the preset's tables and figures read (run files, statistics, processed data)."""
-    files: set[str] = set()
-    for paper in config["papers"]:
-        tables, figures = paper_items(config, paper)
-        files.update(f for t in tables for f in kind_of(t).inputs(config, t))
-        files.update(f for fig in figures for f in figure_inputs(config, fig))
-    return sorted(files)
-
-
-def paper_runs(config: dict) -> list[Run]:
-    """Every run the preset's tables and figures read."""
-    found: set[Run] = set()
-    for paper in config["papers"]:
-        tables, figures = paper_items(config, paper)
-        found.update(r for t in tables for r in kind_of(t).runs(config, t))
-        found.update(r for fig in figures for r in figure_runs(config, fig))
-    return sorted(found)

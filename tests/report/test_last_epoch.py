@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from ansel.config import papers_dir
+from ansel.paper_targets import figure_inputs, figure_runs
 from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
 from ansel.report.tables import aggregate, published_lookup, render
 from ansel.table_kinds import kind_of
-from ansel.targets import figure_inputs, figure_runs
 
 # model -> per seed: (dev-selected test MAP, test accuracy) in metrics.json; log.csv's epochs below
 SELECTED = {"mv": [(0.60, 0.70), (0.62, 0.72)], "q": [(0.65, 0.80), (0.69, 0.78)]}

@@ -11,7 +11,7 @@ from ansel import table_kinds as K
 
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
 # here from its output path, and never parses a name back into a config.
-RUNS = {r.dir: r for r in T.paper_runs(C)}
+RUNS = {r.dir: r for r in P.paper_runs(C)}
 # Each run's resolved config, computed (and checked: a sweep or grid point's value too) while the
 # DAG is built.
 RUN_CONFIGS = {d: r.config(C) for d, r in RUNS.items()}
@@ -88,21 +88,21 @@ def source_fetch(source):
 
 def table_inputs(w):
     """The files a table job reads (TableKind.inputs)."""
-    table = T.spec_table(C, w.paper, w.table)
+    table = P.spec_table(C, w.paper, w.table)
     return K.kind_of(table).inputs(C, table)
 
 
 def table_cfg(w):
     """The slice of the config a table job reads (ansel.table_kinds: TableKind.job_config)."""
-    table = T.spec_table(C, w.paper, w.table)
+    table = P.spec_table(C, w.paper, w.table)
     return json.dumps(K.kind_of(table).job_config(C, PAPERS, w.paper, table))
 
 
 def figure_cfg(w):
     """The report's slice of the config plus the configs of the models a figure reads (their seeds; a
     sweep derives its runs from its base model) and the preset's sweep values."""
-    spec = T.spec_figure(w.paper, w.figure)
-    cfg = {**T.report_config(C), **T.models_config(C, T.figure_models(spec))}
+    spec = P.spec_figure(w.paper, w.figure)
+    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(spec))}
     if spec["kind"] == "sweep":
         cfg["papers"] = {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}
     return json.dumps(cfg)
@@ -115,5 +115,5 @@ PAPERS = A.load(preset="full")
 @functools.cache
 def benchmark_configs(paper, table):
     """A table's step-times dataset and row configs (TableKind.benchmark_configs), resolved once."""
-    spec = T.spec_table(C, paper, table)
+    spec = P.spec_table(C, paper, table)
     return K.kind_of(spec).benchmark_configs(C, spec)

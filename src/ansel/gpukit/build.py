@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
 from ansel.config import ConfigError, embeddings_file, load, root
@@ -64,13 +65,13 @@ def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
 
 def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
     """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
-    tables, figures = T.paper_items(config, paper)
+    tables, figures = P.paper_items(config, paper)
     for t in tables:
         if t["id"] == item:
             return f"results/tables/{paper}/{item}.md", kind_of(t).runs(config, t)
     for f in figures:
         if f["id"] == item:
-            return f"figures/{paper}/{item}.png", T.figure_runs(config, f)
+            return f"figures/{paper}/{item}.png", P.figure_runs(config, f)
     raise ConfigError(
         f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
         f"({', '.join(t['id'] for t in [*tables, *figures])})"
@@ -148,7 +149,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             "items": rec.get("runs", {}).get("items", {}),
         }
         for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
-            tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
+            tables = {t["id"]: t for t in P.paper_items(config, paper)[0]}
             for item in ids:
                 dataset, cfgs = (
                     kind_of(tables[item]).benchmark_configs(config, tables[item]) if item in tables else (None, {})

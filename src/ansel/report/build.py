@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ansel.paper_targets import spec_table
 from ansel.table_kinds import kind_of
-from ansel.targets import spec_table
 
 
 def build_table(config: dict, paper: str, table_id: str, published: Path, out_prefix: Path) -> None:
