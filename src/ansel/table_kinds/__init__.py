@@ -42,9 +42,14 @@ def _discovered() -> dict[str, TableKind]:
     return _KINDS
 
 
+def known() -> list[str]:
+    """The registered kinds' names."""
+    return sorted(_discovered())
+
+
 def kind_of(table: dict) -> TableKind:
     """The kind of a table spec (its ``kind``, default metrics)."""
     kind = table.get("kind", "metrics")
     if kind not in _discovered():
-        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(_discovered())}")
+        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(known())}")
     return _KINDS[kind]
