@@ -285,7 +285,9 @@ def cmd_plan(a) -> None:
     missing = [str(s) for s in sources if not s.is_dir()]
     if missing:
         raise ConfigError(f"--costs: no such directory: {', '.join(missing)}")
-    config = load(**({"preset": a.preset} if a.preset else {}))
+    # every trained run at this precision: priced by the costs measured at it (the GPU speed entry's)
+    precision = {"scale": {"train": {"precision": a.precision}}} if a.precision else {}
+    config = load(**({"preset": a.preset} if a.preset else {}), **precision)
     if a.papers:
         unknown = sorted(set(a.papers) - set(config["papers"]))
         if unknown:
@@ -485,6 +487,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     pl.add_argument("--threads", type=int, default=1)
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
+    pl.add_argument("--precision", choices=("fp32", "tf32", "bf16"), help="every trained run at this train.precision")
     pl.add_argument(
         "--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)"
     )

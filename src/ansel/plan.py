@@ -47,8 +47,8 @@ from ansel.table_kinds import kind_of
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
 # keyed with their defaults filled in: options added after costs-full ran (2026-11-26), whose runs had
-# the defaults' arithmetic; a sparse update or a fused optimizer kernel is another step
-DEFAULTED_TRAIN_KEYS = ("embedding_updates", "optimizer_kernel")
+# the defaults' arithmetic; a sparse update, a fused optimizer kernel or another precision is another step
+DEFAULTED_TRAIN_KEYS = ("embedding_updates", "optimizer_kernel", "precision")
 # Hyperparameters that change a run's numbers but not the operations a step runs nor their sizes: a
 # cost measured at one value prices every other, so they do not split a shape.
 VALUE_ONLY = {
@@ -301,13 +301,6 @@ def measure(
     interrupted measurement keeps what it did; none is started after ``deadline`` (``time.time()``)."""
     import time
 
-    from ansel.data.batches import RunData
-    from ansel.data.vocab import Vocab
-    from ansel.evaluation.config import EvalConfig
-    from ansel.evaluation.evaluate import dev_evaluator, eval_data
-    from ansel.files import write_text_atomic
-    from ansel.settings import parse
-    from ansel.training.config import TrainConfig
     from ansel.training.trainer import measure_costs
 
     data_root = data_root or root()
@@ -316,32 +309,53 @@ def measure(
         if deadline is not None and time.time() > deadline:
             report(f"deadline: {len(configs) - i + 1} of {len(configs)} shapes left unmeasured")
             break
-        processed = data_root / T.processed_dir(cfg["dataset"])
-        lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"], cfg.get("vocab"))
-        if lengths not in loaded:
-            loaded.clear()  # one dataset's arrays at a time: the shapes come grouped by dataset
-            loaded[lengths] = RunData.load(
-                processed, Vocab.load(data_root / run_vocab_file(cfg, processed)), *lengths[1:3]
-            )
-        ev = parse(EvalConfig, cfg["eval"], "eval")
-        data = eval_data(loaded[lengths], ev)
-        dev = dev_evaluator(data, parse(TrainConfig, cfg["train"], "train").dev_split, ev)
+        data, dev = shape_inputs(cfg, data_root, loaded)
         try:
             cost = measure_costs(cfg, data, dev, batches)
         except Exception as e:  # one shape's fault (memory, say) costs the others nothing
             report(f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: failed: {type(e).__name__}: {e}")
             continue
-        # an epoch's batches beside the cost: a checkout without the processed data (a fresh clone) prices it too
-        dataset_examples(examples, cfg["dataset"], processed)
-        cost["batches"] = batches_per_epoch(cfg, examples)
-        path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
-        costs = {**(read_json(path) if path.exists() else {}), shape(cfg): cost}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
+        path = save_cost(out_dir, cfg, cost, data_root, examples)
         report(
             f"[{i}/{len(configs)}] {cfg['dataset']} {cfg['model']}: {cost['seconds_per_batch']:.4f} s/batch, "
             f"dev scoring {cost['dev_seconds']:.1f} s"
         )
+    return path
+
+
+def shape_inputs(cfg: dict, data_root: Path, loaded: dict, dev_questions: int | None = None):
+    """(the run's data as its evaluation sees it, its dev evaluator), the arrays read once per dataset
+    and lengths into ``loaded`` (one dataset's at a time: shapes come grouped by dataset). With
+    ``dev_questions``, the dev split is cut to a seeded draw of that many questions."""
+    from ansel.data.batches import RunData
+    from ansel.data.vocab import Vocab
+    from ansel.evaluation.config import EvalConfig
+    from ansel.evaluation.evaluate import dev_evaluator, eval_data
+    from ansel.training.config import TrainConfig
+
+    processed = data_root / T.processed_dir(cfg["dataset"])
+    lengths = (cfg["dataset"], cfg["max_len_q"], cfg["max_len_a"], cfg.get("vocab"))
+    if lengths not in loaded:
+        loaded.clear()
+        loaded[lengths] = RunData.load(processed, Vocab.load(data_root / run_vocab_file(cfg, processed)), *lengths[1:3])
+    ev = parse(EvalConfig, cfg["eval"], "eval")
+    data, split = eval_data(loaded[lengths], ev), parse(TrainConfig, cfg["train"], "train").dev_split
+    if dev_questions:
+        data = data.sample_questions([split], dev_questions, 0)
+    return data, dev_evaluator(data, split, ev)
+
+
+def save_cost(out_dir: Path, cfg: dict, cost: dict, data_root: Path, examples: dict) -> Path:
+    """``cost`` (``Cost``'s fields) of ``cfg``'s shape merged into ``out_dir/<device>.json``, with the
+    batches of one of its epochs: a checkout without the processed data (a fresh clone) prices it too."""
+    from ansel.files import write_text_atomic
+
+    dataset_examples(examples, cfg["dataset"], data_root / T.processed_dir(cfg["dataset"]))
+    cost = {**cost, "batches": batches_per_epoch(cfg, examples)}
+    path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', cost['device'])}.json"
+    costs = {**(read_json(path) if path.exists() else {}), shape(cfg): cost}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(costs, indent=2, sort_keys=True) + "\n")
     return path
 
 
@@ -506,6 +520,25 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
         "long runs": long_runs,
         "overheads": overheads,
     }
+
+
+def costliest_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dict | None = None) -> list[dict]:
+    """A run config (seed 1's where there is one) of each of the ``n`` shapes whose runs in ``config``
+    cost the most device-minutes together (``run_parts``; unpriced shapes are not ranked)."""
+    examples = {} if examples is None else examples
+    minutes: dict[str, float] = {}
+    first: dict[str, dict] = {}
+    for run in sorted(set(P.paper_runs(config))):
+        cfg = run.config(config)
+        if not is_trained(cfg["arch"]):
+            continue
+        parts, _ = run_parts(cfg, costs, examples)
+        if parts is not None:
+            key = shape(cfg)
+            minutes[key] = minutes.get(key, 0.0) + sum(parts.values())
+            if key not in first or cfg["seed"] == 1 and first[key]["seed"] != 1:
+                first[key] = cfg
+    return [first[k] for k in sorted(minutes, key=lambda k: -minutes[k])[:n]]
 
 
 def run_batches(cfg: dict, cost: Cost | None, examples: dict) -> int | None:

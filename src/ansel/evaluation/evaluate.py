@@ -28,6 +28,7 @@ from ansel.models.lexical_ranker import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
+from ansel.training.precision import arithmetic
 
 DEV_SCORES = "dev_scores.pt"
 
@@ -148,11 +149,13 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
     model = None
     if missing or classifies_categories(cfg["arch"]):
         # on the training's device, where the reused dev scores were computed
-        device = resolve_device(parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train").device)
+        t = parse(TrainConfig, cfg["train"], f"{run_dir / 'config.json'}: train")
+        device = resolve_device(t.device)
         model = load_model(
             cfg, len(vocab), weights, device, data.lexicon if needs_lexicon(cfg["arch"]) else None, len(data.categories)
         )
-        scored |= {split: score_split(model, data, split) for split in missing}
+        with arithmetic(t.precision, device):  # as the training's dev scoring ran
+            scored |= {split: score_split(model, data, split) for split in missing}
     return _write_scored(cfg, ev, data, scored, model, trec, metrics_path)
 
 

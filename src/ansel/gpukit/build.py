@@ -38,8 +38,8 @@ def records(path: Path | None = None) -> dict[str, dict]:
     declared = read_yaml(path) or {}  # an empty file declares no record
     check_schema(declared, root() / RECORDS_SCHEMA, str(path))
     for name, rec in declared.items():
-        if not ({"bench", "measure", "runs"} & set(rec)):
-            raise ConfigError(f"{path}: {name}: no job (give bench, measure or runs)")
+        if not ({"bench", "measure", "runs", "speed"} & set(rec)):
+            raise ConfigError(f"{path}: {name}: no job (give bench, measure, speed or runs)")
     return declared
 
 
@@ -76,6 +76,37 @@ def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
         f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
         f"({', '.join(t['id'] for t in [*tables, *figures])})"
     )
+
+
+SPEED_DEFAULTS = {
+    "top": 5,
+    "precisions": ["fp32", "tf32", "bf16"],
+    "seeds": 5,
+    "batches": 5,
+    "rounds": 3,
+    "dev_questions": 100,
+}
+
+
+def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
+    """The speed entry's settings and its shapes (one seed-1 config each): the preset's ``top`` costliest
+    (the planner's minutes over their runs, measured costs) and those of the ``items``' runs."""
+    from ansel.models.registry import is_trained
+    from ansel.plan import costliest_shapes, shape
+
+    chosen = {shape(cfg): cfg for cfg in costliest_shapes(config, costs, spec.get("top", SPEED_DEFAULTS["top"]))}
+    runs = record_runs(config, {"items": spec["items"]}, where) if spec.get("items") else []
+    counts: dict[str, int] = {}  # the items' shapes, those of the most runs first
+    for cfg in (run.config(config) for run in runs):
+        if is_trained(cfg["arch"]):
+            counts[shape(cfg)] = counts.get(shape(cfg), 0) + 1
+            if cfg["seed"] == 1:
+                chosen.setdefault(shape(cfg), cfg)
+    chosen = dict(sorted(chosen.items(), key=lambda kv: (kv[0] in counts, -counts.get(kv[0], 0))))
+    if models := spec.get("models"):  # only these, in this order
+        chosen = {k: cfg for m in models for k, cfg in chosen.items() if cfg["model"] == m}
+    settings = {k: spec.get(k, v) for k, v in SPEED_DEFAULTS.items() if k != "top"}
+    return {**settings, "configs": list(chosen.values())}
 
 
 def run_files(cfg: dict) -> list[str]:
@@ -143,6 +174,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             "about": rec.get("about", ""),
             "bench": rec.get("bench", []),
             "measure": None,
+            "speed": None,
             "runs": [],
             "cpu_runs": [],
             "step_times": [],
@@ -179,6 +211,13 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             ]
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
             files.update(f for cfg in shapes for f in run_files(cfg) if f != embeddings_file(cfg))  # random init
+        if "speed" in rec:
+            entry["speed"] = speed_entry(config, rec["speed"], costs, f"{where}.speed")
+            needed = sorted(
+                {f for cfg in entry["speed"]["configs"] for f in run_files(cfg) if f != embeddings_file(cfg)}
+            )
+            make_files(needed, config["preset"], rec.get("config", {}))  # random initial vectors: timings only
+            files.update(needed)
         if "runs" in rec:
             needed = sorted({f for cfg in cfgs for f in run_files(cfg)})
             make_files(needed, config["preset"], rec.get("config", {}))
@@ -295,6 +334,12 @@ def summary(kit: dict, out: Path) -> str:
             parts.append(f"{len(rec['bench'])} benchmark(s)")
         if rec["measure"]:
             parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
+        if rec.get("speed"):
+            s = rec["speed"]
+            parts.append(
+                f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, alone and {s['seeds']} seeds "
+                f"stacked: {', '.join(c['model'] for c in s['configs'])}"
+            )
         if rec["runs"]:
             from ansel.gpukit.device import finished
 

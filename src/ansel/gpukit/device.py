@@ -185,6 +185,38 @@ def run_measure(name: str, device: str, until: float, out: Path) -> dict:
     return {"phase": "measure", "status": status, "start": started, "end": time.time()}
 
 
+def run_speed(name: str, device: str, until: float, base: Path) -> dict:
+    """The speed entry's shapes timed in a child process (``ansel.training.speed``), its lines into
+    ``base/bench/speed.txt``, cut at ``until`` (each shape's figures are written as it ends)."""
+    started = time.time()
+    (base / "bench").mkdir(parents=True, exist_ok=True)
+    with open(base / "bench" / "speed.txt", "a") as f:
+        proc = subprocess.Popen(
+            python_cmd("-m", "ansel.gpukit.device", "_speed", name, device, str(until)),
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        status = _wait(proc, until + 5)
+    return {"phase": "speed", "status": status, "start": started, "end": time.time()}
+
+
+def _speed_child(name: str, device: str, until: float) -> None:
+    from ansel.device import start_torch
+    from ansel.training.speed import compare
+
+    spec = _record(json.loads(Path(KIT_FILE).read_text()), name)["speed"]
+    start_torch(min(8, os.cpu_count() or 1))
+    compare(
+        [with_device(cfg, device) for cfg in spec["configs"]],
+        Path("work") / name,
+        **{k: spec[k] for k in ("precisions", "seeds", "batches", "rounds", "dev_questions")},
+        data_root=Path.cwd(),
+        deadline=until,
+        report=lambda m: print(m, flush=True),
+    )
+
+
 def _measure_child(name: str, device: str, until: float) -> None:
     from ansel.device import start_torch
     from ansel.plan import measure, shape
@@ -464,8 +496,9 @@ def _gzip(src: Path, dst: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["_measure"]:
-        return _measure_child(argv[1], argv[2], float(argv[3]))
+    if argv[:1] in (["_measure"], ["_speed"]):
+        child = _measure_child if argv[0] == "_measure" else _speed_child
+        return child(argv[1], argv[2], float(argv[3]))
     p = argparse.ArgumentParser(
         prog="gpu-kit/run.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -508,6 +541,8 @@ def main(argv: list[str] | None = None) -> None:
         for bench in rec["bench"]:
             if not out_of_time(until):
                 phases.append(run_bench(bench, device, until, base / "bench"))
+        if rec.get("speed") and not out_of_time(until):
+            phases.append(run_speed(rec["name"], device, until, base))
         if rec["measure"] and not out_of_time(until):
             phases.append(run_measure(rec["name"], device, until, base / "costs"))
         for item in rec.get("step_times", []):

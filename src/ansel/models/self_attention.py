@@ -134,7 +134,10 @@ class _GroupedProducts(torch.autograd.Function):
     of a selection, and the selections are a third of the step: hence a hand-written backward.
     """
 
+    # under CUDA autocast (train.precision bf16) the products run in bfloat16 and the softmax in float32:
+    # the backward runs under the forward's autocast state, so its products see the dtypes it saw
     @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda")
     def forward(ctx, q, k, v, bias, queries, gather, pad, scatter, scale):
         shape, group = q.shape, (-1, bias.size(-1), q.size(-1))
         q, k, v = (_select_rows(t, gather, pad).view(group) for t in (q, k, v))
@@ -147,6 +150,7 @@ class _GroupedProducts(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
+    @torch.amp.custom_bwd(device_type="cuda")
     def backward(ctx, grad):
         q, k, v, weights, gather, pad, scatter = ctx.saved_tensors
         shape = grad.shape

@@ -84,6 +84,9 @@ class TrainConfig:
     # fused: torch's one-pass kernel for the dense update (adam, sgd, adagrad): several times faster
     # on a large trainable table, not the default loop's arithmetic (last bits apart), so an option
     optimizer_kernel: Literal["loop", "fused"] = "loop"
+    # the device's arithmetic (ansel.training.precision): fp32, tf32 (CUDA matmuls and cuDNN in
+    # TensorFloat-32), bf16 (training forward passes autocast to bfloat16; scoring in tf32)
+    precision: Literal["fp32", "tf32", "bf16"] = "fp32"
 
     def __post_init__(self) -> None:
         check(self.epochs >= 0, "epochs", f"{self.epochs} is not >= 0")

@@ -18,6 +18,7 @@ from tqdm import tqdm
 from ansel.data.batches import RunData, trim_padding
 from ansel.training.config import TrainConfig
 from ansel.training.losses import category_loss, pair_loss
+from ansel.training.precision import forward_precision
 from ansel.training.sampler import NegativeSampler
 from ansel.training.seed_dropout import generator_state
 
@@ -166,9 +167,11 @@ class EpochTrainer:
             mininterval=2,
         )
         for i in bar:
-            loss, scores = self.trainee.losses(
-                [feed.batch(o[i : i + t.batch_size], rng) for feed, (o, rng) in zip(self.feeds, streams)], self.feeds
-            )
+            with forward_precision(t.precision, self.device):  # the negatives' scoring and the loss
+                loss, scores = self.trainee.losses(
+                    [feed.batch(o[i : i + t.batch_size], rng) for feed, (o, rng) in zip(self.feeds, streams)],
+                    self.feeds,
+                )
             if t.loss in ("hinge", "pointwise"):
                 self.scores.append(scores)
             self.optimizer.zero_grad(set_to_none=True)

@@ -45,6 +45,7 @@ from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
 from ansel.training.epoch import Alone, DivergedError, EpochTrainer, Feed, batch_loss
 from ansel.training.gradient_buffers import keep_gradient_buffers
+from ansel.training.precision import arithmetic
 from ansel.training.row_blocks import RowBlocks
 from ansel.training.seed_stack import SeedStack, StackError, check_stackable, join_states, split_state
 from ansel.training.sparse_updates import SplitOptimizer, sparse_optimizer, sparse_tables
@@ -147,8 +148,9 @@ def train_run(
     )
     if run.cadence:
         step.on_step = (t.monitor_every, run.cadence.evaluate)
-    _epochs([run], step, t, t.epochs if params else 0, lambda: [optimizer.state_dict()])
-    return run.finish(data, timings, device, started, vectors)
+    with arithmetic(t.precision, device):
+        _epochs([run], step, t, t.epochs if params else 0, lambda: [optimizer.state_dict()])
+        return run.finish(data, timings, device, started, vectors)
 
 
 def train_seeds(
@@ -213,11 +215,12 @@ def train_seeds(
     if saved[0] is not None:
         optimizer.load_state_dict(join_states(saved, [str(r.state_path) for r in runs]))
     step = EpochTrainer(cfgs[0], t, feeds, stack, optimizer, device, progress)
-    _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
-    return [
-        run.finish(data, path, device, started, vectors, stacked=len(runs))
-        for run, path in zip(runs, timings or [None] * len(runs))
-    ]
+    with arithmetic(t.precision, device):
+        _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
+        return [
+            run.finish(data, path, device, started, vectors, stacked=len(runs))
+            for run, path in zip(runs, timings or [None] * len(runs))
+        ]
 
 
 def _prepared(cfg: dict, data: RunData, run_dir: Path) -> TrainConfig:
@@ -378,62 +381,80 @@ class _Run:
         return Trained(len(state.log), scores)
 
 
+class StepTimer:
+    """Training steps of ``cfgs`` timed on their device under their ``train.precision``: one run alone,
+    or a row's seeds as one stacked model (``stacked``; ``StackError`` where they cannot), built once
+    from random initial weights. Nothing is written."""
+
+    def __init__(self, cfgs: list[dict], data: RunData, stacked: bool = False):
+        self.cfgs, self.data = cfgs, data
+        self.t = parse(TrainConfig, cfgs[0]["train"], f"models.{cfgs[0]['model']}.train")
+        self.device = resolve_device(self.t.device)
+        if stacked:
+            self.models = [_model(cfg, data, None, self.device) for cfg in cfgs]
+            check_stackable(cfgs[0], self.t, self.models[0])
+            self.trainee = SeedStack(self.models, functools.partial(batch_loss, t=self.t))
+            self.optimizer = OPTIMIZERS[self.t.optimizer](self.trainee.params, self.t)
+        else:
+            (cfg,) = cfgs
+            model, params, self.optimizer = _model_and_optimizer(cfg, self.t, data, None, self.device)
+            self.models, self.trainee = [model], Alone(model, params, self.t) if params else None
+
+    @property
+    def label(self) -> str:
+        return device_label(self.device)
+
+    def seconds(self, batches: int) -> float:
+        """Seconds per step (of the whole stack) over ``batches`` steps after a one-step warm-up."""
+        if self.trainee is None:
+            raise ValueError(f"models.{self.cfgs[0]['model']}: nothing to train, so no training step to time")
+        with arithmetic(self.t.precision, self.device):
+            return _timed_steps(
+                self.cfgs, self.t, self.data, self.models, self.trainee, self.optimizer, self.device, [batches]
+            )[0]
+
+    def dev_seconds(self, evaluate_dev: DevEvaluator) -> float:
+        """One scoring of the dev split by the (first) model, as the trainer scores it after an epoch."""
+        with arithmetic(self.t.precision, self.device):
+            started = time.perf_counter()
+            evaluate_dev(self.models[0])
+            return time.perf_counter() - started
+
+
 def measure_costs(cfg: dict, data: RunData, evaluate_dev: DevEvaluator, batches: int = 3) -> dict:
     """What one training batch and one dev scoring of ``cfg`` cost on its device, from random
     initial weights after a one-batch warm-up (``ansel plan --measure``); nothing is written."""
-    t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
-    device = resolve_device(t.device)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
-    steps = (
-        _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches])
-        if params
-        else [0.0]
-    )
-    cost = {"device": device_label(device), "seconds_per_batch": steps[0]}
-    started = time.perf_counter()
-    evaluate_dev(model)
-    cost["dev_seconds"] = time.perf_counter() - started
-    if device.type == "cuda":
-        cost["peak_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+    timer = StepTimer([cfg], data)
+    if timer.device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(timer.device)
+    cost = {
+        "device": timer.label,
+        "seconds_per_batch": timer.seconds(batches) if timer.trainee else 0.0,
+        "dev_seconds": timer.dev_seconds(evaluate_dev),
+    }
+    if timer.device.type == "cuda":
+        cost["peak_mb"] = torch.cuda.max_memory_allocated(timer.device) / 2**20
     return cost
 
 
 def step_seconds(cfg: dict, data: RunData, batches: int, rounds: int) -> tuple[str, list[float]]:
-    """(device, seconds per training step of ``cfg`` in each of ``rounds`` rounds of ``batches`` steps),
-    after a one-step warm-up; nothing is written."""
-    t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
-    device = resolve_device(t.device)
-    model, params, optimizer = _model_and_optimizer(cfg, t, data, None, device)
-    if not params:
-        raise ValueError(f"models.{cfg['model']}: nothing to train, so no training step to time")
-    return device_label(device), _timed_steps(
-        [cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches] * rounds
-    )
+    """(device, seconds per training step of ``cfg`` in each of ``rounds`` rounds of ``batches`` steps,
+    each after a one-step warm-up); nothing is written."""
+    timer = StepTimer([cfg], data)
+    return timer.label, [timer.seconds(batches) for _ in range(rounds)]
 
 
 def seed_step_seconds(cfgs: list[dict], data: RunData, batches: int, rounds: int) -> tuple[str, dict[str, list[float]]]:
     """(device, {"separate": the seeds' training steps one model at a time, "stacked": as one stacked
     model}: seconds per step of every seed, in each of ``rounds`` rounds of ``batches`` steps, the two
     taking turns round by round); nothing is written."""
-    t = parse(TrainConfig, cfgs[0]["train"], f"models.{cfgs[0]['model']}.train")
-    device = resolve_device(t.device)
-    alone = [_model_and_optimizer(cfg, t, data, None, device) for cfg in cfgs]
-    models = [_model(cfg, data, None, device) for cfg in cfgs]
-    check_stackable(cfgs[0], t, models[0])
-    stack = SeedStack(models, functools.partial(batch_loss, t=t))
-    stacked_optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
+    alone = [StepTimer([cfg], data) for cfg in cfgs]
+    stack = StepTimer(cfgs, data, stacked=True)
     seconds: dict[str, list[float]] = {"separate": [], "stacked": []}
     for _ in range(rounds):
-        seconds["separate"].append(
-            sum(
-                _timed_steps([cfg], t, data, [model], Alone(model, params, t), optimizer, device, [batches])[0]
-                for cfg, (model, params, optimizer) in zip(cfgs, alone)
-            )
-        )
-        seconds["stacked"] += _timed_steps(cfgs, t, data, models, stack, stacked_optimizer, device, [batches])
-    return device_label(device), seconds
+        seconds["separate"].append(sum(timer.seconds(batches) for timer in alone))
+        seconds["stacked"].append(stack.seconds(batches))
+    return stack.label, seconds
 
 
 def _timed_steps(
