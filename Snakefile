@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ansel import config as A
 from ansel import forkserver
+from ansel import paper_targets as P
 from ansel import snakemake_wakeups
 from ansel import targets as T
 
@@ -65,14 +66,14 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        T.paper_outputs(C),
+        P.paper_outputs(C),
     default_target: True
 
 
 # Coarse targets that DVC stages call (dvc.yaml): all data, all runs, one paper's outputs.
 rule data_all:
     input:
-        sorted({f for f in T.paper_inputs(C) if f.startswith(("data/", "results/stats/"))}),
+        sorted({f for f in P.paper_inputs(C) if f.startswith(("data/", "results/stats/"))}),
         sorted({T.processed_dir(r.dataset) for r in RUNS.values()}),
         sorted({e for r in RUNS.values() for e in [run_embeddings(r)] if e}),
 
@@ -88,4 +89,4 @@ for paper in C["papers"]:
         name:
             f"paper_{paper}"
         input:
-            T.paper_outputs(C, [paper]),
+            P.paper_outputs(C, [paper]),

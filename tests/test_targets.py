@@ -1,7 +1,9 @@
 import pytest
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
+from ansel.table_kinds import kind_of
 
 TRAIN = {
     "epochs": 1,
@@ -58,7 +60,7 @@ def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value(
 
 
 def test_sweep_runs_include_the_reference_model_for_every_seed():
-    runs = T.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
+    runs = P.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
     assert dirs(runs) == sorted(
         f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"] for s in (1, 2)
     )
@@ -101,7 +103,7 @@ def test_lr_grid_points_are_runs_and_the_models_own_lr_is_the_model_itself():
         "rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
         "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
     }
-    assert dirs(T.table_runs(cfg, table)) == [
+    assert dirs(kind_of(table).runs(cfg, table)) == [
         f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)
     ]
 
@@ -151,16 +153,16 @@ def test_a_preset_can_sweep_fewer_points():
 def test_figure_runs_per_kind():
     cfg = config(seeds=3)
     curves = {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
-    assert dirs(T.figure_runs(cfg, curves)) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
-    assert "data/processed/ds" in T.figure_inputs(cfg, curves)
+    assert dirs(P.figure_runs(cfg, curves)) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
+    assert "data/processed/ds" in P.figure_inputs(cfg, curves)
     maps = {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"}
-    assert dirs(T.figure_runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
-    assert dirs(T.figure_runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
-    assert "results/runs/ds/a/seed3/model.pt" in T.figure_inputs(cfg, {**maps, "seed": 3})
+    assert dirs(P.figure_runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
+    assert dirs(P.figure_runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
+    assert "results/runs/ds/a/seed3/model.pt" in P.figure_inputs(cfg, {**maps, "seed": 3})
     with pytest.raises(ConfigError, match="seed 0 is not one of"):
-        T.figure_runs(cfg, {**maps, "seed": 0})
+        P.figure_runs(cfg, {**maps, "seed": 0})
     with pytest.raises(ConfigError, match="unknown kind 'pie'"):
-        T.figure_runs(cfg, {**maps, "kind": "pie"})
+        P.figure_runs(cfg, {**maps, "kind": "pie"})
 
 
 def test_a_model_may_have_its_own_number_of_seeds():
@@ -173,7 +175,7 @@ def test_a_model_may_have_its_own_number_of_seeds():
         "rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
         "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
     }
-    assert dirs(T.table_runs(cfg, table)) == (
+    assert dirs(kind_of(table).runs(cfg, table)) == (
         [f"results/runs/ds/g/seed{s}" for s in range(1, 6)] + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"]
     )
     assert T.seed_count(cfg, ["g", "ref", "g"]) == "2-5" and T.seed_count(cfg, ["g"]) == "5"
@@ -187,15 +189,15 @@ def test_dataset_stats_tables_read_statistics_not_runs():
         "columns": ["questions"],
         "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}],
     }
-    assert T.table_inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
-    assert T.published_file(table) == "workflow/papers/dataset_stats_published.csv"
-    assert T.published_file({"id": "m"}) == "workflow/papers/published_results.csv"
+    assert kind_of(table).inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
+    assert kind_of(table).published == "workflow/papers/dataset_stats_published.csv"
+    assert kind_of({"id": "m"}).published == "workflow/papers/published_results.csv"
 
 
 def _declared(paper):
     spec = load_paper(paper)
-    return {f"results/tables/{paper}/{t['id']}.{e}" for t in spec.get("tables", []) for e in T.TABLE_EXTENSIONS} | {
-        f"figures/{paper}/{f['id']}.{e}" for f in spec.get("figures", []) for e in T.FIGURE_EXTENSIONS
+    return {f"results/tables/{paper}/{t['id']}.{e}" for t in spec.get("tables", []) for e in P.TABLE_EXTENSIONS} | {
+        f"figures/{paper}/{f['id']}.{e}" for f in spec.get("figures", []) for e in P.FIGURE_EXTENSIONS
     }
 
 
@@ -207,19 +209,19 @@ def _synthetic(path: str) -> bool:
 def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
     cfg = load()  # params.yaml with its default preset: smoke
     assert cfg["preset"] == "smoke"
-    outputs = set(T.paper_outputs(cfg))
+    outputs = set(P.paper_outputs(cfg))
     assert set(cfg["papers"]) >= {"smoke", "apnet", "ggsa", "datasets"}
     for paper in cfg["papers"]:
         assert _declared(paper) <= outputs, paper
         spec = load_paper(paper)
         for table in spec.get("tables", []):
-            for path in T.table_inputs(cfg, table):  # workflow/: the context rows' published values
+            for path in kind_of(table).inputs(cfg, table):  # workflow/: the context rows' published values
                 assert _synthetic(path), (paper, table["id"], path)
         for fig in spec.get("figures", []):
-            for path in T.figure_inputs(cfg, T.spec_figure(paper, fig["id"])):  # with its paper (a heatmap's table)
+            for path in P.figure_inputs(cfg, P.spec_figure(paper, fig["id"])):  # with its paper (a heatmap's table)
                 assert _synthetic(path), (paper, fig["id"], path)
     # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
-    variants = {r.variant for r in T.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
+    variants = {r.variant for r in P.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
     assert {v.point for v in variants if v.point} == {("group_size", 4), ("heads", 3)}
     assert {v.model for v in variants if v.point} == {"ggsa_ggsa_max_insuranceqa"}
 
@@ -227,17 +229,18 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
 def test_cpu_preset_builds_real_data_and_names_its_two_stand_ins():
     cfg = load(preset="cpu")  # the raw QuoraQP release and lawQA.zip are not offline
     assert cfg["dataset_alias"] == {"quoraqp_raw": "quoraqp_standin", "lawqa": "cmeddialog"}
-    outputs = T.paper_outputs(cfg)
+    outputs = P.paper_outputs(cfg)
     assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
     assert not any("insuranceqa_v1" in o or "/smoke/" in o for o in outputs)  # v1's test pools are not offline
     assert "results/tables/datasets/insuranceqa_v2.md" in outputs
-    stats = T.table_inputs(cfg, T.spec_table(cfg, "datasets", "wikiqa"))
+    stats_table = P.spec_table(cfg, "datasets", "wikiqa")
+    stats = kind_of(stats_table).inputs(cfg, stats_table)
     assert stats == ["results/stats/wikiqa.csv", "results/stats/wikiqa_all.csv"]
 
 
 def test_unknown_table_id_in_papers_is_named():
     with pytest.raises(KeyError, match="papers.apnet: spec has no table 'nope'"):
-        T.paper_outputs({"papers": {"apnet": {"tables": ["nope"]}}})
+        P.paper_outputs({"papers": {"apnet": {"tables": ["nope"]}}})
 
 
 def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
@@ -258,8 +261,8 @@ def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
     }
     cells = [(row["label"], row["model"], col["dataset"], ds) for row, col, ds in T.table_cells(cfg, table)]
     assert cells == [("G", "g", "ds", "ds"), ("G", "g2", "pairs", "syn"), ("R", "ref", "ds", "ds")]
-    assert T.table_models(table) == ["g", "g2", "ref"]
-    assert dirs(T.table_runs(cfg, table)) == [
+    assert kind_of(table).models(table) == ["g", "g2", "ref"]
+    assert dirs(kind_of(table).runs(cfg, table)) == [
         f"results/runs/{ds}/{m}/seed{s}" for ds, m in [("ds", "g"), ("ds", "ref"), ("syn", "g2")] for s in (1, 2)
     ]
     rows, (ranking, pairs) = table["rows"], table["columns"]
@@ -275,8 +278,8 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
     from ansel.models.registry import registered
 
     cfg = load(preset="full")
-    table = T.spec_table(cfg, "matrix", "models_by_dataset")
-    archs = {model_config(cfg, m)["arch"] for m in T.table_models(table)}
+    table = P.spec_table(cfg, "matrix", "models_by_dataset")
+    archs = {model_config(cfg, m)["arch"] for m in kind_of(table).models(table)}
     assert archs == set(registered())
     for row, _, ds in T.table_cells(cfg, table):
         for run in T.runs(cfg, ds, T.Variant(row["model"])):
@@ -287,10 +290,10 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
         for col in table["columns"]
         if col["dataset"] == "quoraqp_standin" and T.not_applicable(row, col)
     } == {None}
-    heatmap = T.spec_figure("matrix", "heatmap")  # reads the table's runs and files
-    assert T.figure_runs(cfg, heatmap) == T.table_runs(cfg, table)
-    assert T.figure_inputs(cfg, heatmap) == T.table_inputs(cfg, table)
-    assert T.figure_models(heatmap) == T.table_models(table)
+    heatmap = P.spec_figure("matrix", "heatmap")  # reads the table's runs and files
+    assert P.figure_runs(cfg, heatmap) == kind_of(table).runs(cfg, table)
+    assert P.figure_inputs(cfg, heatmap) == kind_of(table).inputs(cfg, table)
+    assert P.figure_models(heatmap) == kind_of(table).models(table)
 
 
 def test_a_presets_evaluation_cadence_applies_only_where_a_model_has_one():

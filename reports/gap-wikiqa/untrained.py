@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ansel.targets import embeddings_file
+from ansel.config import embeddings_file
 
 OUT = Path(__file__).parent / "runs" / "untrained"
 

@@ -249,10 +249,12 @@ def cmd_record(a) -> None:
 
 def cmd_table(a) -> None:
     from ansel.evaluation.agreement import check_runs
+    from ansel.paper_targets import spec_table
     from ansel.report.build import build_table
-    from ansel.targets import metrics_runs, spec_table
+    from ansel.table_kinds import kind_of
 
-    check_runs(metrics_runs(a.config, spec_table(a.config, a.paper, a.table)))  # only what the run files give
+    table = spec_table(a.config, a.paper, a.table)
+    check_runs(kind_of(table).metrics_runs(a.config, table))  # only what the run files give
     build_table(a.config, a.paper, a.table, Path(a.published), Path(a.out_prefix))
 
 
@@ -267,8 +269,8 @@ def cmd_stats(a) -> None:
 
 def cmd_figure(a) -> None:
     from ansel.evaluation.agreement import check_runs
+    from ansel.paper_targets import figure_metrics_runs, spec_figure
     from ansel.report.figures import render_figure
-    from ansel.targets import figure_metrics_runs, spec_figure
 
     figure = {**spec_figure(a.paper, a.figure), "paper": a.paper}
     check_runs(figure_metrics_runs(a.config, figure))  # only what the run files give

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import load, root
 from ansel.models.registry import is_trained
@@ -33,7 +34,7 @@ def _from_here(path: str) -> str:
 
 def curve_plots(config: dict) -> list[dict]:
     by_variant: dict[tuple[str, str], list[T.Run]] = defaultdict(list)
-    for run in T.paper_runs(config):
+    for run in P.paper_runs(config):
         by_variant[run.dataset, run.variant.name].append(run)
     plots = []
     for (dataset, name), runs in sorted(by_variant.items()):
@@ -59,7 +60,7 @@ def curve_plots(config: dict) -> list[dict]:
 
 
 def render(config: dict) -> str:
-    outputs = T.paper_outputs(config)
+    outputs = P.paper_outputs(config)
     views = {
         "metrics": [_from_here(f) for f in outputs if f.endswith(".json")],
         "plots": [_from_here(f) for f in outputs if f.endswith(".png")] + curve_plots(config),

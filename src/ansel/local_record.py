@@ -15,6 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError, load, root
 from ansel.files import locked, replace_tree
@@ -125,7 +126,7 @@ def _check_held(config: dict, preset: str, collected: dict[str, T.Run], stage: P
     held = sorted(stage.glob("runs/*/*/*/config.json"))
     known = dict(collected)
     if any(str(p.parent.relative_to(stage)) not in known for p in held):  # runs of other items of the preset
-        known |= {r.dir.removeprefix("results/"): r for r in T.paper_runs(config)}
+        known |= {r.dir.removeprefix("results/"): r for r in P.paper_runs(config)}
     for path in held:
         name = str(path.parent.relative_to(stage))
         if name not in known:

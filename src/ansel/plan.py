@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import root
 from ansel.data.vocab import run_vocab_file
@@ -41,6 +42,7 @@ from ansel.gpukit import GPU_PARALLEL
 from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
 from ansel.settings import ConfigError, SettingError, check, parse
+from ansel.table_kinds import kind_of
 
 SHAPE_KEYS = ("arch", "hparams", "max_len_q", "max_len_a")
 TRAIN_SHAPE_KEYS = ("batch_size", "negatives", "max_batches")
@@ -258,7 +260,7 @@ def unmeasured_shapes(
     order of ``datasets`` (default: every dataset, sorted) and then of the shapes."""
     data_root = data_root or root()
     known, todo = measured_costs(sources, device), {}
-    for run in T.paper_runs(config):
+    for run in P.paper_runs(config):
         cfg = run.config(config)
         if datasets is not None and cfg["dataset"] not in datasets:
             continue
@@ -406,12 +408,12 @@ def plan(
     costs = measured_costs(sources, device)
     rows, examples, items = [], {}, []
     for paper in config["papers"]:
-        tables, figures = T.paper_items(config, paper)
-        items += [(paper, t["id"], T.table_runs(config, t)) for t in tables if T.table_kind(t) == "metrics"]
-        items += [(paper, f["id"], T.figure_runs(config, f)) for f in figures]
+        tables, figures = P.paper_items(config, paper)
+        items += [(paper, t["id"], kind_of(t).runs(config, t)) for t in tables if kind_of(t).metric_grid]
+        items += [(paper, f["id"], P.figure_runs(config, f)) for f in figures]
     for paper, item, item_runs in items:
         rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, examples)})
-    every = sorted(set(T.paper_runs(config)))  # a run read by a table and a figure is trained once
+    every = sorted(set(P.paper_runs(config)))  # a run read by a table and a figure is trained once
     rows.append({"paper": "all", "item": "(each run once)", **_estimate(config, every, costs, examples)})
     table = pd.DataFrame(rows)
     if cores:
@@ -491,7 +493,7 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
     overheads of the devices that priced them ({device: ``Overhead`` or None})."""
     examples = {} if examples is None else examples
     totals, priced, long_runs, unpriced, overheads = dict.fromkeys(PARTS, 0.0), 0, [], {}, {}
-    for run in sorted(set(T.paper_runs(config))):
+    for run in sorted(set(P.paper_runs(config))):
         cfg = run.config(config)
         if not is_trained(cfg["arch"]):
             continue
@@ -526,7 +528,7 @@ def costliest_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dic
     examples = {} if examples is None else examples
     minutes: dict[str, float] = {}
     first: dict[str, dict] = {}
-    for run in sorted(set(T.paper_runs(config))):
+    for run in sorted(set(P.paper_runs(config))):
         cfg = run.config(config)
         if not is_trained(cfg["arch"]):
             continue

@@ -1,8 +1,8 @@
-"""What the papers ask for, as runs and output files (DESIGN.md, principles 5 and 10).
+"""The runs the papers' tables and figures read, as records, and the files they read and write
+(DESIGN.md, principles 2, 5 and 10).
 
-The Snakefile, the CLI and the tests derive every target from the paper specs through these
-functions, so adding a row to a spec adds its runs. A run is a record (``Run``); its directory
-is how it is written to disk, never parsed back.
+A run is a record (``Run``); its directory is how it is written to disk, never parsed back. Which
+runs a spec asks for is ``ansel.paper_targets``' and each table kind's (``ansel.table_kinds``).
 """
 
 from __future__ import annotations
@@ -15,37 +15,18 @@ from typing import Any
 from ansel.config import (
     ConfigError,
     dataset_name,
-    embeddings_file,
-    load_paper,
     model_config,
     papers_dir,
     run_config,
     variant_name,
 )
-from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
+from ansel.evaluation.config import METRICS
 from ansel.models.registry import is_trained
 
-PUBLISHED = {  # where each table kind's published values live
-    "metrics": "workflow/papers/published_results.csv",
-    "dataset_stats": "workflow/papers/dataset_stats_published.csv",
-    "top_answers": "workflow/papers/published_results.csv",  # the rank of the correct answer
-    "misranked_categories": "workflow/papers/published_results.csv",  # questions per category
-    "vector_variants": "workflow/papers/published_results.csv",  # none: the paper has no such table
-}
+# the papers' published values (a table kind's ``published``: ansel.table_kinds)
+PUBLISHED_RESULTS = "workflow/papers/published_results.csv"
 # published values of the context rows (``context: true``; ansel.report.context), in any paper's table
 CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
-TABLE_EXTENSIONS = ("csv", "md", "tex", "html", "json")
-FIGURE_EXTENSIONS = ("png", "pdf")
-# What each figure kind reads from a run directory, and whether it reads the processed dataset.
-FIGURE_RUN_FILES = {
-    "learning_curves": ["log.csv"],
-    "accuracy_by_length": ["run.trec"],
-    "attention_maps": ["config.json", "model.pt", "run.trec"],
-    "sweep": [],  # its metric's file (value_file)
-    "accuracy_bars": [],  # its metric's file (value_file)
-    "heatmap": [],  # its table's files (table_inputs)
-}
-FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
 # of the run directory, whose files are the same bytes for the same seed.
 TIMING_METRICS = {("train", "seconds_per_batch")}
@@ -137,76 +118,12 @@ def benchmark_file(paper: str, table_id: str) -> str:
     return f"results/benchmarks/{paper}/{table_id}.json"
 
 
-def benchmark_configs(config: dict, table: dict) -> tuple[str, dict[str, dict]]:
-    """(dataset, {model: run config}) of a table's ``protocol: benchmark`` column: the rows' first-seed
-    configs on its dataset (a timing depends on neither the seed nor the lr). (None, {}): no such column."""
-    columns = [
-        c for c in table.get("columns", []) if table_kind(table) == "metrics" and c.get("protocol") == "benchmark"
-    ]
-    if not columns:
-        return None, {}
-    datasets = {dataset_name(config, c["dataset"]) for c in columns}
-    if len(datasets) > 1:
-        raise ConfigError(
-            f"table {table['id']}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table"
-        )
-    dataset = datasets.pop()
-    models = dict.fromkeys(row["model"] for row, col, _ in table_cells(config, table) if col in columns)
-    return dataset, {m: run_config(config, dataset, m, seeds(config, Variant(m))[0]) for m in models}
-
-
 def processed_dir(dataset: str) -> str:
     return f"data/processed/{dataset}"
 
 
 def stats_file(dataset: str) -> str:
     return f"results/stats/{dataset}.csv"
-
-
-def spec_table(config: dict, paper: str, table_id: str) -> dict:
-    for table in load_paper(paper).get("tables", []):
-        if table["id"] == table_id:
-            check_significance_rows(paper, table)
-            if config:  # a heatmap's table by name alone ({}): checked where its own table is planned
-                check_metric_columns(config, paper, table)
-            return table
-    raise KeyError(f"papers.{paper}: spec has no table {table_id!r}")
-
-
-def check_metric_columns(config: dict, paper: str, table: dict) -> None:
-    """A metrics table's columns name a metric the runs report and a split their dataset evaluates
-    (a timing: the training split): refused while the DAG is built, naming spec file, table and key,
-    before any run trains for a table that could not render."""
-    if table_kind(table) != "metrics":
-        return
-    where = f"{papers_dir() / f'{paper}.yaml'}: table {table['id']}"
-    timed = {metric: split for split, metric in TIMING_METRICS}
-    known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(timed)
-    for i, col in enumerate(table.get("columns", [])):
-        if col["metric"] not in known:
-            raise ConfigError(
-                f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
-                f"(known: {', '.join(known)})"
-            )
-        if col.get("protocol") == "benchmark" and col["metric"] not in timed:
-            raise ConfigError(
-                f"{where}: columns[{i}].protocol: benchmark times training steps; "
-                f"metric {col['metric']!r} is not a timing ({', '.join(sorted(timed))})"
-            )
-        if col["metric"] in timed:
-            if col["split"] != timed[col["metric"]]:
-                raise ConfigError(
-                    f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "
-                    f"{timed[col['metric']]!r}"
-                )
-            continue
-        dataset = dataset_name(config, col["dataset"])
-        evaluated = config["datasets"][dataset].get("eval", {}).get("splits")  # a table job's config has none
-        if evaluated is not None and col["split"] not in evaluated:
-            raise ConfigError(
-                f"{where}: columns[{i}].split: {col['split']!r} is not evaluated on dataset "
-                f"{dataset!r} (its eval.splits: {', '.join(evaluated)})"
-            )
 
 
 def claim_pair(claim: str) -> tuple[str, str]:
@@ -299,41 +216,6 @@ def check_significance_rows(paper: str, table: dict) -> None:
             )
 
 
-def spec_figure(paper: str, figure_id: str) -> dict:
-    """A figure's spec, with ``paper`` set (a preset's ``papers.<paper>.sweeps`` is looked up by it)."""
-    for fig in load_paper(paper).get("figures", []):
-        if fig["id"] == figure_id:
-            return {**fig, "paper": paper}
-    raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
-
-
-def table_kind(table: dict) -> str:
-    kind = table.get("kind", "metrics")
-    if kind not in PUBLISHED:
-        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(PUBLISHED)}")
-    return kind
-
-
-def table_datasets(table: dict) -> set[str]:
-    """The datasets a table names (the spec's names, before the preset's aliases)."""
-    kind = table_kind(table)
-    if kind in ("top_answers", "misranked_categories", "vector_variants"):
-        return {table["dataset"]}
-    return {item["dataset"] for item in table["rows" if kind == "dataset_stats" else "columns"]}
-
-
-def table_models(table: dict) -> list[str]:
-    """The params.yaml models whose runs a table reads, in spec order."""
-    kind = table_kind(table)
-    if kind == "top_answers":
-        return list(dict.fromkeys([table["reference"], *table["models"]]))
-    if kind == "misranked_categories":
-        return [table["model"]]
-    if kind == "vector_variants":
-        return [r["model"] for r in table["rows"]]
-    return [] if kind == "dataset_stats" else list(dict.fromkeys(m for r in table["rows"] for m in row_models(r)))
-
-
 def row_models(row: dict) -> list[str]:
     """The models a metrics table row runs: its ``model`` and its per-dataset ``models``."""
     return [m for m in [row.get("model"), *row.get("models", {}).values()] if m]
@@ -382,37 +264,6 @@ def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
     return [(lr, Variant(model) if lr == train.get("lr") else Variant(model, ("lr", lr))) for lr in train["lr_grid"]]
 
 
-def top_answer_runs(config: dict, table: dict) -> list[Run]:
-    """A top_answers table's runs: each model's at the table's seed, at every point of its lr grid;
-    where the grid has several points, every seed's (their dev metrics choose the point, as in the
-    metrics tables)."""
-    ds, models = dataset_name(config, table["dataset"]), table_models(table)
-    seed = spec_seed(config, table, models)
-    found: set[Run] = set()
-    for model in models:
-        points = grid_points(config, model)
-        found.update(r for _, v in points for r in (runs(config, ds, v) if len(points) > 1 else [Run(ds, v, seed)]))
-    return sorted(found)
-
-
-def table_runs(config: dict, table: dict) -> list[Run]:
-    if table_kind(table) == "top_answers":
-        return top_answer_runs(config, table)
-    if table_kind(table) == "misranked_categories":
-        return runs(config, dataset_name(config, table["dataset"]), Variant(table["model"]))
-    if table_kind(table) == "vector_variants":
-        ds = dataset_name(config, table["dataset"])
-        return sorted(r for m in table_models(table) for r in runs(config, ds, Variant(m)))
-    return sorted(
-        {
-            r
-            for row, _, ds in table_cells(config, table)
-            for _, v in grid_points(config, row["model"])
-            for r in runs(config, ds, v)
-        }
-    )
-
-
 def raw_manifest(config: dict, dataset: str) -> str:
     """The download manifest of the raw files a (resolved) dataset is preprocessed from."""
     return f"data/raw/{config['datasets'][dataset]['source']}/manifest.json"
@@ -429,87 +280,16 @@ def provenance_inputs(config: dict, runs: list[Run]) -> list[str]:
     )
 
 
-def table_inputs(config: dict, table: dict) -> list[str]:
-    """``_table_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
-    return with_run_files(_table_inputs(config, table), metrics_runs(config, table))
-
-
-def metrics_runs(config: dict, table: dict) -> list[Run]:
-    """The runs whose metrics.json a table reads: the ``table`` verb checks each against its run file
-    before it renders (``ansel.evaluation.agreement.check_runs``)."""
-    if table_kind(table) == "dataset_stats":
-        return []
-    found = top_answer_runs(config, table) if table_kind(table) == "top_answers" else table_runs(config, table)
-    if table_kind(table) == "vector_variants":  # reads every run's metrics.json; its other inputs need whole
-        return found  # run configs, which a table job's config does not carry
-    return _reading_metrics(_table_inputs(config, table), found)
-
-
-def figure_metrics_runs(config: dict, figure: dict) -> list[Run]:
-    """``metrics_runs`` of a figure (a heatmap's: its table's)."""
-    if figure["kind"] == "heatmap":
-        return metrics_runs(config, figure_table(figure))
-    return _reading_metrics(_figure_inputs(config, figure), figure_runs(config, figure))
-
-
-def _reading_metrics(files: list[str], found: list[Run]) -> list[Run]:
+def reading_metrics(files: list[str], found: list[Run]) -> list[Run]:
+    """The runs of ``found`` whose metrics.json is one of ``files``."""
     read = set(files)
     return [r for r in found if f"{r.dir}/metrics.json" in read]
 
 
 def with_run_files(files: list[str], found: list[Run]) -> list[str]:
-    """``files`` and the run.trec and processed dataset of each run of ``found`` (``metrics_runs``): a table
+    """``files`` and the run.trec and processed dataset of each run of ``found`` (``TableKind.metrics_runs``): a table
     or figure shows a run's metrics only as its run file gives them."""
     return list(dict.fromkeys(files + [f for r in found for f in (f"{r.dir}/run.trec", processed_dir(r.dataset))]))
-
-
-def _table_inputs(config: dict, table: dict) -> list[str]:
-    """The files a table reads: its runs' metrics (dev ones choose the lr), each column's file
-    (``value_file``: a timing, or log.csv under ``protocol: last``) and configs (the notes list how
-    they deviate from the paper's settings); (dataset_stats) its datasets' statistics; (top_answers)
-    the processed dataset and the runs' run.trec (metrics.json where an lr grid is chosen on dev);
-    (misranked_categories) the processed dataset and every seed's run.trec; (vector_variants) the runs'
-    log.csv and metrics.json and their vectors' measurements; (a metrics table with an ``expected``
-    row) the columns' processed datasets."""
-    kind = table_kind(table)
-    if kind == "dataset_stats":
-        return sorted({stats_file(dataset_name(config, row["dataset"])) for row in table["rows"]})
-    if kind == "top_answers":
-        seed = spec_seed(config, table, table_models(table))
-        files = [processed_dir(dataset_name(config, table["dataset"]))]
-        for r in top_answer_runs(config, table):
-            files += [f"{r.dir}/metrics.json"] * (len(grid_points(config, r.variant.model)) > 1)
-            files += [f"{r.dir}/run.trec"] * (r.seed == seed)
-        return files
-    if kind == "misranked_categories":
-        return [processed_dir(dataset_name(config, table["dataset"]))] + [
-            f"{r.dir}/run.trec" for r in table_runs(config, table)
-        ]
-    if kind == "vector_variants":  # each run's curve and metrics, and what its vectors measured
-        found = table_runs(config, table)
-        vectors = [str(Path(f).with_suffix(".json")) for r in found if (f := embeddings_file(r.config(config)))]
-        return list(
-            dict.fromkeys(
-                [processed_dir(dataset_name(config, table["dataset"]))]  # vocab.json
-                + [f"{r.dir}/{name}" for r in found for name in ("config.json", "log.csv", "metrics.json")]
-                + vectors
-                + provenance_inputs(config, found)
-            )
-        )
-    files = []
-    table_run_list = table_runs(config, table)
-    for r in table_run_list:
-        files += dict.fromkeys(
-            [
-                f"{r.dir}/config.json",
-                f"{r.dir}/metrics.json",
-                *(value_file(r, c["split"], c["metric"], c.get("protocol", "dev")) for c in table["columns"]),
-            ]
-        )
-    files += [CONTEXT_PUBLISHED] * any(row.get("context") for row in table["rows"])
-    if any(row.get("expected") for row in table["rows"]):  # computed from the columns' candidate pools
-        files += [processed_dir(dataset_name(config, c["dataset"])) for c in table["columns"]]
-    return list(dict.fromkeys(files + provenance_inputs(config, table_run_list) + significance_inputs(config, table)))
 
 
 def significance_inputs(config: dict, table: dict) -> list[str]:
@@ -528,10 +308,6 @@ def significance_inputs(config: dict, table: dict) -> list[str]:
     protocols = dict.fromkeys(c.get("protocol", "dev") for c in columns)
     files = dict.fromkeys(run_file(config, r, p) for r in trec for p in protocols)
     return list(files) + [processed_dir(ds) for ds in datasets]
-
-
-def published_file(table: dict) -> str:
-    return PUBLISHED[table_kind(table)]
 
 
 def spec_seed(config: dict, spec: dict, models: list[str]) -> int:
@@ -572,103 +348,21 @@ def sweep_models(config: dict, figure: dict) -> list[tuple[object, Variant]]:
     return points
 
 
-def figure_models(figure: dict) -> list[str]:
-    """The params.yaml models a figure reads (a sweep: the base of its derived runs), in spec order."""
-    if figure["kind"] == "attention_maps":
-        return [figure["model"]]
-    if figure["kind"] == "sweep":
-        swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
-        return list(dict.fromkeys([*swept, figure["reference_model"]]))
-    if figure["kind"] == "heatmap":
-        return table_models(figure_table(figure))
-    return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
+def report_config(config: dict) -> dict:
+    """The slice of the config every table or figure job reads (so only it triggers re-rendering)."""
+    return {
+        "preset": config["preset"],
+        "seeds": config["seeds"],
+        "dataset_alias": config.get("dataset_alias", {}),
+        # provenance: the raw manifests
+        "datasets": {d: {"source": config["datasets"][d]["source"]} for d in config["datasets"]},
+    }
 
 
-def figure_runs(config: dict, figure: dict) -> list[Run]:
-    """The runs a figure reads, by kind."""
-    kind = figure["kind"]
-    if kind not in FIGURE_RUN_FILES:
-        raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
-    if kind == "heatmap":
-        return table_runs(config, figure_table(figure))
-    ds = dataset_name(config, figure["dataset"])
-    if kind == "attention_maps":
-        return [Run(ds, Variant(figure["model"]), spec_seed(config, figure, figure_models(figure)))]
-    if kind == "sweep":
-        variants = [v for _, v in sweep_models(config, figure)] + [Variant(figure["reference_model"])]
-    else:
-        variants = [Variant(m) for m in figure_models(figure)]
-    return sorted({r for v in variants for r in runs(config, ds, v)})
-
-
-def figure_table(figure: dict) -> dict:
-    """The metrics table of its paper whose cells a heatmap figure draws (spec key ``table``)."""
-    table = spec_table({}, figure["paper"], figure["table"])
-    if table_kind(table) != "metrics":
-        raise ConfigError(
-            f"figure {figure['id']}: table {figure['table']!r} is of kind {table_kind(table)!r}; "
-            "a heatmap draws a metrics table"
-        )
-    return table
-
-
-def figure_inputs(config: dict, figure: dict) -> list[str]:
-    """``_figure_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
-    if figure["kind"] == "heatmap":
-        return table_inputs(config, figure_table(figure))
-    return with_run_files(_figure_inputs(config, figure), figure_metrics_runs(config, figure))
-
-
-def _figure_inputs(config: dict, figure: dict) -> list[str]:
-    files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
-    if figure["kind"] in ("sweep", "accuracy_bars"):
-        splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]
-        files += dict.fromkeys(
-            value_file(r, split, figure["metric"], figure.get("protocol", "dev"))
-            for r in figure_runs(config, figure)
-            for split in splits
-        )
-    if figure["kind"] in FIGURES_READING_DATA:
-        files.append(processed_dir(dataset_name(config, figure["dataset"])))
-    if "reference_published" in figure or "published_table" in figure:
-        files.append(PUBLISHED["metrics"])
-    return files
-
-
-def paper_items(config: dict, paper: str) -> tuple[list[dict], list[dict]]:
-    """The specs of the tables and figures the preset asks of a paper; a paper without a
-    ``tables`` (``figures``) list asks for all of its spec's."""
-    spec, wanted = load_paper(paper), config["papers"][paper]
-    tables = [spec_table(config, paper, t) for t in wanted.get("tables", [t["id"] for t in spec.get("tables", [])])]
-    figures = [spec_figure(paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
-    return tables, figures
-
-
-def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
-    """The tables' and figures' files of the papers (default: every paper the preset asks for)."""
-    out = []
-    for paper in papers or config["papers"]:
-        tables, figures = paper_items(config, paper)
-        out += [f"results/tables/{paper}/{t['id']}.{ext}" for t in tables for ext in TABLE_EXTENSIONS]
-        out += [f"figures/{paper}/{f['id']}.{ext}" for f in figures for ext in FIGURE_EXTENSIONS]
-    return out
-
-
-def paper_inputs(config: dict) -> list[str]:
-    """Every file the preset's tables and figures read (run files, statistics, processed data)."""
-    files: set[str] = set()
-    for paper in config["papers"]:
-        tables, figures = paper_items(config, paper)
-        files.update(f for t in tables for f in table_inputs(config, t))
-        files.update(f for fig in figures for f in figure_inputs(config, fig))
-    return sorted(files)
-
-
-def paper_runs(config: dict) -> list[Run]:
-    """Every run the preset's tables and figures read."""
-    found: set[Run] = set()
-    for paper in config["papers"]:
-        tables, figures = paper_items(config, paper)
-        found.update(r for t in tables if table_kind(t) != "dataset_stats" for r in table_runs(config, t))
-        found.update(r for fig in figures for r in figure_runs(config, fig))
-    return sorted(found)
+def models_config(config: dict, models: list[str]) -> dict:
+    """What ``model_config`` needs to resolve these models (hparams, train, the preset's scale)."""
+    return {
+        "models": {m: config["models"][m] for m in models},
+        "train": config["train"],
+        "scale": config.get("scale", {}),
+    }

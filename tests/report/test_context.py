@@ -9,7 +9,8 @@ import pytest
 
 from ansel.report.context import context_notes
 from ansel.report.tables import aggregate
-from ansel.targets import CONTEXT_PUBLISHED, table_inputs
+from ansel.table_kinds import kind_of
+from ansel.targets import CONTEXT_PUBLISHED
 
 CONFIG = {
     "seeds": 2,
@@ -72,8 +73,9 @@ def test_a_trained_context_row_is_not_called_a_lexical_baseline(runs):
 
 
 def test_a_table_with_context_rows_reads_the_context_results(runs):
-    assert CONTEXT_PUBLISHED in table_inputs(CONFIG, TABLE)
-    assert CONTEXT_PUBLISHED not in table_inputs(CONFIG, {**TABLE, "rows": TABLE["rows"][:1]})
+    assert CONTEXT_PUBLISHED in kind_of(TABLE).inputs(CONFIG, TABLE)
+    published_only = {**TABLE, "rows": TABLE["rows"][:1]}
+    assert CONTEXT_PUBLISHED not in kind_of(published_only).inputs(CONFIG, published_only)
 
 
 def test_context_rows_are_left_out_of_the_settings_notes(runs):

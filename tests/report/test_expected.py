@@ -14,7 +14,7 @@ from ansel.evaluation.config import METRICS
 from ansel.evaluation.metrics import per_question
 from ansel.report.expected import expected_notes, expected_random, expected_split_metric
 from ansel.report.tables import aggregate, published_lookup, render
-from ansel.targets import table_inputs
+from ansel.table_kinds import kind_of
 
 
 def test_five_candidates_one_positive_by_hand():
@@ -106,7 +106,7 @@ def test_random_guess_shows_the_computed_expectation_beside_the_papers_print(tmp
     row = next(line for line in md.splitlines() if line.startswith("| Random Guess"))
     assert [c.strip() for c in row.split("|")[2:-1]] == ["20.00", "20.00", "45.67", "45.86"]
     # the table reads the pools it computes from
-    assert "data/processed/yahoo_syn" in table_inputs(config, TABLE6)
+    assert "data/processed/yahoo_syn" in kind_of(TABLE6).inputs(config, TABLE6)
 
 
 def test_the_pools_are_each_questions_own_and_the_evaluations_sample(tmp_path, monkeypatch):

@@ -195,8 +195,8 @@ figures:
 
 
 def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_path, monkeypatch, repo_root):
+    from ansel.paper_targets import spec_figure
     from ansel.report import figures
-    from ansel.targets import spec_figure
 
     checkout = tmp_path / "checkout"  # a checkout of its own: the figure reads its table from the spec
     (checkout / "workflow/papers").mkdir(parents=True)
@@ -249,7 +249,7 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
 
 def test_a_heatmap_of_a_table_that_is_not_of_metrics_is_refused(monkeypatch, repo_root):
     from ansel.config import ConfigError
-    from ansel.targets import figure_table
+    from ansel.paper_targets import figure_table
 
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))
     with pytest.raises(ConfigError, match="figure h: table 'table1' is of kind 'dataset_stats'"):

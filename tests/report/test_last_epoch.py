@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from ansel.config import papers_dir
+from ansel.paper_targets import figure_inputs, figure_runs
 from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
 from ansel.report.tables import aggregate, published_lookup, render
-from ansel.targets import figure_inputs, figure_runs, table_inputs
+from ansel.table_kinds import kind_of
 
 # model -> per seed: (dev-selected test MAP, test accuracy) in metrics.json; log.csv's epochs below
 SELECTED = {"mv": [(0.60, 0.70), (0.62, 0.72)], "q": [(0.65, 0.80), (0.69, 0.78)]}
@@ -90,7 +91,7 @@ def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs)
         "| syn (stand-in for wikiqa_mz) test MAP (last epoch) ours " in header
         and "| wikiqa test MAP (last epoch) published (another cell: no †) " in header
     )
-    assert table_inputs(CONFIG, TABLE)[:3] == [
+    assert kind_of(TABLE).inputs(CONFIG, TABLE)[:3] == [
         f"results/runs/syn/mv/seed1/{name}" for name in ("config.json", "metrics.json", "log.csv")
     ]
 

@@ -13,10 +13,12 @@ from scipy import stats
 from ansel.config import ConfigError
 from ansel.data.canonical import Dataset
 from ansel.evaluation.metrics import per_question, ranking_metrics, write_trec_run
+from ansel.paper_targets import spec_table
 from ansel.report.paired_tests import holm
 from ansel.report.significance import annotate, claim_verdicts, compare, mark_cells, significance_notes
 from ansel.report.tables import aggregate, render
-from ansel.targets import significance_columns, significance_inputs, spec_table, table_inputs
+from ansel.table_kinds import kind_of
+from ansel.targets import significance_columns, significance_inputs
 
 N = 40  # questions, 4 candidates each, the first one correct
 # model -> per seed: the questions (by number) whose correct answer it ranks first (else third)
@@ -180,7 +182,7 @@ def test_a_table_without_baseline_or_claims_is_unchanged(runs):
 
 
 def test_the_compared_runs_files_and_the_labels_are_inputs(runs):
-    inputs = table_inputs(CONFIG, TABLE)
+    inputs = kind_of(TABLE).inputs(CONFIG, TABLE)
     assert [p for p in inputs if p.endswith("run.trec") or p.startswith("data/processed")] == [
         *(f"results/runs/syn/{m}/seed{s}/run.trec" for m in ("base", "good", "twin") for s in (1, 2)),
         "data/processed/syn",
@@ -246,12 +248,12 @@ def test_the_real_specs_declare_baselines_and_claims_that_name_their_rows():
     ]:
         spec = spec_table(config, paper, table)  # checks the labels
         assert spec["baseline"] == baseline and spec["claims"]
-        assert any(p.endswith("run.trec") for p in table_inputs(config, spec))
+        assert any(p.endswith("run.trec") for p in kind_of(spec).inputs(config, spec))
     # aMV-LSTM's Table 3: the three dev-selected columns and, its runs keeping their last epoch
     # (train.keep_last: the paper's protocol), the three (last epoch) ones, read from run_last.trec
     amv = spec_table(config, "amvlstm", "table3")
     assert [c.get("protocol", "dev") for c in significance_columns(config, amv)] == ["dev"] * 3 + ["last"] * 3
-    assert any(p.endswith("/run_last.trec") for p in table_inputs(config, amv))
+    assert any(p.endswith("/run_last.trec") for p in kind_of(amv).inputs(config, amv))
 
 
 def test_a_claims_verdict_does_not_depend_on_unrelated_rows(runs):
@@ -306,5 +308,6 @@ def test_a_last_epoch_column_is_tested_from_run_last_trec_where_every_compared_r
     # a row that trains nothing (a lexical context row) has one state: its run.trec stands for its last epoch
     lexical = {**models, "twin": {"arch": "bm25"}}
     assert len(significance_columns({**CONFIG, "models": lexical}, last)) == 3
-    assert "results/runs/syn/twin/seed1/run.trec" in table_inputs({**CONFIG, "models": lexical}, last)
-    assert "results/runs/syn/good/seed1/run_last.trec" in table_inputs({**CONFIG, "models": lexical}, last)
+    inputs = kind_of(last).inputs({**CONFIG, "models": lexical}, last)
+    assert "results/runs/syn/twin/seed1/run.trec" in inputs
+    assert "results/runs/syn/good/seed1/run_last.trec" in inputs

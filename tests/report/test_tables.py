@@ -7,7 +7,8 @@ import pytest
 
 from ansel.evaluation import agreement
 from ansel.report.tables import aggregate, protocol_notes, published_lookup, render
-from ansel.targets import Variant, table_inputs, timings_file
+from ansel.table_kinds import kind_of
+from ansel.targets import Variant, timings_file
 
 TABLE = {
     "id": "t1",
@@ -121,7 +122,7 @@ def test_missing_metric_in_a_run_is_named(runs):
 def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, repo_root):
     from ansel.cli import main
     from ansel.config import load, run_config
-    from ansel.targets import spec_table, table_runs
+    from ansel.paper_targets import spec_table
 
     papers = load(preset="full")
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
@@ -136,7 +137,7 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     table = spec_table(config, "smoke", "synthetic")
     (tmp_path / "data/raw/synthetic").mkdir(parents=True)
     (tmp_path / "data/raw/synthetic/manifest.json").write_text(json.dumps({"corpus.json": {"sha256": "ab" * 32}}))
-    for i, run in enumerate(table_runs(config, table)):  # every metric of every split: 0.1 * (i % 7)
+    for i, run in enumerate(kind_of(table).runs(config, table)):  # every metric of every split: 0.1 * (i % 7)
         path = tmp_path / run.dir / "metrics.json"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps({"test": {m: 0.1 * (i % 7) for m in ["P@1", "MAP", "MRR", "nDCG@3", "nDCG@5"]}}))
@@ -255,7 +256,7 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     # one precision per column: ours (0.15 s) is not cut to 2 decimals by the paper's 1.28 s beside it
     assert cells.loc[("M", "seconds_per_batch"), "digits"] == 4
     assert (
-        table_inputs(config, table)
+        kind_of(table).inputs(config, table)
         == [
             f"results/{kind}"
             for seed in (1, 2)
@@ -270,7 +271,7 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     )
     # the timings files name the commit that trained each run (provenance), and the manifest the raw files
     assert (
-        table_inputs(config, TABLE)
+        kind_of(TABLE).inputs(config, TABLE)
         == [f"results/runs/syn/m/seed{seed}/{name}" for seed in (1, 2) for name in ("config.json", "metrics.json")]
         + [f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)]
         + ["data/raw/syn/manifest.json"]

@@ -14,8 +14,9 @@ from ansel.config import ConfigError, load_paper
 from ansel.data.canonical import Dataset
 from ansel.evaluation import agreement
 from ansel.evaluation.metrics import write_trec_run
+from ansel.paper_targets import spec_table
 from ansel.report.top_answers import ranked_answers
-from ansel.targets import spec_table, table_inputs, table_runs
+from ansel.table_kinds import kind_of
 
 # The spec keys of the aMV-LSTM paper's Tables 3-4 and Figures 3-4 (model names are placeholders).
 SPEC = """
@@ -152,7 +153,7 @@ def test_top_answers_table_ranks_the_references_first_answers_per_model(root, mo
 
 def test_top_answers_inputs_are_the_dataset_and_the_shown_runs(root):
     table = spec_table(CONFIG, "amvlstm", "table4")
-    assert table_inputs(CONFIG, table) == [
+    assert kind_of(table).inputs(CONFIG, table) == [
         "data/processed/syn",
         "results/runs/syn/mv/seed1/run.trec",
         "results/runs/syn/q/seed1/metrics.json",
@@ -164,7 +165,7 @@ def test_top_answers_inputs_are_the_dataset_and_the_shown_runs(root):
         "results/runs/syn/q/seed2/run.trec",
         "results/runs/syn/q@lr=0.1/seed2/run.trec",
     ]  # beside its metrics.json
-    assert len(table_runs(CONFIG, table)) == 5
+    assert len(kind_of(table).runs(CONFIG, table)) == 5
 
 
 @pytest.mark.parametrize(
@@ -179,8 +180,9 @@ def test_a_question_absent_or_ambiguous_is_named(root, question, message):
     data.questions.loc[len(data.questions)] = ["q4", "What is a crocodile?", ["w"], None]
     data.splits["test"].loc[len(data.splits["test"])] = ["q4", "a6", 1]
     data.save(root / "data/processed/syn")
+    table = spec_table(CONFIG, "amvlstm", "table4")
     with pytest.raises(KeyError, match=re.escape(message)):
-        ranked_answers(CONFIG, {**spec_table(CONFIG, "amvlstm", "table4"), "question": question})
+        ranked_answers(CONFIG, {**table, "question": question}, kind_of(table).models(table))
 
 
 def test_the_amvlstm_spec_keys_validate_and_a_wrong_key_is_refused_with_its_path(root):

@@ -227,11 +227,11 @@ def test_alpha_zero_is_the_ranking_loss_alone_and_alpha_above_zero_reaches_the_s
 
 
 def test_the_full_presets_mtas_targets_run_on_lawqa_itself():
-    import ansel.targets as T
+    from ansel import paper_targets as P
 
     config = load(preset="full")
-    runs = [r for r in T.paper_runs(config) if r.variant.model.startswith("mtas_")]
+    runs = [r for r in P.paper_runs(config) if r.variant.model.startswith("mtas_")]
     assert runs and {r.dataset for r in runs} == {"lawqa"}
     assert {"results/tables/mtas/table4.md", "results/tables/mtas/table7.md", "figures/mtas/figure_alpha.png"} <= set(
-        T.paper_outputs(config)
+        P.paper_outputs(config)
     )

@@ -13,7 +13,7 @@ from ansel import dvc_show
 from ansel.config import apply_preset, load
 from ansel.dvc_pull import PullError, stage_targets
 from ansel.models.registry import is_trained
-from ansel.targets import paper_outputs
+from ansel.paper_targets import paper_outputs
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from ansel import table_kinds as K
+
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
 # here from its output path, and never parses a name back into a config.
-RUNS = {r.dir: r for r in T.paper_runs(C)}
+RUNS = {r.dir: r for r in P.paper_runs(C)}
 # Each run's resolved config, computed (and checked: a sweep or grid point's value too) while the
 # DAG is built.
 RUN_CONFIGS = {d: r.config(C) for d, r in RUNS.items()}
@@ -61,7 +63,7 @@ def device_mem_mb(w):
 
 def run_embeddings(run):
     """The embeddings file a run starts from, or None (random initialisation)."""
-    return T.embeddings_file(RUN_CONFIGS[run.dir])
+    return A.embeddings_file(RUN_CONFIGS[run.dir])
 
 
 # the methods corpus_embeddings makes (a pattern matching nothing when no recipe is configured)
@@ -84,43 +86,23 @@ def source_fetch(source):
     return options.pop()
 
 
-def report_cfg():
-    """The slice of the config a table or figure depends on (so only it triggers re-rendering)."""
-    return {
-        "preset": C["preset"],
-        "seeds": C["seeds"],
-        "dataset_alias": C.get("dataset_alias", {}),
-        "datasets": {d: {"source": C["datasets"][d]["source"]} for d in C["datasets"]},  # provenance: the raw manifests
-    }
-
-
-def models_cfg(models, config=C):
-    """What model_config needs to resolve these models (hparams, train, the preset's scale)."""
-    return {"models": {m: config["models"][m] for m in models}, "train": config["train"],
-            "scale": config.get("scale", {})}
+def table_inputs(w):
+    """The files a table job reads (TableKind.inputs)."""
+    table = P.spec_table(C, w.paper, w.table)
+    return K.kind_of(table).inputs(C, table)
 
 
 def table_cfg(w):
-    """report_cfg plus the row models' configs (a row with an lr grid shows its point best on dev),
-    and the papers' settings of those models and datasets, which the notes compare runs against."""
-    table = T.spec_table(C, w.paper, w.table)
-    models = sorted(T.table_models(table))
-    datasets = [] if T.table_kind(table) == "dataset_stats" else sorted(T.table_datasets(table) & set(PAPERS["datasets"]))
-    papers = {**models_cfg(models, PAPERS), "datasets": {d: PAPERS["datasets"][d] for d in datasets}}
-    cfg = {**report_cfg(), **models_cfg(models), "paper_settings": papers}
-    if T.table_kind(table) == "top_answers":  # the preset may name another question
-        cfg["papers"] = {w.paper: {"questions": C["papers"][w.paper].get("questions", {})}}
-    if any(row.get("expected") for row in table.get("rows", [])):  # computed on the questions the runs score
-        for d in {A.dataset_name(C, c["dataset"]) for c in table["columns"]}:
-            cfg["datasets"][d] = {**cfg["datasets"][d], "eval": C["datasets"][d].get("eval", {})}
-    return json.dumps(cfg)
+    """The slice of the config a table job reads (ansel.table_kinds: TableKind.job_config)."""
+    table = P.spec_table(C, w.paper, w.table)
+    return json.dumps(K.kind_of(table).job_config(C, PAPERS, w.paper, table))
 
 
 def figure_cfg(w):
-    """report_cfg plus the configs of the models a figure reads (their seeds; a sweep derives its
-    runs from its base model) and the preset's sweep values."""
-    spec = T.spec_figure(w.paper, w.figure)
-    cfg = {**report_cfg(), **models_cfg(T.figure_models(spec))}
+    """The report's slice of the config plus the configs of the models a figure reads (their seeds; a
+    sweep derives its runs from its base model) and the preset's sweep values."""
+    spec = P.spec_figure(w.paper, w.figure)
+    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(spec))}
     if spec["kind"] == "sweep":
         cfg["papers"] = {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}
     return json.dumps(cfg)
@@ -132,5 +114,6 @@ PAPERS = A.load(preset="full")
 
 @functools.cache
 def benchmark_configs(paper, table):
-    """A table's step-times dataset and row configs (ansel.targets.benchmark_configs), resolved once."""
-    return T.benchmark_configs(C, T.spec_table(C, paper, table))
+    """A table's step-times dataset and row configs (TableKind.benchmark_configs), resolved once."""
+    spec = P.spec_table(C, paper, table)
+    return K.kind_of(spec).benchmark_configs(C, spec)

@@ -30,11 +30,11 @@ rule dataset_stats:
 
 rule table:
     input:
-        lambda w: T.table_inputs(C, T.spec_table(C, w.paper, w.table)),
+        table_inputs,
         spec="workflow/papers/{paper}.yaml",
-        published=lambda w: T.published_file(T.spec_table(C, w.paper, w.table)),
+        published=lambda w: K.kind_of(P.spec_table(C, w.paper, w.table)).published,
         benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(benchmark_configs(w.paper, w.table)[0]),
-        code=package_code("report"),
+        code=package_code("report") + package_code("table_kinds"),
     output:
         # the long form (one row per cell, numbers unrounded), to download from the report
         report("results/tables/{paper}/{table}.csv", category="{paper}", subcategory="tables (CSV)",
@@ -88,7 +88,7 @@ rule step_times:
 
 rule figure:
     input:
-        lambda w: T.figure_inputs(C, T.spec_figure(w.paper, w.figure)),
+        lambda w: P.figure_inputs(C, P.spec_figure(w.paper, w.figure)),
         spec="workflow/papers/{paper}.yaml",
         code=package_code("report"),
     output:

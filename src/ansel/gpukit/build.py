@@ -15,12 +15,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
-from ansel.config import ConfigError, load, root
+from ansel.config import ConfigError, embeddings_file, load, root
 from ansel.files import write_text_atomic
 from ansel.gpukit import GPU_PARALLEL, KIT_FILE
 from ansel.schema import check_schema
+from ansel.table_kinds import kind_of
 from ansel.yamlfile import read_yaml
 
 RECORDS = "reports/device/records.yaml"
@@ -63,14 +65,13 @@ def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
 
 def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
     """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
-    tables, figures = T.paper_items(config, paper)
+    tables, figures = P.paper_items(config, paper)
     for t in tables:
         if t["id"] == item:
-            runs = [] if T.table_kind(t) == "dataset_stats" else T.table_runs(config, t)
-            return f"results/tables/{paper}/{item}.md", runs
+            return f"results/tables/{paper}/{item}.md", kind_of(t).runs(config, t)
     for f in figures:
         if f["id"] == item:
-            return f"figures/{paper}/{item}.png", T.figure_runs(config, f)
+            return f"figures/{paper}/{item}.png", P.figure_runs(config, f)
     raise ConfigError(
         f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
         f"({', '.join(t['id'] for t in [*tables, *figures])})"
@@ -112,7 +113,7 @@ def run_files(cfg: dict) -> list[str]:
     """What a run reads besides its config: its processed dataset, vectors and vocabulary."""
     files = [T.processed_dir(cfg["dataset"])]
     if cfg["embeddings"]:
-        files.append(T.embeddings_file(cfg))
+        files.append(embeddings_file(cfg))
     if cfg.get("vocab"):
         files.append(cfg["vocab"])
     return files
@@ -180,14 +181,16 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             "items": rec.get("runs", {}).get("items", {}),
         }
         for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
-            tables = {t["id"]: t for t in T.paper_items(config, paper)[0]}
+            tables = {t["id"]: t for t in P.paper_items(config, paper)[0]}
             for item in ids:
-                dataset, cfgs = T.benchmark_configs(config, tables[item]) if item in tables else (None, {})
+                dataset, cfgs = (
+                    kind_of(tables[item]).benchmark_configs(config, tables[item]) if item in tables else (None, {})
+                )
                 if dataset:
                     entry["step_times"].append(
                         {"file": T.benchmark_file(paper, item), "processed": T.processed_dir(dataset), "configs": cfgs}
                     )
-                    needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != T.embeddings_file(cfg)})
+                    needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != embeddings_file(cfg)})
                     make_files(needed, config["preset"], rec.get("config", {}))
                     files.update(needed)
         runs = record_runs(config, rec["runs"], f"{where}.runs") if "runs" in rec else []
@@ -207,11 +210,11 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
                 if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)
             ]
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
-            files.update(f for cfg in shapes for f in run_files(cfg) if f != T.embeddings_file(cfg))  # random init
+            files.update(f for cfg in shapes for f in run_files(cfg) if f != embeddings_file(cfg))  # random init
         if "speed" in rec:
             entry["speed"] = speed_entry(config, rec["speed"], costs, f"{where}.speed")
             needed = sorted(
-                {f for cfg in entry["speed"]["configs"] for f in run_files(cfg) if f != T.embeddings_file(cfg)}
+                {f for cfg in entry["speed"]["configs"] for f in run_files(cfg) if f != embeddings_file(cfg)}
             )
             make_files(needed, config["preset"], rec.get("config", {}))  # random initial vectors: timings only
             files.update(needed)
@@ -227,7 +230,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
                         "dir": f"runs/{run.dataset}/{run.variant.name}/seed{run.seed}",
                         "config": cfg,
                         "processed": T.processed_dir(cfg["dataset"]),
-                        "embeddings": T.embeddings_file(cfg),
+                        "embeddings": embeddings_file(cfg),
                         "planned_minutes": minutes,
                         "peak_mb": cost.peak_mb if cost else None,
                     }

@@ -21,10 +21,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import root
 from ansel.gpukit.build import _copy, config_args, item_runs
 from ansel.placing import run_name
+from ansel.table_kinds import kind_of
 
 LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
 
@@ -128,13 +130,13 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     config = load(preset=rec["preset"], **rec.get("config", {}))
     targets, waiting = [], {}
     for paper, ids in rec["items"].items():
-        tables, figures = ({x["id"]: x for x in xs} for xs in T.paper_items(config, paper))
+        tables, figures = ({x["id"]: x for x in xs} for xs in P.paper_items(config, paper))
         for item in ids:
             target, runs = item_runs(config, paper, item)
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
-            if item in tables and T.benchmark_configs(config, tables[item])[0]:  # its step times, too
+            if item in tables and kind_of(tables[item]).benchmark_configs(config, tables[item])[0]:  # its step times
                 missing += [f] if not (stage / (f := T.benchmark_file(paper, item))).exists() else []
-            if item in figures and "model.pt" in T.FIGURE_RUN_FILES[figures[item]["kind"]]:
+            if item in figures and "model.pt" in P.FIGURE_RUN_FILES[figures[item]["kind"]]:
                 missing += [w for r in runs if (w := _link_weights(r, stage))]
             if missing:
                 waiting[f"{paper}/{item}"] = missing

@@ -1,7 +1,7 @@
 """Paper figures by kind. Each kind is a function (config, spec, out_prefix) that writes png+pdf.
 
 Kinds register with ``@figure_kind("name")``; the paper spec's ``kind`` picks one, and
-``ansel.targets.figure_inputs`` lists the files each kind reads (the figure rule's inputs).
+``ansel.paper_targets.figure_inputs`` lists the files each kind reads (the figure rule's inputs).
 ``spec["paper"]`` is the paper the figure belongs to (set by the CLI).
 """
 
@@ -24,6 +24,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ansel.config import dataset_name, papers_dir
 from ansel.data.canonical import Dataset
+from ansel.paper_targets import figure_models, figure_table
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths
 from ansel.report.plotting import save
 from ansel.report.tables import (
@@ -38,18 +39,7 @@ from ansel.report.tables import (
     split_labels,
     split_run,
 )
-from ansel.targets import (
-    Run,
-    Variant,
-    figure_models,
-    figure_table,
-    processed_dir,
-    runs,
-    seed_count,
-    spec_seed,
-    sweep_models,
-    sweep_values,
-)
+from ansel.targets import Run, Variant, processed_dir, runs, seed_count, spec_seed, sweep_models, sweep_values
 
 FigureFn = Callable[[dict, dict, Path], None]
 _KINDS: dict[str, FigureFn] = {}

@@ -20,7 +20,7 @@ import pandas as pd
 from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.report.tables import CELL_COLUMNS, render, split_labels, split_run
-from ansel.targets import processed_dir, table_runs
+from ansel.targets import Run, processed_dir
 
 COLUMNS = ("misranked drawn", "share of the draw (%)", "share of the split (%)")
 
@@ -42,16 +42,18 @@ def draw(qids: list[str], sample: int, seed: int) -> list[str]:
     return [qids[i] for i in sorted(picked)]
 
 
-def misranked_counts(config: dict, table: dict) -> tuple[pd.DataFrame, pd.Series, list[tuple[int, int, int]]]:
+def misranked_counts(
+    config: dict, table: dict, runs: list[Run]
+) -> tuple[pd.DataFrame, pd.Series, list[tuple[int, int, int]]]:
     """(counts [category x seed] of each seed's draw, each category's questions in the split,
-    [(seed, misranked, answerable questions)])."""
+    [(seed, misranked, answerable questions)]) over ``runs`` (the model's seeds)."""
     ds, split = dataset_name(config, table["dataset"]), table["split"]
     data = Dataset.load(processed_dir(ds))
     labels = split_labels(data, split, f"table {table['id']}")
     category = data.questions.set_index("qid").category.reindex(labels.qid.unique()).fillna("(none)").astype(str)
     counts, seen = {}, []
     answerable = labels.qid[labels.label > 0].nunique()
-    for run in table_runs(config, table):
+    for run in runs:
         wrong = misranked_questions(Path(run.dir) / "run.trec", labels, split)
         picked = draw(wrong, table["sample"], table["seed"])
         counts[run.seed] = category.loc[picked].value_counts()
@@ -60,9 +62,9 @@ def misranked_counts(config: dict, table: dict) -> tuple[pd.DataFrame, pd.Series
     return frame, category.value_counts(), seen
 
 
-def render_misranked(config: dict, table: dict, notes: list[str], prefix: Path) -> None:
+def render_misranked(config: dict, table: dict, runs: list[Run], notes: list[str], prefix: Path) -> None:
     """prefix.{csv,md,tex,html,json}: a row per category, ``COLUMNS``."""
-    counts, in_split, seen = misranked_counts(config, table)
+    counts, in_split, seen = misranked_counts(config, table, runs)
     shares = counts / counts.sum().where(counts.sum() > 0, 1) * 100
     split_share = in_split.reindex(counts.index).fillna(0) / in_split.sum() * 100
     order = counts.mean(axis=1).sort_values(ascending=False, kind="stable").index

@@ -20,7 +20,7 @@ from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.evaluation.metrics import rank
 from ansel.report.tables import grid_choice, split_labels, split_run, write_table
-from ansel.targets import Run, processed_dir, spec_seed, table_models
+from ansel.targets import Run, processed_dir, spec_seed
 
 
 def _normalise(text: str) -> str:
@@ -40,15 +40,15 @@ def find_question(data: Dataset, split: str, text: str, where: str) -> str:
     return hits.qid.iloc[0]
 
 
-def ranked_answers(config: dict, table: dict) -> pd.DataFrame:
+def ranked_answers(config: dict, table: dict, models: list[str]) -> pd.DataFrame:
     """(qid, aid, answer, label, model, run, score, rank): every candidate of the table's question
-    as each model (``ansel.targets.table_models``) ranks it in ``run`` (its directory)."""
+    as each of ``models`` (the reference first) ranks it in ``run`` (its directory)."""
     ds, split, where = dataset_name(config, table["dataset"]), table["split"], f"table {table['id']}"
-    seed = spec_seed(config, table, table_models(table))
+    seed = spec_seed(config, table, models)
     data = Dataset.load(processed_dir(ds))
     qid = find_question(data, split, table["question"], where)
     frames = []
-    for model in table_models(table):
+    for model in models:
         path = Path(Run(ds, grid_choice(config, model, ds)[1], seed).dir) / "run.trec"
         run = split_run(path, split)
         if not (run.qid == qid).any():
@@ -62,11 +62,11 @@ def ranked_answers(config: dict, table: dict) -> pd.DataFrame:
 
 
 def render_top_answers(
-    config: dict, table: dict, published: dict[tuple, float], notes: list[str], prefix: Path
+    config: dict, table: dict, models: list[str], published: dict[tuple, float], notes: list[str], prefix: Path
 ) -> None:
     """prefix.{csv,md,tex,json}: the reference's ``top`` first answers, "score (rank)" per model."""
-    ranked, ref = ranked_answers(config, table), table["reference"]
-    labels = {m: table.get("labels", {}).get(m, m) for m in table_models(table)}
+    ranked, ref = ranked_answers(config, table, models), table["reference"]
+    labels = {m: table.get("labels", {}).get(m, m) for m in models}
     top = ranked[ranked.model == ref].nsmallest(table.get("top", 3), "rank").aid.tolist()
     shown = ranked[ranked.aid.isin(top)].assign(model_label=lambda f: f.model.map(labels))
     cell = shown.set_index(["aid", "model"])
@@ -104,7 +104,7 @@ def render_top_answers(
     notes = notes + [
         f"Question {candidates.qid.iloc[0]} of {dataset_name(config, table['dataset'])} {table['split']}: "
         f"{len(candidates)} candidates, {int((candidates.label == 1).sum())} correct; seed "
-        f"{spec_seed(config, table, table_models(table))}. Rows: {labels[ref]}'s {len(top)} first answers; "
+        f"{spec_seed(config, table, models)}. Rows: {labels[ref]}'s {len(top)} first answers; "
         "cells: score (rank) per model; label: 1 = correct.",
         f"Rank of the correct answer (the best-ranked one): ours {listed('ours')}; published {listed('published')}.",
     ]

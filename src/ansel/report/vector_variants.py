@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import dataset_name
+from ansel.config import dataset_name, embeddings_file
 from ansel.data.vocab import run_vocab_file
 from ansel.report.provenance import cell_provenance, provenance_note
 from ansel.report.tables import run_log, run_metric, write_table
 from ansel.settings import ConfigError
-from ansel.targets import Run, Variant, embeddings_file, processed_dir, runs
+from ansel.targets import Run, Variant, processed_dir, runs
 
 COLLAPSE_TOLERANCE = 0.05  # of the margin
 

@@ -1,0 +1,55 @@
+"""Paper tables by kind: each kind is a ``TableKind`` (``base.py``) in a module of this package,
+registered with ``@table_kind("name")``; a spec's ``kind`` (default metrics) picks one.
+
+A kind knows what its table needs: its models and runs, the files its job reads (the rule's inputs),
+the job's config and how the table renders. Nothing outside this package compares a kind's name.
+This module imports nothing of the kinds' own (``ansel.targets`` asks it for a table's kind); the
+kinds are found on first use, as ``ansel.models.registry`` finds architectures.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING
+
+from ansel.settings import ConfigError
+
+if TYPE_CHECKING:
+    from ansel.table_kinds.base import TableKind
+
+_KINDS: dict[str, TableKind] = {}
+
+
+def table_kind(name: str):
+    """Class decorator: registers one instance of a ``TableKind`` subclass under the spec's ``kind``."""
+
+    def wrap(cls: type[TableKind]) -> type[TableKind]:
+        if name in _KINDS:
+            raise ValueError(f"table kind {name!r} registered twice")
+        cls.name = name
+        _KINDS[name] = cls()
+        return cls
+
+    return wrap
+
+
+@functools.cache
+def _discovered() -> dict[str, TableKind]:
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    return _KINDS
+
+
+def known() -> list[str]:
+    """The registered kinds' names."""
+    return sorted(_discovered())
+
+
+def kind_of(table: dict) -> TableKind:
+    """The kind of a table spec (its ``kind``, default metrics)."""
+    kind = table.get("kind", "metrics")
+    if kind not in _discovered():
+        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(known())}")
+    return _KINDS[kind]

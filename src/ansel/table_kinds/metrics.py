@@ -1,0 +1,151 @@
+"""Tables of kind metrics (the default): per row (a model, or a row kept as published) and column
+(dataset, split, metric), ours as mean ± std over seeds beside the published value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ansel import targets as T
+from ansel.config import ConfigError, dataset_name, papers_dir, run_config
+from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
+from ansel.table_kinds import table_kind
+from ansel.table_kinds.base import TableKind
+
+
+@table_kind("metrics")
+class Metrics(TableKind):
+    metric_grid = True
+
+    def datasets(self, table: dict) -> set[str]:
+        return {col["dataset"] for col in table["columns"]}
+
+    def models(self, table: dict) -> list[str]:
+        return list(dict.fromkeys(m for r in table["rows"] for m in T.row_models(r)))
+
+    def runs(self, config: dict, table: dict) -> list[T.Run]:
+        """Every seed of each cell's model on the column's dataset, at every point of its lr grid."""
+        return sorted(
+            {
+                r
+                for row, _, ds in T.table_cells(config, table)
+                for _, v in T.grid_points(config, row["model"])
+                for r in T.runs(config, ds, v)
+            }
+        )
+
+    def files(self, config: dict, table: dict) -> list[str]:
+        """The runs' metrics (dev ones choose the lr), each column's file (``value_file``: a timing, or
+        log.csv under ``protocol: last``) and configs (the notes list how they deviate from the paper's
+        settings); the context rows' published values; with an ``expected`` row, the columns' processed
+        datasets; provenance and the paired tests' files."""
+        files: list[str] = []
+        found = self.runs(config, table)
+        for r in found:
+            files += dict.fromkeys(
+                [
+                    f"{r.dir}/config.json",
+                    f"{r.dir}/metrics.json",
+                    *(T.value_file(r, c["split"], c["metric"], c.get("protocol", "dev")) for c in table["columns"]),
+                ]
+            )
+        files += [T.CONTEXT_PUBLISHED] * any(row.get("context") for row in table["rows"])
+        if any(row.get("expected") for row in table["rows"]):  # computed from the columns' candidate pools
+            files += [T.processed_dir(dataset_name(config, c["dataset"])) for c in table["columns"]]
+        return list(dict.fromkeys(files + T.provenance_inputs(config, found) + T.significance_inputs(config, table)))
+
+    def check(self, config: dict, paper: str, table: dict) -> None:
+        """The columns name a metric the runs report and a split their dataset evaluates (a timing: the
+        training split), before any run trains for a table that could not render."""
+        where = f"{papers_dir() / f'{paper}.yaml'}: table {table['id']}"
+        timed = {metric: split for split, metric in T.TIMING_METRICS}
+        known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(timed)
+        for i, col in enumerate(table.get("columns", [])):
+            if col["metric"] not in known:
+                raise ConfigError(
+                    f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
+                    f"(known: {', '.join(known)})"
+                )
+            if col.get("protocol") == "benchmark" and col["metric"] not in timed:
+                raise ConfigError(
+                    f"{where}: columns[{i}].protocol: benchmark times training steps; "
+                    f"metric {col['metric']!r} is not a timing ({', '.join(sorted(timed))})"
+                )
+            if col["metric"] in timed:
+                if col["split"] != timed[col["metric"]]:
+                    raise ConfigError(
+                        f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "
+                        f"{timed[col['metric']]!r}"
+                    )
+                continue
+            dataset = dataset_name(config, col["dataset"])
+            evaluated = config["datasets"][dataset].get("eval", {}).get("splits")  # a table job's config has none
+            if evaluated is not None and col["split"] not in evaluated:
+                raise ConfigError(
+                    f"{where}: columns[{i}].split: {col['split']!r} is not evaluated on dataset "
+                    f"{dataset!r} (its eval.splits: {', '.join(evaluated)})"
+                )
+
+    def benchmark_configs(self, config: dict, table: dict) -> tuple[str | None, dict[str, dict]]:
+        """The ``protocol: benchmark`` column's: the rows' first-seed configs on its dataset (a timing
+        depends on neither the seed nor the lr)."""
+        columns = [c for c in table["columns"] if c.get("protocol") == "benchmark"]
+        if not columns:
+            return None, {}
+        datasets = {dataset_name(config, c["dataset"]) for c in columns}
+        if len(datasets) > 1:
+            raise ConfigError(
+                f"table {table['id']}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table"
+            )
+        dataset = datasets.pop()
+        models = dict.fromkeys(row["model"] for row, col, _ in T.table_cells(config, table) if col in columns)
+        return dataset, {m: run_config(config, dataset, m, T.seeds(config, T.Variant(m))[0]) for m in models}
+
+    def job_config(self, config: dict, papers: dict, paper: str, table: dict) -> dict:
+        """With an ``expected`` row, the columns' datasets' ``eval`` too: it is computed on the
+        questions the runs score."""
+        cfg = super().job_config(config, papers, paper, table)
+        if any(row.get("expected") for row in table["rows"]):
+            for d in {dataset_name(config, c["dataset"]) for c in table["columns"]}:
+                cfg["datasets"][d] = {**cfg["datasets"][d], "eval": config["datasets"][d].get("eval", {})}
+        return cfg
+
+    def seed_count(self, config: dict, table: dict) -> str:
+        """How many seeds a cell averages ("2-5" where models differ); context rows run once."""
+        return T.seed_count(config, self.models({**table, "rows": [r for r in table["rows"] if not r.get("context")]}))
+
+    def preset_note(self, config: dict, table: dict) -> str:
+        n = self.seed_count(config, table)
+        return f"{super().preset_note(config, table)}; {n} seed{'s' * (n != '1')} per cell"
+
+    def render(self, config: dict, paper: str, table: dict, published: Path, notes: list[str], prefix: Path) -> None:
+        # the report's modules load pandas, ranx and matplotlib: in a table job, not while the DAG is built
+        from ansel.report.context import context_notes
+        from ansel.report.deviations import table_setting_notes
+        from ansel.report.expected import expected_notes
+        from ansel.report.provenance import provenance_note, table_provenance
+        from ansel.report.significance import annotate
+        from ansel.report.tables import aggregate, benchmark, grid_notes, protocol_notes, published_lookup
+        from ansel.report.tables import render as render_cells
+
+        cells = aggregate(
+            config, paper, table, published_lookup(published, paper, table.get("published_table", table["id"]))
+        )
+        notes = (
+            notes
+            + grid_notes(config, table)
+            + protocol_notes(table, benchmark(paper, table))
+            + context_notes(config, table)
+            + expected_notes(config, table)
+            + table_setting_notes(config, table, config["paper_settings"])
+        )
+        cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
+        provenance = table_provenance(config, table)
+        render_cells(
+            cells,
+            table,
+            notes + significance_notes + [provenance_note(list(provenance.values()))],
+            prefix,
+            extra_json=significance_json,
+            provenance=provenance,
+            show_n="-" in self.seed_count(config, table),
+        )
