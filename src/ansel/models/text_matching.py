@@ -143,7 +143,7 @@ class MatchPyramid(InteractionRanker):
         super().__init__()
         self.sides = TextSides(cfg, vocab_size, embeddings)
         self.conv = nn.Conv2d(1, cfg.kernel_count, tuple(cfg.kernel_size), padding="same")
-        self.dpool_size = tuple(cfg.dpool_size)
+        self.dpool_size, self.pooling = tuple(cfg.dpool_size), cfg.pooling
         self.head = output_layers(cfg, cfg.kernel_count * self.dpool_size[0] * self.dpool_size[1])
 
     def _side(self, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -159,5 +159,9 @@ class MatchPyramid(InteractionRanker):
     def interact(self, q_side, a_side) -> torch.Tensor:
         (q, lq), (a, la) = q_side, a_side
         image = torch.bmm(self.sides(q, 0).transpose(1, 2), self.sides(a, 1)).unsqueeze(1)
+        if self.pooling == "adaptive_avg":
+            # MatchZoo-py's: the lengths unread, each window's mean over every cell of the fixed grid,
+            # padding's too (its zero match convolved), ReLU first as the mean needs
+            return self.head(F.adaptive_avg_pool2d(torch.relu(self.conv(image)), self.dpool_size))
         # ReLU after the pooling, on ~1/13 of the cells: max(relu(x)) = relu(max(x)), gradients included
         return self.head(torch.relu(dynamic_max_pool(self.conv(image), lq, la, self.dpool_size)))

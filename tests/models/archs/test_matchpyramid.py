@@ -121,16 +121,76 @@ def test_one_finite_score_per_pair(classes):
     assert scores.shape == (5,) and torch.isfinite(scores).all()
 
 
-def test_padding_and_truncation_do_not_change_scores():
-    assert_padding_invariant(build(), QUESTIONS, ANSWERS)
+POOLINGS = ["dynamic_max", "adaptive_avg"]
 
 
-def test_gradient_reaches_every_trainable_parameter():
-    assert_gradient_reaches_every_parameter(build(), ids(QUESTIONS, 8), ids(ANSWERS, 12))
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_padding_and_truncation_do_not_change_scores(pooling):
+    assert_padding_invariant(build(pooling=pooling), QUESTIONS, ANSWERS)
 
 
-def test_overfits_32_triples_with_hinge_loss():
-    assert_overfits_triples(build())
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_gradient_reaches_every_trainable_parameter(pooling):
+    assert_gradient_reaches_every_parameter(build(pooling=pooling), ids(QUESTIONS, 8), ids(ANSWERS, 12))
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_overfits_32_triples_with_hinge_loss(pooling):
+    assert_overfits_triples(build(pooling=pooling))
+
+
+def _conv_output(model, q, a):
+    """The model's scores and its convolution's output [B, C, text1_maxlen, text2_maxlen]."""
+    out = []
+    hook = model.conv.register_forward_hook(lambda module, args, result: out.append(result))
+    with torch.no_grad():
+        scores = model(q, a)
+    hook.remove()
+    return scores, out[0]
+
+
+def test_default_pooling_is_the_dynamic_max_pooling_every_record_ran():
+    """Unset, ``pooling`` is today's arithmetic to the bit: ReLU of the dynamic max pooling of the
+    convolution over the real tokens, then the head."""
+    model = build().eval()
+    assert model.pooling == "dynamic_max"
+    q, a = ids(QUESTIONS, 8), ids(ANSWERS, 12)
+    scores, conv = _conv_output(model, q, a)
+    lq, la = (q[:, :6] != 0).sum(1), (a[:, :9] != 0).sum(1)
+    with torch.no_grad():
+        expected = model.head(torch.relu(dynamic_max_pool(conv, lq, la, (3, 3))))
+    assert torch.equal(scores, expected)
+    explicit = build(pooling="dynamic_max").eval()
+    with torch.no_grad():
+        assert torch.equal(explicit(q, a), scores)
+
+
+def test_adaptive_avg_pooling_is_matchzoo_py_s_mean_over_the_whole_grid():
+    """MatchZoo-py 1.1.1's AdaptiveAvgPool2d written out: window i of n over L cells spans
+    [floor(i L / n), ceil((i + 1) L / n)), so 5 rows in 3 windows overlap (rows 0-1, 1-3, 3-4) and 9
+    columns make 3 of 3; each window's mean of ReLU(conv) over every cell, padding included."""
+    model = build(text1_maxlen=5, pooling="adaptive_avg").eval()
+    q, a = ids(QUESTIONS, 8), ids(ANSWERS, 12)
+    scores, conv = _conv_output(model, q, a)
+    relu = torch.relu(conv)
+    rows, cols = [(0, 2), (1, 4), (3, 5)], [(0, 3), (3, 6), (6, 9)]
+    pooled = torch.stack(
+        [torch.stack([relu[:, :, r0:r1, c0:c1].mean((2, 3)) for c0, c1 in cols], -1) for r0, r1 in rows], -2
+    )
+    with torch.no_grad():
+        torch.testing.assert_close(scores, model.head(pooled), rtol=0, atol=1e-6)
+    # the padding cells are read: a question's padding row within the grid moves its window's mean
+    # (QUESTIONS[1] has 4 words: row 4 is padding), where dynamic max pooling never reads them
+    assert len(QUESTIONS[1]) == 4 and (relu[1, :, 4:, :] > 0).any()
+
+
+def test_adaptive_avg_pooling_takes_grids_dynamic_pooling_refuses():
+    model = build_model("match_pyramid", {"dpool_size": [4, 10], "pooling": "adaptive_avg"}, VOCAB)
+    assert model.head[2].linear.in_features == 64 * 4 * 10
+    with pytest.raises(ModelConfigError, match="model.pooling"):
+        build_model("match_pyramid", {"pooling": "average"}, VOCAB)
+    with pytest.raises(ModelConfigError, match="model.dpool_size"):
+        build_model("match_pyramid", {"dpool_size": [11, 10], "pooling": "adaptive_avg"}, VOCAB)
 
 
 def test_two_class_head_fits_32_labelled_pairs():
