@@ -172,33 +172,29 @@ def run_step_times(item: dict, device: str, until: float, base: Path) -> dict:
 
 def run_measure(name: str, device: str, until: float, out: Path) -> dict:
     """The record's shapes timed in a child process (a CUDA fault stays there), cut at ``until``."""
-    started = time.time()
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "measure.log", "a") as f:  # after the earlier leases' lines
-        proc = subprocess.Popen(
-            python_cmd("-m", "ansel.gpukit.device", "_measure", name, device, str(until)),
-            stdout=f,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        status = _wait(proc, until + 5)
-    return {"phase": "measure", "status": status, "start": started, "end": time.time()}
+    return _child_phase("measure", name, device, until, out / "measure.log")  # after the earlier leases' lines
 
 
 def run_speed(name: str, device: str, until: float, base: Path) -> dict:
     """The speed entry's shapes timed in a child process (``ansel.training.speed``), its lines into
     ``base/bench/speed.txt``, cut at ``until`` (each shape's figures are written as it ends)."""
+    return _child_phase("speed", name, device, until, base / "bench" / "speed.txt")
+
+
+def _child_phase(phase: str, name: str, device: str, until: float, log_path: Path) -> dict:
+    """``_<phase>`` of record ``name`` run by this module in a child process, its output appended to
+    ``log_path``, stopped at ``until`` (+5 s to write what it measured last)."""
     started = time.time()
-    (base / "bench").mkdir(parents=True, exist_ok=True)
-    with open(base / "bench" / "speed.txt", "a") as f:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a") as f:
         proc = subprocess.Popen(
-            python_cmd("-m", "ansel.gpukit.device", "_speed", name, device, str(until)),
+            python_cmd("-m", "ansel.gpukit.device", f"_{phase}", name, device, str(until)),
             stdout=f,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         status = _wait(proc, until + 5)
-    return {"phase": "speed", "status": status, "start": started, "end": time.time()}
+    return {"phase": phase, "status": status, "start": started, "end": time.time()}
 
 
 def _speed_child(name: str, device: str, until: float) -> None:
