@@ -21,6 +21,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+import pandas as pd
+
 from ansel.config import root
 from ansel.plan import (
     Cost,
@@ -97,16 +99,20 @@ def main() -> None:
     p.add_argument("records", nargs="*", type=Path)
     every = sorted(d for d in [*root().glob("reports/*"), *root().glob("reports/device/*")] if d.is_dir())
     records = p.parse_args().records or every
-    print(
-        f"{'record':16s}{'dataset':18s}{'runs':>6s}{'predicted min':>15s}{'measured min':>14s}"
-        f"{'ratio':>7s}{'record wall':>13s}"
-    )
-    for record in records:
-        for r in check(record, every):
-            print(
-                f"{r['record']:16s}{r['dataset']:18s}{r['runs']:6d}{r['predicted']:15.1f}{r['measured']:14.1f}"
-                f"{r['predicted'] / r['measured']:7.2f}{r['wall']:13.1f}"
-            )
+    rows = [
+        {
+            "record": r["record"],
+            "dataset": r["dataset"],
+            "runs": r["runs"],
+            "predicted min": round(r["predicted"], 1),
+            "measured min": round(r["measured"], 1),
+            "ratio": round(r["predicted"] / r["measured"], 2),
+            "record wall": round(r["wall"], 1),
+        }
+        for record in records
+        for r in check(record, every)
+    ]
+    print(pd.DataFrame(rows).to_markdown(index=False) if rows else "no timed runs in these records")
 
 
 if __name__ == "__main__":

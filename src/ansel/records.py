@@ -15,6 +15,7 @@ import glob
 import json
 import math
 import re
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,12 +172,11 @@ def _runs_source(base: Path, entry: dict, scale: str, where: str) -> Source:
         return [json.loads(p.read_text())[column.split][column.metric] for p in seeds(model)]
 
     ours = values(entry["model"])
-    mean = sum(ours) / len(ours)
-    std = math.sqrt(sum((v - mean) ** 2 for v in ours) / (len(ours) - 1)) if len(ours) > 1 else 0.0
+    mean, std = statistics.mean(ours), statistics.stdev(ours) if len(ours) > 1 else 0.0
     configs = [json.loads((p.parent / "config.json").read_text()) for p in seeds(entry["model"])]
     context = ""
     if "context" in entry:
-        context = f"{entry['context']['label']}: {sum(c := values(entry['context']['model'])) / len(c):.4f}"
+        context = f"{entry['context']['label']}: {statistics.mean(values(entry['context']['model'])):.4f}"
     return Source(
         entry["record"],
         scale,
