@@ -2,7 +2,8 @@
 
 Copying each batch's ids from host memory makes the host wait for the device: a copy from pageable
 memory synchronises the stream first, so the host cannot prepare the next batch while the device
-computes this one (on an H100 the costliest shapes kept it 13% busy: reports/device/gpu-speed). Here
+computes this one (a hypothesis for why the costliest shapes kept an H100 13% busy,
+reports/device/gpu-speed; this change is its test, not yet timed there). Here
 the matrices go up once; a batch sends only its row indices (pinned, without blocking, on CUDA) and
 is trimmed to its longest text by lengths counted once on the host, so no batch reads a value back.
 The batch is the one ``batches.trim_padding`` cuts from the host copy, value for value.
