@@ -24,7 +24,7 @@ from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
 from ansel.files import write_text_atomic
 from ansel.models.io import load_checkpoint, load_model, save_atomic, save_torch
-from ansel.models.lexical_ranker import LexicalRanker
+from ansel.models.lexical import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
