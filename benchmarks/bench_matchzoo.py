@@ -326,6 +326,18 @@ def vectors_label(row: dict) -> str:
     return "trained, fused" if row.get("optimizer_kernel") == "fused" else "trained"
 
 
+def markdown(rows: list[dict], left: int = 1) -> str:
+    """``rows`` (formatted cells) as a Markdown table, the first ``left`` columns aligned left and the
+    figures right (pandas' ``to_markdown``). pandas is imported here, not at the top: a ``--one``
+    child's peak RSS counts its imports."""
+    import pandas as pd
+
+    n = len(rows[0])
+    return pd.DataFrame(rows).to_markdown(
+        index=False, disable_numparse=True, colalign=("left",) * left + ("right",) * (n - left)
+    )
+
+
 def print_peer_ratios(path: Path = PEER_RUN) -> None:
     """The last like-for-like measurement against MatchZoo-py (both sides measured in that run)."""
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
@@ -339,22 +351,23 @@ def print_peer_ratios(path: Path = PEER_RUN) -> None:
         f"cores, medians of {args['rounds']} rounds of {args['steps']} steps, torch threads {args['threads']}): "
         f"both sides measured there with the same settings; ratio = ansel / MatchZoo-py"
     )
-    head = (
-        f"{'model':<9}{'settings':<9}{'vectors':<16} | {'triples/s MZ-py':>15}{'ansel':>8}{'ratio':>10} | "
-        f"{'cand/s MZ-py':>13}{'ansel':>8}{'ratio':>10} | {'RSS MB MZ-py':>13}{'ansel':>7}{'<':>5}"
-    )
-    print(head)
-    print("-" * len(head))
+    rows = []
     for s in run["summary"]:
-        train, cand = (s[f"ansel_{k}"] / s[f"peer_{k}"] for k in ("triples_per_s", "candidates_per_s"))
-        print(
-            f"{s['model']:<9}{s['settings']:<9}{vectors_label(s):<16} | {s['peer_triples_per_s']:>15,.0f}"
-            f"{s['ansel_triples_per_s']:>8,.0f}{f'{train:.1f}x':>6}{'ok' if train >= SPEED_TARGET else 'LOW':>4} | "
-            f"{s['peer_candidates_per_s']:>13,.0f}{s['ansel_candidates_per_s']:>8,.0f}"
-            f"{f'{cand:.1f}x':>6}{'ok' if cand >= SPEED_TARGET else 'LOW':>4} | "
-            f"{s['peer_peak_rss_mb']:>13,.0f}{s['ansel_peak_rss_mb']:>7,.0f}"
-            f"{'ok' if s['ansel_peak_rss_mb'] < s['peer_peak_rss_mb'] else 'HIGH':>5}"
-        )
+        row = {"model": s["model"], "settings": s["settings"], "vectors": vectors_label(s)}
+        for key, label in (("triples_per_s", "triples/s"), ("candidates_per_s", "cand/s")):
+            ratio = s[f"ansel_{key}"] / s[f"peer_{key}"]
+            row |= {
+                f"{label} MZ-py": f"{s[f'peer_{key}']:,.0f}",
+                f"{label} ansel": f"{s[f'ansel_{key}']:,.0f}",
+                f"{label} ratio": f"{ratio:.1f}x {'ok' if ratio >= SPEED_TARGET else 'LOW'}",
+            }
+        row |= {
+            "RSS MB MZ-py": f"{s['peer_peak_rss_mb']:,.0f}",
+            "RSS MB ansel": f"{s['ansel_peak_rss_mb']:,.0f}",
+            "RSS below MZ-py": "ok" if s["ansel_peak_rss_mb"] < s["peer_peak_rss_mb"] else "HIGH",
+        }
+        rows.append(row)
+    print(markdown(rows, left=3))
 
 
 def print_phases(results: list[dict]) -> None:
@@ -364,17 +377,13 @@ def print_phases(results: list[dict]) -> None:
         "phase's rise of the peak (data: tables and id matrices, pandas/pyarrow; optimizer: its "
         "construction imports torch._dynamo)"
     )
-    head = f"{'model':<14}" + "".join(f"{p:>10}" for p in PHASES) + f"{'peak':>8}"
-    print(head)
-    print("-" * len(head))
+    rows = []
     for r in results:
         peaks = [r["phase_peaks_mb"][p] for p in PHASES]
-        rises = [peaks[0]] + [b - a for a, b in zip(peaks, peaks[1:])]
-        print(
-            f"{r['name']:<14}{rises[0]:>10,.0f}"
-            + "".join(f"{f'+{x:,.0f}':>10}" for x in rises[1:])
-            + f"{r['peak_rss_mb']:>8,.0f}"
-        )
+        rises = [f"{peaks[0]:,.0f}"] + [f"+{b - a:,.0f}" for a, b in zip(peaks, peaks[1:])]
+        # "name": a phase is called "model"
+        rows.append({"name": r["name"], **dict(zip(PHASES, rises)), "peak": f"{r['peak_rss_mb']:,.0f}"})
+    print(markdown(rows))
 
 
 def main() -> None:
@@ -454,18 +463,19 @@ def main() -> None:
             f"hparams: each arch's defaults with {', '.join(f'{k}={v}' for k, v in results[0]['hparams'].items())}"
             " where it has them; aMV-LSTM = mv_lstm with attend_question"
         )
-        head = (
-            f"{'model':<14}{'params':>9}{'trainable':>10} | {'triples/s':>10} | {'cand/s':>8} | {'RSS MB':>7}"
-            f"{'<=' + str(RSS_TARGET_MB):>7}"
-        )
-        print(head)
-        print("-" * len(head))
-        for r in results:
-            rss = r["peak_rss_mb"]
-            print(
-                f"{r['name']:<14}{r['params'] / 1e6:>8.2f}M{r['trainable'] / 1e6:>9.2f}M | {r['triples_per_s']:>10,.0f} | "
-                f"{r['candidates_per_s']:>8,.0f} | {rss:>7,.0f}{'ok' if rss <= RSS_TARGET_MB else 'HIGH':>7}"
-            )
+        rows = [
+            {
+                "model": r["name"],
+                "params": f"{r['params'] / 1e6:.2f}M",
+                "trainable": f"{r['trainable'] / 1e6:.2f}M",
+                "triples/s": f"{r['triples_per_s']:,.0f}",
+                "cand/s": f"{r['candidates_per_s']:,.0f}",
+                "RSS MB": f"{r['peak_rss_mb']:,.0f}",
+                f"<= {RSS_TARGET_MB}": "ok" if r["peak_rss_mb"] <= RSS_TARGET_MB else "HIGH",
+            }
+            for r in results
+        ]
+        print(markdown(rows))
         print_phases(results)
     print_peer_ratios()
     for note in notes:

@@ -17,6 +17,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from ansel.config import load, run_config
@@ -62,11 +63,11 @@ def main() -> None:
         f"{a.model}: {n} seeds, batch {a.batch_size}, {a.batches} steps x {a.rounds} rounds, {device}, "
         f"{torch.get_num_threads()} thread(s)"
     )
-    for r, (sep, stk) in enumerate(zip(seconds["separate"], seconds["stacked"]), 1):
-        print(
-            f"  round {r}: separate {n / sep:7.2f} seed-steps/s   stacked {n / stk:7.2f} seed-steps/s   "
-            f"ratio {sep / stk:.2f}"
-        )
+    rounds = [
+        {"round": r, "separate seed-steps/s": n / sep, "stacked seed-steps/s": n / stk, "ratio": sep / stk}
+        for r, (sep, stk) in enumerate(zip(seconds["separate"], seconds["stacked"]), 1)
+    ]
+    print(pd.DataFrame(rounds).set_index("round").to_markdown(floatfmt=".2f"))
     sep, stk = statistics.median(seconds["separate"]), statistics.median(seconds["stacked"])
     print(
         f"median: separate {n / sep:.2f} seed-steps/s, stacked {n / stk:.2f} seed-steps/s, stacked/separate {sep / stk:.2f}x"

@@ -90,11 +90,19 @@ def main() -> None:
         )
         base = measure("baseline", path, a.dim, a.vocab)
         load = measure("loader", path, a.dim, a.vocab)
-    for name, r in (("read lines only (baseline)", base), ("load_pretrained", load)):
-        print(
-            f"{name:28s} {r['seconds']:6.1f} s  {gb * 1000 / r['seconds']:6.0f} MB/s  {r['seconds'] / gb:5.1f} s/GB  "
-            f"peak RSS {r['peak_rss_mb']:5.0f} MB"
-        )
+    import pandas as pd  # here, not at the top: a child's peak RSS counts its imports
+
+    rows = [
+        {
+            "": name,
+            "seconds": f"{r['seconds']:.1f}",
+            "MB/s": f"{gb * 1000 / r['seconds']:.0f}",
+            "s/GB": f"{r['seconds'] / gb:.1f}",
+            "peak RSS MB": f"{r['peak_rss_mb']:.0f}",
+        }
+        for name, r in (("read lines only (baseline)", base), ("load_pretrained", load))
+    ]
+    print(pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True, colalign=("left",) + ("right",) * 4))
     print(
         f"loader / baseline time: {load['seconds'] / base['seconds']:.2f}x; vocabulary coverage {load['coverage']}, "
         f"{load['words']:,} words read, {load['malformed']} malformed lines reported"

@@ -261,10 +261,10 @@ def cmd_table(a) -> None:
 def cmd_stats(a) -> None:
     from ansel.data.canonical import Dataset
     from ansel.data.stats import dataset_stats
+    from ansel.files import save_atomic
 
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    dataset_stats(Dataset.load(Path(a.processed))).to_csv(out, index=False)
+    stats = dataset_stats(Dataset.load(Path(a.processed)))
+    save_atomic(Path(a.out), lambda tmp: stats.to_csv(tmp, index=False))
 
 
 def cmd_figure(a) -> None:

@@ -21,6 +21,7 @@ import yaml
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import load, root
+from ansel.files import write_text_atomic
 from ansel.models.registry import is_trained
 
 PATH = Path("workflow/dvc/dvc.yaml")
@@ -73,8 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--root", type=Path, default=None, help="repository root (default: the working checkout)")
     a = p.parse_args(argv)
     a.root = a.root or root()
-    (a.root / PATH).parent.mkdir(parents=True, exist_ok=True)
-    (a.root / PATH).write_text(render(load(a.root / "params.yaml")))
+    write_text_atomic(a.root / PATH, render(load(a.root / "params.yaml")))
 
 
 if __name__ == "__main__":

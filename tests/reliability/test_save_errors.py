@@ -1,6 +1,6 @@
 """A save that fails says which file and why, removes its partial temporary file (which would keep
 a full disk full) and leaves the previous file whole: every file `ansel train` and `ansel evaluate`
-write goes through ansel.models.io.save_atomic.
+write goes through ansel.files.save_atomic.
 
 Failures are injected where the OS reports them, at the opened file: a write that raises ENOSPC
 after some bytes landed, an open refused with EACCES/EPERM (this container runs as root, which file

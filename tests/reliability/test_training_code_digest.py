@@ -33,7 +33,7 @@ def test_a_runs_code_is_what_the_train_command_runs_and_its_architecture():
     # not the evaluate stage's (its rule's inputs: an edit re-scores, DESIGN principle 8), nor the DAG's or the tables'
     assert not {
         "ansel.models.archs.mvlstm",
-        "ansel.models.mv_lstm",
+        "ansel.models.mvlstm",
         "ansel.evaluation.evaluate",
         "ansel.evaluation.metrics",
         "ansel.targets",

@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from ansel.data import transfer
-from ansel.files import atomic_path
+from ansel.files import atomic_path, write_text_atomic
 from ansel.schema import check_schema
 from ansel.yamlfile import read_yaml
 
@@ -401,8 +401,7 @@ def pin(raw_dir: Path, name: str) -> str:
     """Record the sha256 of a first download (its publisher gives none) in ``pins.json``, and print it."""
     digest = sha256_of(raw_dir / name)
     pins = {**read_pins(raw_dir), name: digest}
-    with atomic_path(raw_dir / PINS) as tmp:
-        tmp.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(raw_dir / PINS, json.dumps(pins, indent=1, sort_keys=True) + "\n")
     print(
         f"{raw_dir / name}: first download pinned: sha256 {digest} (in {raw_dir / PINS}; "
         "every later fetch is verified against it)",

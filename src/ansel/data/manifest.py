@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 
 from ansel.data.download import FetchError, sha256_of
-from ansel.files import atomic_path
+from ansel.files import write_text_atomic
 
 MANIFEST = "manifest.json"
 
@@ -37,8 +37,7 @@ def write_manifest(path: Path) -> None:
     raw = path.parent
     files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path)
     entries = {str(p.relative_to(raw)): {"size": p.stat().st_size, "sha256": sha256_of(p)} for p in files}
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(path, json.dumps(entries, indent=1, sort_keys=True) + "\n")
 
 
 def check_manifest(raw: Path) -> None:

@@ -22,9 +22,9 @@ from ansel.data.batches import RunData, trim_padding
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
-from ansel.files import write_text_atomic
-from ansel.models.io import load_checkpoint, load_model, save_atomic, save_torch
-from ansel.models.lexical_ranker import LexicalRanker
+from ansel.files import save_atomic, write_text_atomic
+from ansel.models.io import load_checkpoint, load_model, save_torch
+from ansel.models.lexical import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig

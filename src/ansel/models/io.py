@@ -1,4 +1,4 @@
-"""A run's model from its config and saved weights; saving a run's files atomically (``ansel.files``)."""
+"""A run's model from its config and saved weights; saving torch objects atomically (``ansel.files``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ansel.files import save_atomic
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 
-__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_atomic", "save_torch"]
+__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_torch"]
 
 
 class CorruptCheckpointError(RuntimeError):

@@ -37,9 +37,9 @@ import torch
 from ansel.code_digest import checkout_commit, train_code_digest
 from ansel.data.batches import RunData
 from ansel.device import resolve_device
-from ansel.files import write_text_atomic
+from ansel.files import save_atomic, write_text_atomic
 from ansel.models import build_model
-from ansel.models.io import load_checkpoint, save_atomic, save_torch
+from ansel.models.io import load_checkpoint, save_torch
 from ansel.models.registry import arch_module, needs_lexicon
 from ansel.settings import parse
 from ansel.training.config import LAST_RESULTS, TrainConfig

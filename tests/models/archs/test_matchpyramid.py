@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from ansel.models import build_model
+from ansel.models.matchpyramid import dynamic_max_pool, dynamic_pooling_index
 from ansel.models.registry import ModelConfigError
-from ansel.models.text_matching import dynamic_max_pool, dynamic_pooling_index
 from tests.models.archs.test_arc import (
     ANSWERS,
     QUESTIONS,

@@ -4,7 +4,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ansel.models import build_model
-from ansel.models.mv_lstm import post_padded_bilstm
+from ansel.models.mvlstm import post_padded_bilstm
 from ansel.models.registry import ModelConfigError
 from tests.models.fitting import assert_classifies, assert_ranks_positives_first
 

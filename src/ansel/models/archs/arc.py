@@ -9,7 +9,7 @@ siamese. ARC-II: the same Conv1D per text, every pair of positions added ("plus"
 and the dense layer. Keras pools ('valid', stride = window) drop a remainder shorter than the
 window, and every layer sees the post-padding of the fixed-length inputs: no masking, as upstream.
 
-The torch modules are in ``ansel.models.text_matching``, with what all MatchZoo-family models here
+The torch modules are in ``ansel.models.arc``, with what all MatchZoo-family models here
 share (MatchPyramid too): ``TextSides`` and ``output_layers``.
 """
 
@@ -94,16 +94,16 @@ class ARCIIConfig(TextMatchConfig):
 
 @register("arc_i", ARCIConfig)
 def build_arc_i(cfg: ARCIConfig, vocab_size: int, embeddings):
+    from ansel.models.arc import ARCI
     from ansel.models.layers import keras_init
-    from ansel.models.text_matching import ARCI
 
     return keras_init(ARCI(cfg, vocab_size, embeddings))
 
 
 @register("arc_ii", ARCIIConfig)
 def build_arc_ii(cfg: ARCIIConfig, vocab_size: int, embeddings):
+    from ansel.models.arc import ARCII
     from ansel.models.layers import keras_init
-    from ansel.models.text_matching import ARCII
 
     pooled = pooled_grid(cfg.text1_maxlen, cfg.text2_maxlen, cfg.mpool_sizes_2d)
     return keras_init(ARCII(cfg, vocab_size, embeddings, pooled))

@@ -113,8 +113,8 @@ def trigram_table(lexicon: "Lexicon", min_freq: int, max_freq: int) -> tuple["np
 def build_dssm(cfg: DSSMConfig, vocab_size: int, embeddings, lexicon: "Lexicon"):
     from torch import nn
 
+    from ansel.models.dssm import DSSM, WordHashing, mlp
     from ansel.models.layers import keras_init
-    from ansel.models.word_hashing import DSSM, WordHashing, mlp
 
     table, trigrams = trigram_table(lexicon, cfg.trigram_min_freq, cfg.trigram_max_freq)
     hidden = list(cfg.hidden_sizes)
@@ -127,8 +127,8 @@ def build_dssm(cfg: DSSMConfig, vocab_size: int, embeddings, lexicon: "Lexicon")
 def build_cdssm(cfg: CDSSMConfig, vocab_size: int, embeddings, lexicon: "Lexicon"):
     from torch import nn
 
+    from ansel.models.dssm import CDSSM, WordHashing, mlp
     from ansel.models.layers import keras_init
-    from ansel.models.word_hashing import CDSSM, WordHashing, mlp
 
     table, trigrams = trigram_table(lexicon, cfg.trigram_min_freq, cfg.trigram_max_freq)
     hidden = list(cfg.hidden_sizes)

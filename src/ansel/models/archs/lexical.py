@@ -1,4 +1,4 @@
-"""Lexical context rows (``ansel.models.lexical_ranker``): ``bm25``, ``word_count`` and
+"""Lexical context rows (``ansel.models.lexical``): ``bm25``, ``word_count`` and
 ``weighted_word_count``, scored from the canonical tokens by ``ansel.evaluation.lexical``.
 
 No trainable parameters: the trainer trains nothing, and a run of one seed is the row (the
@@ -28,7 +28,7 @@ class WordCountConfig(HParams):
 
 
 def _build(method: str, cfg):
-    from ansel.models.lexical_ranker import LexicalRanker
+    from ansel.models.lexical import LexicalRanker
 
     return LexicalRanker(method, cfg)
 

@@ -49,6 +49,6 @@ class MatchPyramidConfig(TextMatchConfig):
 @register("match_pyramid", MatchPyramidConfig)
 def build_match_pyramid(cfg: MatchPyramidConfig, vocab_size: int, embeddings):
     from ansel.models.layers import keras_init
-    from ansel.models.text_matching import MatchPyramid
+    from ansel.models.matchpyramid import MatchPyramid
 
     return keras_init(MatchPyramid(cfg, vocab_size, embeddings))

@@ -43,6 +43,6 @@ class MVLSTMConfig(TextMatchConfig):
 
 @register("mv_lstm", MVLSTMConfig)  # aMV-LSTM (Q), (A), (Q+A): attend_question / attend_answer
 def build_mv_lstm(cfg: MVLSTMConfig, vocab_size: int, embeddings):
-    from ansel.models.mv_lstm import MVLSTM
+    from ansel.models.mvlstm import MVLSTM
 
     return MVLSTM(cfg, vocab_size, embeddings)

@@ -1,4 +1,4 @@
-"""``random``: the random-ranking reference row (``ansel.models.random_ranker``)."""
+"""``random``: the random-ranking reference row (``ansel.models.random_baseline``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,6 @@ class RandomConfig(HParams):
 
 @register("random", RandomConfig, trained=False)
 def build_random(cfg: RandomConfig, vocab_size: int, embeddings):
-    from ansel.models.random_ranker import RandomRanker
+    from ansel.models.random_baseline import RandomRanker
 
     return RandomRanker(cfg.max_len)
