@@ -14,8 +14,9 @@ Dropout masks are drawn per seed from its own generator, as its alone run draws 
 (``ansel.training.seed_dropout``). What cannot stack is refused by ``check_stackable`` with the key to
 change (the seeds then train one after another, ``ansel train --seeds``): recurrent layers (torch has
 no batching rule for them), a dropout that is not a mask (AlphaDropout), sparse embedding updates,
-the step cadence of ``monitor_every``; and, by ``probe``, a model whose forward vmap cannot run
-(GGSA's group attention reads a tensor's value into Python).
+the step cadence of ``monitor_every``; and, by ``probe``, a model whose forward vmap cannot run (a
+tensor's value read into Python, an autograd Function without a vmap rule). GGSA's group attention
+stacks: its slots come from the shapes, its Function has vmap's rule (``models.self_attention``).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ class SeedStack:
 
     def probe(self, batches: list[dict], feeds: list, where: str) -> None:
         """One step's losses, nothing trained: a model whose forward vmap cannot run (a tensor's value
-        read into Python, a custom autograd function) refused before any run's file is touched."""
+        read into Python, an autograd Function without a vmap rule) refused before any run's file is touched."""
         try:
             with torch.no_grad():
                 self.losses(batches, feeds)
