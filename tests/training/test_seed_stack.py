@@ -94,6 +94,12 @@ class Recorder:
         return losses
 
 
+def _monitors(data, train):
+    """The monitor splits' evaluators (``train.monitor_splits``), as the train command builds them."""
+    splits = train.get("monitor_splits", [])
+    return {split: dev_evaluator(data, split, EvalConfig(["dev", *splits])) for split in splits} or None
+
+
 def _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train):
     """(per seed: what its alone run recorded, its run dir), (what the stack recorded, the run dirs)."""
     alone = {}
@@ -103,7 +109,14 @@ def _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train):
             c = cfg(model, seed, **train)
             data = _data(c, processed)
             train_mod.train_run(
-                c, data, None, tmp_path / f"alone{seed}", _evaluator(data), progress=False, dvclive=False
+                c,
+                data,
+                None,
+                tmp_path / f"alone{seed}",
+                _evaluator(data),
+                progress=False,
+                dvclive=False,
+                monitors=_monitors(data, train),
             )
             rec.hook.remove()
         alone[seed] = rec
@@ -112,7 +125,14 @@ def _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train):
         cfgs = [cfg(model, seed, **train) for seed in SEEDS]
         data = _data(cfgs[0], processed)
         train_mod.train_seeds(
-            cfgs, data, None, [tmp_path / f"stack{s}" for s in SEEDS], _evaluator(data), progress=False, dvclive=False
+            cfgs,
+            data,
+            None,
+            [tmp_path / f"stack{s}" for s in SEEDS],
+            _evaluator(data),
+            progress=False,
+            dvclive=False,
+            monitors=_monitors(data, train),
         )
         rec.hook.remove()
     # the stack's probe (one step's losses, nothing trained, before any file: SeedStack.probe) first
@@ -120,11 +140,18 @@ def _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train):
     return alone, rec
 
 
-@pytest.mark.parametrize("model", list(MODELS))
+# the MTAS rows' step cadence (``monitor_every``): test scored every 2 steps, mid-epoch too, by each seed's
+# model between the same steps as alone; AP-CNN's dropout masks drawn on across the evaluations
+MONITORED = {"monitor_splits": ["test"], "monitor_every": 2}
+
+
+@pytest.mark.parametrize(
+    "model, train", [(m, {}) for m in MODELS] + [("apnet_ap_cnn_wikiqa", MONITORED)], ids=[*MODELS, "monitored"]
+)
 def test_stacked_seeds_draw_their_alone_batches_and_step_on_their_alone_losses_and_gradients(
-    model, processed, tmp_path, monkeypatch
+    model, train, processed, tmp_path, monkeypatch
 ):
-    alone, stack = _alone_and_stacked(model, processed, tmp_path, monkeypatch)
+    alone, stack = _alone_and_stacked(model, processed, tmp_path, monkeypatch, **train)
     steps = len(stack.losses)
     assert steps == 6 and all(len(alone[s].losses) == steps for s in SEEDS)  # 2 epochs of 3 batches
     for i, seed in enumerate(SEEDS):
@@ -144,6 +171,11 @@ def test_stacked_seeds_draw_their_alone_batches_and_step_on_their_alone_losses_a
         assert (tmp_path / f"stack{seed}" / "config.json").read_bytes() == (
             tmp_path / f"alone{seed}" / "config.json"
         ).read_bytes()
+        logs = [pd.read_csv(tmp_path / f"{k}{seed}" / "log.csv") for k in ("alone", "stack")]
+        monitored = [c for c in logs[0].columns if c.startswith("test_")]
+        assert bool(monitored) == bool(train) and list(logs[1].columns) == list(logs[0].columns)
+        for col in monitored:  # each epoch's best evaluation: the same step, its metrics to 1e-6
+            assert np.abs(logs[0][col] - logs[1][col]).max() <= (0 if col == "test_step" else 1e-6)
 
 
 @pytest.mark.parametrize("model", ["qa_cnn", "apnet_ap_cnn_wikiqa", "ggsa_ggsa_max_insuranceqa"])
