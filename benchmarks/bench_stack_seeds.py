@@ -8,6 +8,11 @@ one-step warm-up), and prints seed-steps per second and their ratio (stacked / s
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py       # ~1 CPU minute
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py --model ggsa_global_sa_max_insuranceqa \\
         --embedding-dim 60                                                   # dropout 0.3: masks per seed
+    # GGSA's and iGGSA's group attention (the paper's InsuranceQA rows: two encoders, offset heads, groups of 10)
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py --model ggsa_ggsa_max_insuranceqa \\
+        --embedding-dim 60
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_stack_seeds.py --model ggsa_iggsa_attn_insuranceqa \\
+        --embedding-dim 60
 """
 
 from __future__ import annotations

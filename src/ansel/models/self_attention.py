@@ -9,6 +9,7 @@ of a self-attention block and follows the encoder contract of ``models/encoders.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -132,33 +133,53 @@ class _GroupedProducts(torch.autograd.Function):
     and the padding slots are constants, so the gradient of each selection is exactly the
     other selection. Autograd's gradient of a selection is an index_add, about twice the cost
     of a selection, and the selections are a third of the step: hence a hand-written backward.
+
+    Written in torch.func's form (``setup_context``; the grouped q, k, v and the weights returned
+    for it to save) so that ``vmap`` runs it over a row's stacked seeds (``generate_vmap_rule``: its
+    forward and backward are tensor operations that vmap batches, the indices shared by every seed).
     """
 
-    # under CUDA autocast (train.precision bf16) the products run in bfloat16 and the softmax in float32:
-    # the backward runs under the forward's autocast state, so its products see the dtypes it saw
+    generate_vmap_rule = True
+
     @staticmethod
-    @torch.amp.custom_fwd(device_type="cuda")
-    def forward(ctx, q, k, v, bias, queries, gather, pad, scatter, scale):
+    def forward(q, k, v, bias, queries, gather, pad, scatter, scale):
         shape, group = q.shape, (-1, bias.size(-1), q.size(-1))
         q, k, v = (_select_rows(t, gather, pad).view(group) for t in (q, k, v))
         # Explicit products, not the fused kernel: for groups of ~10 the fused kernel's blocking
         # overhead outweighs its savings (measured in benchmarks/bench_ggsa_cost.py).
         weights = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=scale).softmax(-1).mul_(queries)
+        return _select_rows(torch.bmm(weights, v), scatter).view(shape), q, k, v, weights
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, q, k, v, weights = output
+        gather, pad, scatter, scale = inputs[5:]
+        ctx.mark_non_differentiable(q, k, v, weights)
+        ctx.set_materialize_grads(False)  # no zeros the size of q, k, v and the weights as their gradients
         ctx.save_for_backward(q, k, v, weights, gather, pad, scatter)
         ctx.scale = scale
-        return _select_rows(torch.bmm(weights, v), scatter).view(shape)
+        # under CUDA autocast (train.precision bf16) the products run in bfloat16 and the softmax in
+        # float32: the backward runs under the forward's autocast state, so its products see the dtypes it saw
+        ctx.autocast = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
 
     @staticmethod
     @once_differentiable
-    @torch.amp.custom_bwd(device_type="cuda")
-    def backward(ctx, grad):
+    def backward(ctx, grad, *_):
+        if grad is None:  # the output unused (gradients are not materialised: the setup's note)
+            return (None,) * 9
         q, k, v, weights, gather, pad, scatter = ctx.saved_tensors
-        shape = grad.shape
-        grad = _select_rows(grad, gather, pad).view(v.shape)  # padding slots are no outputs: 0
-        scores = torch.bmm(grad, v.transpose(1, 2)).mul_(weights)  # softmax backward, then the scale
-        scores = torch.addcmul(scores, weights, scores.sum(-1, keepdim=True), value=-1).mul_(ctx.scale)
-        grads = (torch.bmm(scores, k), torch.bmm(scores.transpose(1, 2), q), torch.bmm(weights.transpose(1, 2), grad))
-        return (*(_select_rows(g, scatter).view(shape) for g in grads), None, None, None, None, None, None)
+        enabled, dtype = ctx.autocast
+        with torch.autocast("cuda", enabled=enabled, dtype=dtype):
+            shape = grad.shape
+            grad = _select_rows(grad, gather, pad).view(v.shape)  # padding slots are no outputs: 0
+            scores = torch.bmm(grad, v.transpose(1, 2)).mul_(weights)  # softmax backward, then the scale
+            scores = torch.addcmul(scores, weights, scores.sum(-1, keepdim=True), value=-1).mul_(ctx.scale)
+            grads = (
+                torch.bmm(scores, k),
+                torch.bmm(scores.transpose(1, 2), q),
+                torch.bmm(weights.transpose(1, 2), grad),
+            )
+            return (*(_select_rows(g, scatter).view(shape) for g in grads), None, None, None, None, None, None)
 
 
 def _select_rows(t: torch.Tensor, rows: torch.Tensor, pad: torch.Tensor | None = None) -> torch.Tensor:
@@ -169,6 +190,26 @@ def _select_rows(t: torch.Tensor, rows: torch.Tensor, pad: torch.Tensor | None =
     if pad is not None:
         out.view(t.size(0), -1, t.size(-1)).index_fill_(1, pad, 0)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _group_slots(length: int, size: int, shifts: tuple[int, ...], device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The slots of every head's groups for texts of ``length`` words, from the shapes alone (so a
+    traced or vmapped forward reads no tensor's value): (source [heads, padded]: the position slot j
+    of head h holds, 0 past the sequence; real [heads, padded]: the slots within it; gather [heads,
+    padded] and scatter [heads, length]: the rows of one text's flattened (head, position) axis and
+    of its slots; pad [heads * padded]: the slots past the sequence). Cached: a run has few lengths."""
+    heads = len(shifts)
+    padded = -(-(length + max(shifts)) // size) * size
+    shift = torch.tensor(shifts)[:, None]
+    head = torch.arange(heads)[:, None]
+    # Slot j of head h holds position (j - shift_h) mod padded, or zeros past the sequence.
+    source = (torch.arange(padded)[None, :] - shift) % padded
+    real = source < length
+    source = source.where(real, 0)
+    slot = (torch.arange(length)[None, :] + shift) % padded
+    pad = (~real).flatten().nonzero().flatten()
+    return tuple(t.to(device) for t in (source, real, head * length + source, head * padded + slot, pad))
 
 
 class GroupAttention(nn.Module):
@@ -190,26 +231,16 @@ class GroupAttention(nn.Module):
         if group_size < 1:
             raise ValueError(f"group_size must be >= 1, got {group_size}")
         self.group_size = group_size
-        self.register_buffer("shifts", torch.tensor([group_shift(group_size, o) for o in offsets]), persistent=False)
+        self.shifts = tuple(group_shift(group_size, o) for o in offsets)
 
     def forward(self, q, k, v, mask):
         b, heads, length, d = q.shape
-        if heads != self.shifts.numel():
-            raise ValueError(f"group attention has {self.shifts.numel()} offsets for {heads} heads")
+        if heads != len(self.shifts):
+            raise ValueError(f"group attention has {len(self.shifts)} offsets for {heads} heads")
         size = self.group_size
-        padded = -(-(length + int(self.shifts.max())) // size) * size
-        shifts = self.shifts[:, None]
-        head = torch.arange(heads, device=q.device)[:, None]
-
-        # Slot j of head h holds position (j - shift_h) mod padded, or zeros past the sequence.
-        source = (torch.arange(padded, device=q.device)[None, :] - shifts) % padded  # [heads, padded]
-        real = source < length
-        source = source.where(real, 0)
-        gather = head * length + source
+        source, real, gather, scatter, pad = _group_slots(length, size, self.shifts, q.device)
         words = (mask[:, source] & real).view(-1, 1, size)  # the real words of each group: its keys and queries
-        bias = torch.zeros(words.shape, dtype=q.dtype, device=q.device).masked_fill_(~words, torch.finfo(q.dtype).min)
-        slot = (torch.arange(length, device=q.device)[None, :] + shifts) % padded  # [heads, length]
-        scatter = head * padded + slot
+        bias = torch.zeros(words.shape, dtype=q.dtype, device=q.device).masked_fill(~words, torch.finfo(q.dtype).min)
         batch = torch.arange(b, device=q.device)[:, None, None]
         return _GroupedProducts.apply(
             q,
@@ -218,10 +249,10 @@ class GroupAttention(nn.Module):
             bias,
             words.transpose(1, 2).to(q.dtype),
             (batch * (heads * length) + gather).flatten(),
-            (~real).flatten().nonzero().flatten(),
-            (batch * (heads * padded) + scatter).flatten(),
+            pad,
+            (batch * (heads * source.size(1)) + scatter).flatten(),
             1 / math.sqrt(d),
-        )
+        )[0]
 
 
 class GlobalInformationGate(nn.Module):

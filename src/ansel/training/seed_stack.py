@@ -6,16 +6,18 @@ Each seed stays its own run: its model is built alone from its seed (the same in
 batches and negatives come from its own generators (``epoch.Feed``), and its optimizer state is
 its slice of the stacked optimizer's (every supported update is elementwise; gradient clipping is
 per seed). The seeds' models stay real modules whose parameters are views of the stacked tensors:
-the sampler scores with them, dev is scored with them, and their weights are saved as each run's.
+the sampler scores with them, dev is scored with them (and the monitor splits at ``monitor_every``'s
+step cadence, each seed's between the same steps as alone), and their weights are saved as each run's.
 A batch is padded to the widest seed's texts, where an alone run trims it to its own: the models
 that stack mask padding, so the scores agree to float rounding (tests/training/test_seed_stack.py).
 
 Dropout masks are drawn per seed from its own generator, as its alone run draws them
 (``ansel.training.seed_dropout``). What cannot stack is refused by ``check_stackable`` with the key to
 change (the seeds then train one after another, ``ansel train --seeds``): recurrent layers (torch has
-no batching rule for them), a dropout that is not a mask (AlphaDropout), sparse embedding updates,
-the step cadence of ``monitor_every``; and, by ``probe``, a model whose forward vmap cannot run
-(GGSA's group attention reads a tensor's value into Python).
+no batching rule for them), a dropout that is not a mask (AlphaDropout), sparse embedding updates;
+and, by ``probe``, a model whose forward vmap cannot run (a
+tensor's value read into Python, an autograd Function without a vmap rule). GGSA's group attention
+stacks: its slots come from the shapes, its Function has vmap's rule (``models.self_attention``).
 """
 
 from __future__ import annotations
@@ -41,11 +43,6 @@ def check_stackable(cfg: dict, t, model: nn.Module) -> None:
         raise StackError(
             f"{where}.train.embedding_updates: sparse updates a seed's rows alone; stacked seeds "
             "need dense (or train the seeds one after another)"
-        )
-    if t.monitor_every:
-        raise StackError(
-            f"{where}.train.monitor_every: the step cadence scores one model; stacked seeds "
-            "need it unset (or train the seeds one after another)"
         )
     for name, m in model.named_modules():
         if isinstance(m, nn.RNNBase):
@@ -116,7 +113,7 @@ class SeedStack:
 
     def probe(self, batches: list[dict], feeds: list, where: str) -> None:
         """One step's losses, nothing trained: a model whose forward vmap cannot run (a tensor's value
-        read into Python, a custom autograd function) refused before any run's file is touched."""
+        read into Python, an autograd Function without a vmap rule) refused before any run's file is touched."""
         try:
             with torch.no_grad():
                 self.losses(batches, feeds)

@@ -215,6 +215,8 @@ def train_seeds(
     if saved[0] is not None:
         optimizer.load_state_dict(join_states(saved, [str(r.state_path) for r in runs]))
     step = EpochTrainer(cfgs[0], t, feeds, stack, optimizer, device, progress)
+    if runs[0].cadence:  # each seed's model (its slice of the stack) scored at the step, as alone
+        step.on_step = (t.monitor_every, lambda n: [run.cadence.evaluate(n) for run in runs if run.cadence])
     with arithmetic(t.precision, device):
         _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
         return [
