@@ -255,7 +255,7 @@ def cmd_table(a) -> None:
 
     table = spec_table(a.config, a.paper, a.table)
     check_runs(kind_of(table).metrics_runs(a.config, table))  # only what the run files give
-    build_table(a.config, a.paper, a.table, Path(a.published), Path(a.out_prefix))
+    build_table(a.config, table, Path(a.published), Path(a.out_prefix))
 
 
 def cmd_stats(a) -> None:

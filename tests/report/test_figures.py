@@ -248,9 +248,9 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
 
 
 def test_a_heatmap_of_a_table_that_is_not_of_metrics_is_refused(monkeypatch, repo_root):
-    from ansel.config import ConfigError
+    from ansel.config import ConfigError, load
     from ansel.paper_targets import figure_table
 
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))
     with pytest.raises(ConfigError, match="figure h: table 'table1' is of kind 'dataset_stats'"):
-        figure_table({"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})
+        figure_table(load(), {"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})

@@ -95,14 +95,14 @@ def table_inputs(w):
 def table_cfg(w):
     """The slice of the config a table job reads (ansel.table_kinds: TableKind.job_config)."""
     table = P.spec_table(C, w.paper, w.table)
-    return json.dumps(K.kind_of(table).job_config(C, PAPERS, w.paper, table))
+    return json.dumps(K.kind_of(table).job_config(C, PAPERS, table))
 
 
 def figure_cfg(w):
     """The report's slice of the config plus the configs of the models a figure reads (their seeds; a
     sweep derives its runs from its base model) and the preset's sweep values."""
     spec = P.spec_figure(w.paper, w.figure)
-    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(spec))}
+    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(C, spec))}
     if spec["kind"] == "sweep":
         cfg["papers"] = {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}
     return json.dumps(cfg)

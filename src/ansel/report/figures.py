@@ -29,7 +29,6 @@ from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, 
 from ansel.report.plotting import save
 from ansel.report.tables import (
     aggregate,
-    column_label,
     last_epoch_metric,
     ours_headers,
     published_lookup,
@@ -157,7 +156,7 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
         else {}
     )
     rows = []
-    for model in figure_models(spec):
+    for model in figure_models(config, spec):
         label = spec.get("labels", {}).get(model, model)
         v = np.array([run_value(r, split, metric, protocol) for r in runs(config, ds, Variant(model))])
         rows.append(
@@ -262,7 +261,11 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     from ansel.models.registry import parse_hparams
     from ansel.report.attention_maps import long_correct_examples, plot_attention_map, window_to_tokens
 
-    ds, split, seed = dataset_name(config, spec["dataset"]), spec["split"], spec_seed(config, spec, [spec["model"]])
+    ds, split, seed = (
+        dataset_name(config, spec["dataset"]),
+        spec["split"],
+        spec_seed(config, spec.get("seed", 1), spec["id"], [spec["model"]]),
+    )
     run, processed = Path(Run(ds, Variant(spec["model"]), seed).dir), Path(processed_dir(ds))
     data = Dataset.load(processed)
     lengths = dict(zip(data.answers.aid, data.answers.tokens.map(len)))
@@ -400,7 +403,7 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_title(
         spec.get(
             "title",
-            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, figure_models(spec))} seeds)",
+            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, figure_models(config, spec))} seeds)",
         ),
         fontsize=9,
     )
@@ -423,9 +426,9 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     different datasets and metrics, whose ranges differ (MAP on 100-candidate pools vs 5; accuracy),
     so one scale over all of them would compare datasets, not models. n/a cells (no model of the
     row applies) and cells without runs are grey."""
-    table = figure_table(spec)
-    cells = aggregate(config, spec["paper"], table, {})
-    rows, columns = [r["label"] for r in table["rows"]], [column_label(c) for c in table["columns"]]
+    table = figure_table(config, spec)
+    cells = aggregate(config, table, {})
+    rows, columns = [r.label for r in table.rows], [c.label for c in table.columns]
     position = column_position(
         cells.pivot(index="row", columns="column", values="mean").reindex(index=rows, columns=columns)
     )
@@ -452,7 +455,7 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     bar.set_label("place within the column (0 = its lowest mean, 1 = its highest)", fontsize=7)
     seeds = seed_count(config, [m for m in cells.model.unique() if m])
     ax.set_title(
-        f"{spec.get('title', table.get('caption', table['id']))}\nmean over {seeds} seeds, preset "
+        f"{spec.get('title', table.caption)}\nmean over {seeds} seeds, preset "
         f"{config.get('preset', 'full')}; colour: place within each column",
         fontsize=9,
     )

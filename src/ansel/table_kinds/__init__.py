@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ansel.settings import ConfigError
 
 if TYPE_CHECKING:
+    from ansel.specs import TableSpec
     from ansel.table_kinds.base import TableKind
 
 _KINDS: dict[str, TableKind] = {}
@@ -47,9 +48,8 @@ def known() -> list[str]:
     return sorted(_discovered())
 
 
-def kind_of(table: dict) -> TableKind:
+def kind_of(table: TableSpec) -> TableKind:
     """The kind of a table spec (its ``kind``, default metrics)."""
-    kind = table.get("kind", "metrics")
-    if kind not in _discovered():
-        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(known())}")
-    return _KINDS[kind]
+    if table.kind not in _discovered():
+        raise ConfigError(f"table {table.id}: unknown kind {table.kind!r}; known: {', '.join(known())}")
+    return _KINDS[table.kind]
