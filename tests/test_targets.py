@@ -3,8 +3,8 @@ import pytest
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
-from ansel.specs import TableSpec, parse_table
-from ansel.table_kinds import kind_of
+from ansel.specs import TableSpec, figure_spec, parse_table
+from ansel.table_kinds import kind_of, spec_table
 
 TRAIN = {
     "epochs": 1,
@@ -61,7 +61,8 @@ def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value(
 
 
 def test_sweep_runs_include_the_reference_model_for_every_seed():
-    runs = P.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
+    cfg = config(dataset_alias={"ds": "syn"})
+    runs = P.figure_runs(cfg, figure_spec(cfg, "p", sweep_spec()))
     assert dirs(runs) == sorted(
         f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"] for s in (1, 2)
     )
@@ -158,10 +159,12 @@ def test_a_preset_can_sweep_fewer_points():
 
 def test_figure_runs_per_kind():
     cfg = config(seeds=3)
-    curves = {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
+    curves = figure_spec(
+        cfg, "p", {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
+    )
     assert dirs(P.figure_runs(cfg, curves)) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
     assert "data/processed/ds" in P.figure_inputs(cfg, curves)
-    maps = {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"}
+    maps = figure_spec(cfg, "p", {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"})
     assert dirs(P.figure_runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
     assert dirs(P.figure_runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
     assert "results/runs/ds/a/seed3/model.pt" in P.figure_inputs(cfg, {**maps, "seed": 3})
@@ -234,7 +237,9 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
             for path in kind_of(table).inputs(cfg, table):  # workflow/: the context rows' published values
                 assert _synthetic(path), (paper, table.id, path)
         for fig in spec.get("figures", []):
-            for path in P.figure_inputs(cfg, P.spec_figure(paper, fig["id"])):  # with its paper (a heatmap's table)
+            for path in P.figure_inputs(
+                cfg, P.spec_figure(cfg, paper, fig["id"])
+            ):  # with its paper (a heatmap's table)
                 assert _synthetic(path), (paper, fig["id"], path)
     # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
     variants = {r.variant for r in P.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
@@ -249,7 +254,7 @@ def test_cpu_preset_builds_real_data_and_names_its_two_stand_ins():
     assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
     assert not any("insuranceqa_v1" in o or "/smoke/" in o for o in outputs)  # v1's test pools are not offline
     assert "results/tables/datasets/insuranceqa_v2.md" in outputs
-    stats_table = P.spec_table(cfg, "datasets", "wikiqa")
+    stats_table = spec_table(cfg, "datasets", "wikiqa")
     stats = kind_of(stats_table).inputs(cfg, stats_table)
     assert stats == ["results/stats/wikiqa.csv", "results/stats/wikiqa_all.csv"]
 
@@ -296,7 +301,7 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
     from ansel.models.registry import registered
 
     cfg = load(preset="full")
-    table = P.spec_table(cfg, "matrix", "models_by_dataset")
+    table = spec_table(cfg, "matrix", "models_by_dataset")
     archs = {model_config(cfg, m)["arch"] for m in kind_of(table).models(table)}
     assert archs == set(registered())
     for cell in table.cells:
@@ -308,7 +313,7 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
         for col in table.columns
         if col.dataset == "quoraqp_standin" and row.not_applicable(col)
     } == {None}
-    heatmap = P.spec_figure("matrix", "heatmap")  # reads the table's runs and files
+    heatmap = P.spec_figure(cfg, "matrix", "heatmap")  # reads the table's runs and files
     assert P.figure_runs(cfg, heatmap) == kind_of(table).runs(cfg, table)
     assert P.figure_inputs(cfg, heatmap) == kind_of(table).inputs(cfg, table)
     assert P.figure_models(cfg, heatmap) == kind_of(table).models(table)

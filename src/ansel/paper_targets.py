@@ -8,8 +8,8 @@ functions, so adding a row to a spec adds its runs. The runs and their files are
 from __future__ import annotations
 
 from ansel.config import ConfigError, load_paper
-from ansel.specs import Datasets, TableSpec, table_spec
-from ansel.table_kinds import kind_of
+from ansel.specs import TableSpec, figure_spec, table_spec
+from ansel.table_kinds import kind_of, spec_table
 from ansel.targets import (
     PUBLISHED_RESULTS,
     Run,
@@ -37,19 +37,12 @@ FIGURE_RUN_FILES = {
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 
 
-def spec_table(config: dict, paper: str, table_id: str) -> TableSpec:
-    """A table's spec (``ansel.specs``: its datasets resolved, its rows' references checked), its
-    kind known and the kind's own checks passed (``TableKind.check``)."""
-    table = table_spec(config, paper, table_id)
-    kind_of(table).check(config, table)
-    return table
-
-
-def spec_figure(paper: str, figure_id: str) -> dict:
-    """A figure's spec, with ``paper`` set (a preset's ``papers.<paper>.sweeps`` is looked up by it)."""
+def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
+    """A figure's spec (``ansel.specs.figure_spec``: ``paper`` set, by which a preset's
+    ``papers.<paper>.sweeps`` is looked up, and its dataset resolved)."""
     for fig in load_paper(paper).get("figures", []):
         if fig["id"] == figure_id:
-            return {**fig, "paper": paper}
+            return figure_spec(config, paper, fig)
     raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
 
 
@@ -82,7 +75,7 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
     if kind == "heatmap":
         table = figure_table(config, figure)
         return kind_of(table).runs(config, table)
-    ds = Datasets.of(config).resolve(figure["dataset"])
+    ds = figure["run_dataset"]
     if kind == "attention_maps":
         return [
             Run(ds, Variant(figure["model"]), spec_seed(config, figure.get("seed", 1), figure["id"], [figure["model"]]))
@@ -123,7 +116,7 @@ def _figure_inputs(config: dict, figure: dict) -> list[str]:
             for split in splits
         )
     if figure["kind"] in FIGURES_READING_DATA:
-        files.append(processed_dir(Datasets.of(config).resolve(figure["dataset"])))
+        files.append(processed_dir(figure["run_dataset"]))
     if "reference_published" in figure or "published_table" in figure:
         files.append(PUBLISHED_RESULTS)
     return files
@@ -134,7 +127,7 @@ def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:
     ``tables`` (``figures``) list asks for all of its spec's."""
     spec, wanted = load_paper(paper), config["papers"][paper]
     tables = [spec_table(config, paper, t) for t in wanted.get("tables", [t["id"] for t in spec.get("tables", [])])]
-    figures = [spec_figure(paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
+    figures = [spec_figure(config, paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
     return tables, figures
 
 

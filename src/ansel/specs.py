@@ -260,6 +260,14 @@ def _parse(paper: str, t: dict, datasets: Datasets) -> TableSpec:
     return spec
 
 
+def figure_spec(config: dict, paper: str, figure: dict) -> dict:
+    """A figure of a paper's spec, with ``paper`` set and, where it names a dataset, ``run_dataset``:
+    the dataset its runs use under the preset's aliases, resolved here once. A figure kind is the
+    report's (``ansel.report.figures``' registry): its keys stay the spec's."""
+    resolved = {"run_dataset": Datasets.of(config).resolve(figure["dataset"])} if "dataset" in figure else {}
+    return {**figure, "paper": paper, **resolved}
+
+
 def _check_row_models(table: TableSpec) -> None:
     """A row's ``models`` name datasets of the columns: a typo would silently run its ``model``."""
     datasets = {col.dataset for col in table.columns}

@@ -12,7 +12,7 @@ from ansel.config import papers_dir
 from ansel.paper_targets import figure_inputs, figure_runs
 from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
 from ansel.report.tables import aggregate, published_lookup, render
-from ansel.specs import parse_table
+from ansel.specs import figure_spec, parse_table
 from ansel.table_kinds import kind_of
 
 # model -> per seed: (dev-selected test MAP, test accuracy) in metrics.json; log.csv's epochs below
@@ -140,6 +140,7 @@ FIG3 = {
     "published_table": "figure3",
     "title": "QuoraQP test accuracy",
 }
+FIG3 = figure_spec(CONFIG, "amvlstm", FIG3)  # its dataset resolved: quoraqp is syn under CONFIG
 
 
 @pytest.mark.parametrize("protocol", ["dev", "last"])
@@ -181,6 +182,7 @@ FIG4 = {
     "labels": LABELS,
     "reference_model": "mv",
 }
+FIG4 = figure_spec(CONFIG, "amvlstm", FIG4)
 
 
 def test_epoch_curves_per_split_and_the_reference_after_training(runs):
@@ -197,7 +199,11 @@ def test_epoch_curves_per_split_and_the_reference_after_training(runs):
     # the default layout: one axes, dev only, as the smoke paper's learning_curves
     render_figure(
         CONFIG,
-        {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP", "models": ["mv", "q"]},
+        figure_spec(
+            CONFIG,
+            "p",
+            {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP", "models": ["mv", "q"]},
+        ),
         runs / "figures/p/lc",
     )
     assert (runs / "figures/p/lc.png").stat().st_size > 0

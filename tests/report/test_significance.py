@@ -13,12 +13,11 @@ from scipy import stats
 from ansel.config import ConfigError
 from ansel.data.canonical import Dataset
 from ansel.evaluation.metrics import per_question, ranking_metrics, write_trec_run
-from ansel.paper_targets import spec_table
 from ansel.report.paired_tests import holm
 from ansel.report.significance import annotate, claim_verdicts, compare, mark_cells, significance_notes
 from ansel.report.tables import aggregate, render
 from ansel.specs import TableSpec, parse_table
-from ansel.table_kinds import kind_of
+from ansel.table_kinds import kind_of, spec_table
 from ansel.targets import significance_columns, significance_inputs
 
 N = 40  # questions, 4 candidates each, the first one correct

@@ -127,7 +127,7 @@ def test_missing_metric_in_a_run_is_named(runs):
 def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, repo_root):
     from ansel.cli import main
     from ansel.config import load, run_config
-    from ansel.paper_targets import spec_table
+    from ansel.table_kinds import spec_table
 
     papers = load(preset="full")
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here

@@ -15,9 +15,8 @@ from ansel.config import ConfigError, load_paper
 from ansel.data.canonical import Dataset
 from ansel.evaluation import agreement
 from ansel.evaluation.metrics import write_trec_run
-from ansel.paper_targets import spec_table
 from ansel.report.top_answers import ranked_answers
-from ansel.table_kinds import kind_of
+from ansel.table_kinds import kind_of, spec_table
 
 # The spec keys of the aMV-LSTM paper's Tables 3-4 and Figures 3-4 (model names are placeholders).
 SPEC = """

@@ -13,7 +13,7 @@ from ansel.table_kinds import kind_of
 
 
 def build_table(config: dict, table: TableSpec, published: Path, out_prefix: Path) -> None:
-    """``table`` (``ansel.paper_targets.spec_table``) rendered to out_prefix.{csv,md,tex,html,json}."""
+    """``table`` (``ansel.table_kinds.spec_table``) rendered to out_prefix.{csv,md,tex,html,json}."""
     kind = kind_of(table)
     aliases = {d: config["dataset_alias"][d] for d in kind.datasets(table) if d in config.get("dataset_alias", {})}
     notes = [kind.preset_note(config, table)]
