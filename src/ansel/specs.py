@@ -198,7 +198,9 @@ def parse_table(config: dict, paper: str, table: dict) -> TableSpec:
 
 def _parse(paper: str, t: dict, datasets: Datasets) -> TableSpec:
     kind = t.get("kind", "metrics")
-    stats = kind == "dataset_stats"
+    # a column is a (dataset, split, metric) mapping, or a statistic's name (dataset_stats: the schema)
+    statistics = tuple(c for c in t.get("columns", []) if isinstance(c, str))
+    column_specs: list[dict] = [c for c in t.get("columns", []) if isinstance(c, dict)]
     columns = tuple(
         Column(
             c["dataset"],
@@ -210,7 +212,7 @@ def _parse(paper: str, t: dict, datasets: Datasets) -> TableSpec:
             c.get("published_split", c["split"]),
             c.get("published_metric", c["metric"]),
         )
-        for c in ([] if stats else t.get("columns", []))
+        for c in column_specs
     )
     rows = tuple(
         Row(
@@ -235,13 +237,13 @@ def _parse(paper: str, t: dict, datasets: Datasets) -> TableSpec:
         notes=tuple(t.get("notes", [])),
         rows=rows,
         columns=columns,
-        statistics=tuple(t["columns"]) if stats else (),
+        statistics=statistics,
         dataset=t.get("dataset", ""),
         run_dataset=datasets.resolve(t["dataset"]) if "dataset" in t else "",
         split=t.get("split", ""),
         metric=t.get("metric", ""),
         model=t.get("model", ""),
-        models=tuple(t.get("models", [])) if kind == "top_answers" else (),
+        models=tuple(t.get("models", [])),  # a table's own list (top_answers); a row's are its own
         reference=t.get("reference", ""),
         question=t.get("question", ""),
         labels=t.get("labels", {}),
