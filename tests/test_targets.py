@@ -3,7 +3,8 @@ import pytest
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
-from ansel.table_kinds import kind_of
+from ansel.specs import TableSpec, figure_spec, parse_table
+from ansel.table_kinds import kind_of, spec_table
 
 TRAIN = {
     "epochs": 1,
@@ -60,7 +61,8 @@ def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value(
 
 
 def test_sweep_runs_include_the_reference_model_for_every_seed():
-    runs = P.figure_runs(config(dataset_alias={"ds": "syn"}), sweep_spec())
+    cfg = config(dataset_alias={"ds": "syn"})
+    runs = P.figure_runs(cfg, figure_spec(cfg, "p", sweep_spec()))
     assert dirs(runs) == sorted(
         f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"] for s in (1, 2)
     )
@@ -99,10 +101,15 @@ def test_lr_grid_points_are_runs_and_the_models_own_lr_is_the_model_itself():
     cfg = config(models={"g": {**GGSA, "train": GRID}, "plain": {**GGSA, "train": {"lr": 0.1}}})
     assert named(T.grid_points(cfg, "g")) == [(1e-4, "g"), (5e-5, "g@lr=5e-05")]
     assert named(T.grid_points(cfg, "plain")) == [(0.1, "plain")]
-    table = {
-        "rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
-        "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
-    }
+    table = parse_table(
+        cfg,
+        "p",
+        {
+            "id": "t",
+            "rows": [{"label": "G", "model": "g"}, {"label": "Prior", "model": None}],
+            "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
+        },
+    )
     assert dirs(kind_of(table).runs(cfg, table)) == [
         f"results/runs/ds/{m}/seed{s}" for m in ("g", "g@lr=5e-05") for s in (1, 2)
     ]
@@ -152,10 +159,12 @@ def test_a_preset_can_sweep_fewer_points():
 
 def test_figure_runs_per_kind():
     cfg = config(seeds=3)
-    curves = {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
+    curves = figure_spec(
+        cfg, "p", {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
+    )
     assert dirs(P.figure_runs(cfg, curves)) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
     assert "data/processed/ds" in P.figure_inputs(cfg, curves)
-    maps = {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"}
+    maps = figure_spec(cfg, "p", {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"})
     assert dirs(P.figure_runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
     assert dirs(P.figure_runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
     assert "results/runs/ds/a/seed3/model.pt" in P.figure_inputs(cfg, {**maps, "seed": 3})
@@ -171,10 +180,15 @@ def test_a_model_may_have_its_own_number_of_seeds():
     assert (
         T.seeds(cfg, T.Variant("g")) == T.seeds(cfg, T.Variant("g", ("lr", 5e-5))) == [1, 2, 3, 4, 5]
     )  # derived: the base's
-    table = {
-        "rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
-        "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
-    }
+    table = parse_table(
+        cfg,
+        "p",
+        {
+            "id": "t",
+            "rows": [{"label": "G", "model": "g"}, {"label": "R", "model": "ref"}],
+            "columns": [{"dataset": "ds", "split": "test", "metric": "P@1"}],
+        },
+    )
     assert dirs(kind_of(table).runs(cfg, table)) == (
         [f"results/runs/ds/g/seed{s}" for s in range(1, 6)] + ["results/runs/ds/ref/seed1", "results/runs/ds/ref/seed2"]
     )
@@ -183,15 +197,20 @@ def test_a_model_may_have_its_own_number_of_seeds():
 
 
 def test_dataset_stats_tables_read_statistics_not_runs():
-    table = {
-        "id": "t",
-        "kind": "dataset_stats",
-        "columns": ["questions"],
-        "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}],
-    }
-    assert kind_of(table).inputs(config(dataset_alias={"ds": "syn"}), table) == ["results/stats/syn.csv"]
+    cfg = config(dataset_alias={"ds": "syn"})
+    table = parse_table(
+        cfg,
+        "p",
+        {
+            "id": "t",
+            "kind": "dataset_stats",
+            "columns": ["questions"],
+            "rows": [{"label": "A", "dataset": "ds"}, {"label": "B", "dataset": "syn"}],
+        },
+    )
+    assert kind_of(table).inputs(cfg, table) == ["results/stats/syn.csv"]
     assert kind_of(table).published == "workflow/papers/dataset_stats_published.csv"
-    assert kind_of({"id": "m"}).published == "workflow/papers/published_results.csv"
+    assert kind_of(TableSpec("p", "m")).published == "workflow/papers/published_results.csv"
 
 
 def _declared(paper):
@@ -214,11 +233,13 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
     for paper in cfg["papers"]:
         assert _declared(paper) <= outputs, paper
         spec = load_paper(paper)
-        for table in spec.get("tables", []):
+        for table in (parse_table(cfg, paper, t) for t in spec.get("tables", [])):
             for path in kind_of(table).inputs(cfg, table):  # workflow/: the context rows' published values
-                assert _synthetic(path), (paper, table["id"], path)
+                assert _synthetic(path), (paper, table.id, path)
         for fig in spec.get("figures", []):
-            for path in P.figure_inputs(cfg, P.spec_figure(paper, fig["id"])):  # with its paper (a heatmap's table)
+            for path in P.figure_inputs(
+                cfg, P.spec_figure(cfg, paper, fig["id"])
+            ):  # with its paper (a heatmap's table)
                 assert _synthetic(path), (paper, fig["id"], path)
     # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
     variants = {r.variant for r in P.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
@@ -233,7 +254,7 @@ def test_cpu_preset_builds_real_data_and_names_its_two_stand_ins():
     assert "results/tables/datasets/wikiqa.json" in outputs and "results/tables/ggsa/extension.md" in outputs
     assert not any("insuranceqa_v1" in o or "/smoke/" in o for o in outputs)  # v1's test pools are not offline
     assert "results/tables/datasets/insuranceqa_v2.md" in outputs
-    stats_table = P.spec_table(cfg, "datasets", "wikiqa")
+    stats_table = spec_table(cfg, "datasets", "wikiqa")
     stats = kind_of(stats_table).inputs(cfg, stats_table)
     assert stats == ["results/stats/wikiqa.csv", "results/stats/wikiqa_all.csv"]
 
@@ -248,7 +269,8 @@ def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
         dataset_alias={"pairs": "syn"},
         models={"g": GGSA, "g2": GGSA, "ref": {"arch": "global_sa", "hparams": {"embedding_dim": 60}}},
     )
-    table = {
+    spec = {
+        "id": "t",
         "rows": [
             {"label": "G", "model": "g", "models": {"pairs": "g2"}},
             {"label": "R", "model": "ref", "models": {"pairs": None}},
@@ -259,41 +281,42 @@ def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
             {"dataset": "pairs", "split": "test", "metric": "accuracy"},
         ],
     }
-    cells = [(row["label"], row["model"], col["dataset"], ds) for row, col, ds in T.table_cells(cfg, table)]
+    table = parse_table(cfg, "p", spec)
+    cells = [(c.row.label, c.model, c.column.dataset, c.dataset) for c in table.cells]
     assert cells == [("G", "g", "ds", "ds"), ("G", "g2", "pairs", "syn"), ("R", "ref", "ds", "ds")]
     assert kind_of(table).models(table) == ["g", "g2", "ref"]
     assert dirs(kind_of(table).runs(cfg, table)) == [
         f"results/runs/{ds}/{m}/seed{s}" for ds, m in [("ds", "g"), ("ds", "ref"), ("syn", "g2")] for s in (1, 2)
     ]
-    rows, (ranking, pairs) = table["rows"], table["columns"]
-    assert T.not_applicable(rows[1], pairs)  # a row with runs, none here: n/a
-    assert not T.not_applicable(rows[1], ranking) and not T.not_applicable(rows[0], pairs)
-    assert not T.not_applicable(rows[2], pairs)  # no model at all: a row kept as published
-    typo = {**table, "id": "t", "rows": [{"label": "G", "model": "g", "models": {"pair": "g2"}}]}
+    rows, (ranking, pairs) = table.rows, table.columns
+    assert rows[1].not_applicable(pairs)  # a row with runs, none here: n/a
+    assert not rows[1].not_applicable(ranking) and not rows[0].not_applicable(pairs)
+    assert not rows[2].not_applicable(pairs)  # no model at all: a row kept as published
+    typo = {**spec, "rows": [{"label": "G", "model": "g", "models": {"pair": "g2"}}]}
     with pytest.raises(ConfigError, match="table t: row 'G': models names pair, not a dataset of the table's columns"):
-        T.table_cells(cfg, typo)
+        parse_table(cfg, "p", typo)
 
 
 def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset():
     from ansel.models.registry import registered
 
     cfg = load(preset="full")
-    table = P.spec_table(cfg, "matrix", "models_by_dataset")
+    table = spec_table(cfg, "matrix", "models_by_dataset")
     archs = {model_config(cfg, m)["arch"] for m in kind_of(table).models(table)}
     assert archs == set(registered())
-    for row, _, ds in T.table_cells(cfg, table):
-        for run in T.runs(cfg, ds, T.Variant(row["model"])):
+    for cell in table.cells:
+        for run in T.runs(cfg, cell.dataset, T.Variant(cell.model)):
             run.config(cfg)  # refuses a loss that does not fit the dataset's task (ranking / classification)
     assert {
-        T.cell_model(row, col)
-        for row in table["rows"]
-        for col in table["columns"]
-        if col["dataset"] == "quoraqp_standin" and T.not_applicable(row, col)
+        row.model_on(col)
+        for row in table.rows
+        for col in table.columns
+        if col.dataset == "quoraqp_standin" and row.not_applicable(col)
     } == {None}
-    heatmap = P.spec_figure("matrix", "heatmap")  # reads the table's runs and files
+    heatmap = P.spec_figure(cfg, "matrix", "heatmap")  # reads the table's runs and files
     assert P.figure_runs(cfg, heatmap) == kind_of(table).runs(cfg, table)
     assert P.figure_inputs(cfg, heatmap) == kind_of(table).inputs(cfg, table)
-    assert P.figure_models(heatmap) == kind_of(table).models(table)
+    assert P.figure_models(cfg, heatmap) == kind_of(table).models(table)
 
 
 def test_a_presets_evaluation_cadence_applies_only_where_a_model_has_one():

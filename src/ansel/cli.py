@@ -249,13 +249,12 @@ def cmd_record(a) -> None:
 
 def cmd_table(a) -> None:
     from ansel.evaluation.agreement import check_runs
-    from ansel.paper_targets import spec_table
     from ansel.report.build import build_table
-    from ansel.table_kinds import kind_of
+    from ansel.table_kinds import kind_of, spec_table
 
     table = spec_table(a.config, a.paper, a.table)
     check_runs(kind_of(table).metrics_runs(a.config, table))  # only what the run files give
-    build_table(a.config, a.paper, a.table, Path(a.published), Path(a.out_prefix))
+    build_table(a.config, table, Path(a.published), Path(a.out_prefix))
 
 
 def cmd_stats(a) -> None:
@@ -272,7 +271,7 @@ def cmd_figure(a) -> None:
     from ansel.paper_targets import figure_metrics_runs, spec_figure
     from ansel.report.figures import render_figure
 
-    figure = {**spec_figure(a.paper, a.figure), "paper": a.paper}
+    figure = spec_figure(a.config, a.paper, a.figure)
     check_runs(figure_metrics_runs(a.config, figure))  # only what the run files give
     render_figure(a.config, figure, Path(a.out_prefix))
 

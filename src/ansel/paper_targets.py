@@ -7,13 +7,13 @@ functions, so adding a row to a spec adds its runs. The runs and their files are
 
 from __future__ import annotations
 
-from ansel.config import ConfigError, dataset_name, load_paper
-from ansel.table_kinds import kind_of
+from ansel.config import ConfigError, load_paper
+from ansel.specs import TableSpec, figure_spec, table_spec
+from ansel.table_kinds import kind_of, spec_table
 from ansel.targets import (
     PUBLISHED_RESULTS,
     Run,
     Variant,
-    check_significance_rows,
     processed_dir,
     reading_metrics,
     runs,
@@ -37,36 +37,24 @@ FIGURE_RUN_FILES = {
 FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 
 
-def spec_table(config: dict, paper: str, table_id: str) -> dict:
-    """A table's spec, checked: its kind is known, its ``baseline`` and ``claims`` name its rows, and
-    (with a config) the kind's own checks (``TableKind.check``)."""
-    for table in load_paper(paper).get("tables", []):
-        if table["id"] == table_id:
-            kind = kind_of(table)
-            check_significance_rows(paper, table)
-            if config:  # a heatmap's table by name alone ({}): checked where its own table is planned
-                kind.check(config, paper, table)
-            return table
-    raise KeyError(f"papers.{paper}: spec has no table {table_id!r}")
-
-
-def spec_figure(paper: str, figure_id: str) -> dict:
-    """A figure's spec, with ``paper`` set (a preset's ``papers.<paper>.sweeps`` is looked up by it)."""
+def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
+    """A figure's spec (``ansel.specs.figure_spec``: ``paper`` set, by which a preset's
+    ``papers.<paper>.sweeps`` is looked up, and its dataset resolved)."""
     for fig in load_paper(paper).get("figures", []):
         if fig["id"] == figure_id:
-            return {**fig, "paper": paper}
+            return figure_spec(config, paper, fig)
     raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
 
 
 def figure_metrics_runs(config: dict, figure: dict) -> list[Run]:
     """``metrics_runs`` of a figure (a heatmap's: its table's)."""
     if figure["kind"] == "heatmap":
-        table = figure_table(figure)
+        table = figure_table(config, figure)
         return kind_of(table).metrics_runs(config, table)
     return reading_metrics(_figure_inputs(config, figure), figure_runs(config, figure))
 
 
-def figure_models(figure: dict) -> list[str]:
+def figure_models(config: dict, figure: dict) -> list[str]:
     """The params.yaml models a figure reads (a sweep: the base of its derived runs), in spec order."""
     if figure["kind"] == "attention_maps":
         return [figure["model"]]
@@ -74,7 +62,7 @@ def figure_models(figure: dict) -> list[str]:
         swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
         return list(dict.fromkeys([*swept, figure["reference_model"]]))
     if figure["kind"] == "heatmap":
-        table = figure_table(figure)
+        table = figure_table(config, figure)
         return kind_of(table).models(table)
     return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
 
@@ -85,21 +73,23 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
     if kind not in FIGURE_RUN_FILES:
         raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
     if kind == "heatmap":
-        table = figure_table(figure)
+        table = figure_table(config, figure)
         return kind_of(table).runs(config, table)
-    ds = dataset_name(config, figure["dataset"])
+    ds = figure["run_dataset"]
     if kind == "attention_maps":
-        return [Run(ds, Variant(figure["model"]), spec_seed(config, figure, figure_models(figure)))]
+        return [
+            Run(ds, Variant(figure["model"]), spec_seed(config, figure.get("seed", 1), figure["id"], [figure["model"]]))
+        ]
     if kind == "sweep":
         variants = [v for _, v in sweep_models(config, figure)] + [Variant(figure["reference_model"])]
     else:
-        variants = [Variant(m) for m in figure_models(figure)]
+        variants = [Variant(m) for m in figure_models(config, figure)]
     return sorted({r for v in variants for r in runs(config, ds, v)})
 
 
-def figure_table(figure: dict) -> dict:
+def figure_table(config: dict, figure: dict) -> TableSpec:
     """The metrics table of its paper whose cells a heatmap figure draws (spec key ``table``)."""
-    table = spec_table({}, figure["paper"], figure["table"])
+    table = table_spec(config, figure["paper"], figure["table"])
     if not kind_of(table).metric_grid:
         raise ConfigError(
             f"figure {figure['id']}: table {figure['table']!r} is of kind {kind_of(table).name!r}; "
@@ -111,7 +101,7 @@ def figure_table(figure: dict) -> dict:
 def figure_inputs(config: dict, figure: dict) -> list[str]:
     """``_figure_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
     if figure["kind"] == "heatmap":
-        table = figure_table(figure)
+        table = figure_table(config, figure)
         return kind_of(table).inputs(config, table)
     return with_run_files(_figure_inputs(config, figure), figure_metrics_runs(config, figure))
 
@@ -126,19 +116,25 @@ def _figure_inputs(config: dict, figure: dict) -> list[str]:
             for split in splits
         )
     if figure["kind"] in FIGURES_READING_DATA:
-        files.append(processed_dir(dataset_name(config, figure["dataset"])))
+        files.append(processed_dir(figure["run_dataset"]))
     if "reference_published" in figure or "published_table" in figure:
         files.append(PUBLISHED_RESULTS)
     return files
 
 
-def paper_items(config: dict, paper: str) -> tuple[list[dict], list[dict]]:
+def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:
     """The specs of the tables and figures the preset asks of a paper; a paper without a
     ``tables`` (``figures``) list asks for all of its spec's."""
     spec, wanted = load_paper(paper), config["papers"][paper]
     tables = [spec_table(config, paper, t) for t in wanted.get("tables", [t["id"] for t in spec.get("tables", [])])]
-    figures = [spec_figure(paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
+    figures = [spec_figure(config, paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
     return tables, figures
+
+
+def items_by_id(config: dict, paper: str) -> tuple[dict[str, TableSpec], dict[str, dict]]:
+    """``paper_items`` by id."""
+    tables, figures = paper_items(config, paper)
+    return {t.id: t for t in tables}, {f["id"]: f for f in figures}
 
 
 def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
@@ -146,7 +142,7 @@ def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
     out = []
     for paper in papers or config["papers"]:
         tables, figures = paper_items(config, paper)
-        out += [f"results/tables/{paper}/{t['id']}.{ext}" for t in tables for ext in TABLE_EXTENSIONS]
+        out += [f"results/tables/{paper}/{t.id}.{ext}" for t in tables for ext in TABLE_EXTENSIONS]
         out += [f"figures/{paper}/{f['id']}.{ext}" for f in figures for ext in FIGURE_EXTENSIONS]
     return out
 

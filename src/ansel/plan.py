@@ -409,7 +409,7 @@ def plan(
     rows, examples, items = [], {}, []
     for paper in config["papers"]:
         tables, figures = P.paper_items(config, paper)
-        items += [(paper, t["id"], kind_of(t).runs(config, t)) for t in tables if kind_of(t).metric_grid]
+        items += [(paper, t.id, kind_of(t).runs(config, t)) for t in tables if kind_of(t).metric_grid]
         items += [(paper, f["id"], P.figure_runs(config, f)) for f in figures]
     for paper, item, item_runs in items:
         rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, examples)})

@@ -12,16 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansel.config import (
-    ConfigError,
-    dataset_name,
-    model_config,
-    papers_dir,
-    run_config,
-    variant_name,
-)
+from ansel.config import ConfigError, model_config, run_config, variant_name
 from ansel.evaluation.config import METRICS
 from ansel.models.registry import is_trained
+from ansel.specs import Column, TableSpec
 
 # the papers' published values (a table kind's ``published``: ansel.table_kinds)
 PUBLISHED_RESULTS = "workflow/papers/published_results.csv"
@@ -126,52 +120,22 @@ def stats_file(dataset: str) -> str:
     return f"results/stats/{dataset}.csv"
 
 
-def claim_pair(claim: str) -> tuple[str, str]:
-    """(better, worse) row labels of a spec's claim, written as the paper states it: "A > B" (A's
-    metric is higher than B's) or "A < B" (lower: ("B", "A"))."""
-    for sign, order in ((" > ", 1), (" < ", -1)):
-        parts = claim.split(sign)
-        if (
-            len(parts) == 2
-            and all(p.strip() for p in parts)
-            and not any(o in claim for o in (" > ", " < ") if o != sign)
-        ):
-            return tuple(p.strip() for p in parts[::order])
-    raise ConfigError(f"claim {claim!r}: expected '<row label> > <row label>' or '<row label> < <row label>'")
-
-
-def compared_pairs(table: dict) -> list[tuple[str, str]]:
-    """(row, other) label pairs a metrics table's paired tests compare: each row with a model against
-    the spec's ``baseline``, then each claim's (better, worse) not compared already (either way round)."""
-    pairs: dict[frozenset, tuple[str, str]] = {}
-    baseline = table.get("baseline")
-    if baseline:
-        for row in table["rows"]:
-            if row.get("model") and row["label"] != baseline:
-                pairs.setdefault(frozenset((row["label"], baseline)), (row["label"], baseline))
-    for claim in table.get("claims", []):
-        a, b = claim_pair(claim)
-        pairs.setdefault(frozenset((a, b)), (a, b))
-    return list(pairs.values())
-
-
-def significance_columns(config: dict, table: dict) -> list[dict]:
+def significance_columns(config: dict, table: TableSpec) -> list[Column]:
     """The columns a paired test over questions can use: ranking metrics (one value per question,
     from a run file) of the checkpoint selected on dev (run.trec), or of the last epoch (run_last.trec)
     where every compared row's model keeps it (``train.keep_last``); accuracy/F1 (pairs, not
     questions), timings and a best-epoch column have no per-question file."""
-    models = {row["label"]: row.get("model") for row in table["rows"]}
-    compared = {models[label] for pair in compared_pairs(table) for label in pair}
+    models = {row.label: row.model for row in table.rows}
+    compared = {models[label] for pair in table.compared_pairs for label in pair}
     keeps_last = (
         bool(compared)
-        and any(c.get("protocol") == "last" for c in table["columns"])
+        and any(c.protocol == "last" for c in table.columns)
         and all(_keeps_last(config, m) is not False for m in compared)
     )
     return [
         c
-        for c in table["columns"]
-        if c["metric"] in METRICS
-        and (c.get("protocol", "dev") == "dev" or (c.get("protocol") == "last" and keeps_last))
+        for c in table.columns
+        if c.metric in METRICS and (c.protocol == "dev" or (c.protocol == "last" and keeps_last))
     ]
 
 
@@ -189,66 +153,6 @@ def run_file(config: dict, run: Run, protocol: str) -> str:
     last epoch's (run_last.trec) where the model keeps it, else the dev-selected one (run.trec)."""
     last = protocol == "last" and _keeps_last(config, run.variant.model)
     return f"{run.dir}/{'run_last.trec' if last else 'run.trec'}"
-
-
-def check_significance_rows(paper: str, table: dict) -> None:
-    """The rows a table's ``baseline`` and ``claims`` name must be rows of it, with runs: refused
-    while the DAG is built, naming the spec file, the table and the label."""
-    where = f"{papers_dir() / f'{paper}.yaml'}: table {table['id']}"
-    models = {row["label"]: row.get("model") for row in table.get("rows", [])}
-    named = [("baseline", table["baseline"])] if "baseline" in table else []
-    for claim in table.get("claims", []):
-        try:
-            better, worse = claim_pair(claim)
-        except ConfigError as e:
-            raise ConfigError(f"{where}: {e}") from None
-        if better == worse:
-            raise ConfigError(f"{where}: claim {claim!r} compares a row with itself")
-        named += [(f"claim {claim!r}", better), (f"claim {claim!r}", worse)]
-    for key, label in named:
-        if label not in models:
-            raise ConfigError(
-                f"{where}: {key} names {label!r}, not a row of the table (rows: {', '.join(map(repr, models))})"
-            )
-        if not models[label]:
-            raise ConfigError(
-                f"{where}: {key} names {label!r}, a row kept as published (no model): it has no runs to test"
-            )
-
-
-def row_models(row: dict) -> list[str]:
-    """The models a metrics table row runs: its ``model`` and its per-dataset ``models``."""
-    return [m for m in [row.get("model"), *row.get("models", {}).values()] if m]
-
-
-def cell_model(row: dict, col: dict) -> str | None:
-    """The model a row runs on a column's dataset (the spec's name): the row's ``models`` entry for
-    it where there is one (null: no model of the row applies there), else the row's ``model``."""
-    return row.get("models", {}).get(col["dataset"], row.get("model"))
-
-
-def not_applicable(row: dict, col: dict) -> bool:
-    """A cell of a row with runs where none of its models applies: rendered n/a (a row without
-    any model is a row kept as published)."""
-    return cell_model(row, col) is None and bool(row_models(row))
-
-
-def table_cells(config: dict, table: dict) -> list[tuple[dict, dict, str]]:
-    """(row, column, resolved dataset) for every cell that is run; the row's ``model`` is the
-    cell's (``cell_model``), so a row may run another model on one dataset."""
-    datasets = {col["dataset"] for col in table["columns"]}
-    for row in table["rows"]:
-        if unknown := sorted(set(row.get("models", {})) - datasets):  # a typo would silently run `model`
-            raise ConfigError(
-                f"table {table.get('id')}: row {row['label']!r}: models names {', '.join(unknown)}, "
-                f"not a dataset of the table's columns ({', '.join(sorted(datasets))})"
-            )
-    return [
-        ({**row, "model": model}, col, dataset_name(config, col["dataset"]))
-        for row in table["rows"]
-        for col in table["columns"]
-        if (model := cell_model(row, col))
-    ]
 
 
 def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
@@ -292,32 +196,31 @@ def with_run_files(files: list[str], found: list[Run]) -> list[str]:
     return list(dict.fromkeys(files + [f for r in found for f in (f"{r.dir}/run.trec", processed_dir(r.dataset))]))
 
 
-def significance_inputs(config: dict, table: dict) -> list[str]:
+def significance_inputs(config: dict, table: TableSpec) -> list[str]:
     """What a table's paired tests read (only a table with a ``baseline`` or ``claims``): the
     run.trec of every run of the compared rows, at every point of an lr grid (dev chooses among
     them), and the processed datasets of the tested columns (the labels)."""
-    pairs, columns = compared_pairs(table), significance_columns(config, table)
+    pairs, columns = table.compared_pairs, significance_columns(config, table)
     if not pairs or not columns:
         return []
-    models = {row["label"]: row.get("model") for row in table["rows"]}
+    models = {row.label: row.model for row in table.rows}
     compared = dict.fromkeys(models[label] for pair in pairs for label in pair)
-    datasets = list(dict.fromkeys(dataset_name(config, c["dataset"]) for c in columns))
+    datasets = list(dict.fromkeys(c.run_dataset for c in columns))
     trec = sorted(
         {r for m in compared for ds in datasets for _, v in grid_points(config, m) for r in runs(config, ds, v)}
     )
-    protocols = dict.fromkeys(c.get("protocol", "dev") for c in columns)
+    protocols = dict.fromkeys(c.protocol for c in columns)
     files = dict.fromkeys(run_file(config, r, p) for r in trec for p in protocols)
     return list(files) + [processed_dir(ds) for ds in datasets]
 
 
-def spec_seed(config: dict, spec: dict, models: list[str]) -> int:
-    """The one seed a single-run figure or table shows: the spec's ``seed``, else the first; it
-    must be a seed of every model."""
-    seed = spec.get("seed", 1)
+def spec_seed(config: dict, seed: int, item: str, models: list[str]) -> int:
+    """The one seed a single-run figure or table (``item``, its id) shows, the spec's (default the
+    first): it must be a seed of every model."""
     for model in models:
         known = seeds(config, Variant(model))
         if seed not in known:
-            raise ConfigError(f"{spec['id']}: seed {seed} is not one of {model}'s seeds {known}")
+            raise ConfigError(f"{item}: seed {seed} is not one of {model}'s seeds {known}")
     return seed
 
 

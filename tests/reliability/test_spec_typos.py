@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from ansel.config import ConfigError, load
-from ansel.paper_targets import spec_table
+from ansel.table_kinds import spec_table
 
 
 @pytest.mark.parametrize(

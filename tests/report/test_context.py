@@ -9,6 +9,7 @@ import pytest
 
 from ansel.report.context import context_notes
 from ansel.report.tables import aggregate
+from ansel.specs import parse_table
 from ansel.table_kinds import kind_of
 from ansel.targets import CONTEXT_PUBLISHED
 
@@ -18,7 +19,7 @@ CONFIG = {
     "dataset_alias": {"wikiqa": "syn"},
     "models": {"nn": {"arch": "random"}, "lexical_word_count": {"arch": "word_count", "seeds": 1}},
 }
-TABLE = {
+TABLE_SPEC = {
     "id": "wikiqa",
     "rows": [
         {"label": "NN", "model": "nn"},
@@ -29,6 +30,7 @@ TABLE = {
         {"dataset": "wikiqa", "split": "test", "metric": "MAP", "protocol": "last"},
     ],
 }
+TABLE = parse_table(CONFIG, "apnet", TABLE_SPEC)
 
 
 @pytest.fixture
@@ -45,14 +47,14 @@ def runs(tmp_path, monkeypatch, repo_root):
 
 
 def test_context_rows_take_published_values_by_model_and_other_rows_by_label(runs):
-    cells = aggregate(CONFIG, "apnet", TABLE, {("wikiqa", "test", "NN", "MAP"): 0.7}).set_index(["row", "column"])
+    cells = aggregate(CONFIG, TABLE, {("wikiqa", "test", "NN", "MAP"): 0.7}).set_index(["row", "column"])
     assert cells.loc[("Word Cnt (context)", "wikiqa test MAP"), "published"] == 0.4891  # Yang et al. 2015
     assert cells.loc[("NN", "wikiqa test MAP"), "published"] == 0.7
     assert cells.loc[("Word Cnt (context)", "wikiqa test MAP"), "n"] == 1  # one seed: deterministic
 
 
 def test_a_run_without_epochs_shows_its_one_state_under_protocol_last(runs):
-    cells = aggregate(CONFIG, "apnet", TABLE, {}).set_index(["row", "column"])
+    cells = aggregate(CONFIG, TABLE, {}).set_index(["row", "column"])
     assert cells.loc[("Word Cnt (context)", "wikiqa test MAP (last epoch)"), "mean"] == pytest.approx(0.6)
     assert cells.loc[("NN", "wikiqa test MAP (last epoch)"), "mean"] == pytest.approx(0.3)  # log.csv's last epoch
 
@@ -61,12 +63,13 @@ def test_context_note_names_the_rows_and_the_sources(runs):
     [note] = context_notes(CONFIG, TABLE)
     assert "Word Cnt (context)" in note and "Yang, Yih, Meek (2015)" in note
     assert "brmson" not in note  # its value is TREC-QA's, a dataset this table does not show
-    assert context_notes(CONFIG, {"rows": [{"label": "NN", "model": "nn"}]}) == []
+    assert context_notes(CONFIG, parse_table(CONFIG, "apnet", {**TABLE_SPEC, "rows": TABLE_SPEC["rows"][:1]})) == []
 
 
 def test_a_trained_context_row_is_not_called_a_lexical_baseline(runs):
     config = {**CONFIG, "models": {**CONFIG["models"], "mz": {"arch": "mv_lstm"}}}
-    table = {**TABLE, "rows": [*TABLE["rows"], {"label": "MZ (context)", "model": "mz", "context": True}]}
+    rows = [*TABLE_SPEC["rows"], {"label": "MZ (context)", "model": "mz", "context": True}]
+    table = parse_table(config, "apnet", {**TABLE_SPEC, "rows": rows})
     lexical, trained = context_notes(config, table)
     assert "Word Cnt (context)" in lexical and "MZ" not in lexical
     assert trained.startswith("Context rows trained here (MZ (context)): not the paper's rows")
@@ -74,7 +77,7 @@ def test_a_trained_context_row_is_not_called_a_lexical_baseline(runs):
 
 def test_a_table_with_context_rows_reads_the_context_results(runs):
     assert CONTEXT_PUBLISHED in kind_of(TABLE).inputs(CONFIG, TABLE)
-    published_only = {**TABLE, "rows": TABLE["rows"][:1]}
+    published_only = parse_table(CONFIG, "apnet", {**TABLE_SPEC, "rows": TABLE_SPEC["rows"][:1]})
     assert CONTEXT_PUBLISHED not in kind_of(published_only).inputs(CONFIG, published_only)
 
 

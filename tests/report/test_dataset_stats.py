@@ -9,6 +9,7 @@ from ansel.data.canonical import Dataset
 from ansel.data.stats import dataset_stats
 from ansel.report.dataset_stats import aggregate_stats, published_stats
 from ansel.report.tables import render
+from ansel.specs import parse_table
 
 TABLE = {
     "id": "stats",
@@ -69,7 +70,8 @@ def setup(tmp_path, monkeypatch):
 
 def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path):
     config, published = setup
-    cells = aggregate_stats(config, "p", TABLE, published).set_index(["row", "column"])
+    table = parse_table(config, "p", TABLE)
+    cells = aggregate_stats(table, published).set_index(["row", "column"])
     measured = dataset_stats(tiny_dataset()).set_index("split")
     assert list(cells.index.get_level_values(0).unique()) == [
         "Wiki train",
@@ -90,7 +92,7 @@ def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path)
     assert math.isnan(cells.loc[("Wiki all", "pairs"), "published"])  # only the other paper gives it
     assert cells.loc[("Wiki (other paper) all", "pairs"), "published"] == 7
 
-    render(cells.reset_index(), TABLE, [], tmp_path / "out/stats")
+    render(cells.reset_index(), table, [], tmp_path / "out/stats")
     md = (tmp_path / "out/stats.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| Wiki all"))
     assert [c.strip() for c in row.split("|")[1:-1]] == [
@@ -111,17 +113,16 @@ def test_missing_statistics_file_names_the_rule(setup, tmp_path):
     config, published = setup
     (tmp_path / "results/stats/syn.csv").unlink()
     with pytest.raises(FileNotFoundError, match="rule dataset_stats"):
-        aggregate_stats(config, "p", TABLE, published)
+        aggregate_stats(parse_table(config, "p", TABLE), published)
 
 
 def test_unknown_statistic_and_missing_split_are_named(setup):
     config, published = setup
     with pytest.raises(ValueError, match="unknown statistic.*avg_candidates"):
-        aggregate_stats(config, "p", {**TABLE, "columns": ["avg_candidates"]}, published)
+        aggregate_stats(parse_table(config, "p", {**TABLE, "columns": ["avg_candidates"]}), published)
+    rows = [{"label": "Wiki", "dataset": "wiki", "splits": ["test1"]}]
     with pytest.raises(KeyError, match="row Wiki: .*no split 'test1'"):
-        aggregate_stats(
-            config, "p", {**TABLE, "rows": [{"label": "Wiki", "dataset": "wiki", "splits": ["test1"]}]}, published
-        )
+        aggregate_stats(parse_table(config, "p", {**TABLE, "rows": rows}), published)
 
 
 def test_unknown_published_statistic_names_the_line(tmp_path):

@@ -14,6 +14,7 @@ from ansel.evaluation.config import METRICS
 from ansel.evaluation.metrics import per_question
 from ansel.report.expected import expected_notes, expected_random, expected_split_metric
 from ansel.report.tables import aggregate, published_lookup, render
+from ansel.specs import parse_table
 from ansel.table_kinds import kind_of
 
 
@@ -95,18 +96,19 @@ def test_random_guess_shows_the_computed_expectation_beside_the_papers_print(tmp
     _save_pools(tmp_path, "yahoo_syn", {f"q{i}": [int(j == i % 5) for j in range(5)] for i in range(7)})
     config = {"seeds": 2, "datasets": {"yahoo_syn": {"source": "yahooqa"}}, "dataset_alias": {"yahooqa": "yahoo_syn"}}
     published = published_lookup(repo_root / "workflow/papers/published_results.csv", "ggsa", "table6")
-    cells = aggregate(config, "ggsa", TABLE6, published).set_index(["row", "metric"])
+    table = parse_table(config, "ggsa", TABLE6)
+    cells = aggregate(config, table, published).set_index(["row", "metric"])
     guess = cells.loc[("Random Guess", "MRR")]
     assert guess["mean"] == pytest.approx(100 * 137 / 300) and guess["n"] == 1 and guess["published"] == 45.86
     assert cells.loc[("Random Guess", "P@1"), "mean"] == pytest.approx(20.0)
     assert guess["run_dataset"] == "yahoo_syn" and not guess["differs"]  # 0.19 apart: within a point
     assert cells.loc[("NTN-LSTM", "MRR"), "n"] == 0  # a row kept as published stays so
-    render(cells.reset_index(), TABLE6, [], tmp_path / "out/table6")
+    render(cells.reset_index(), table, [], tmp_path / "out/table6")
     md = (tmp_path / "out/table6.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| Random Guess"))
     assert [c.strip() for c in row.split("|")[2:-1]] == ["20.00", "20.00", "45.67", "45.86"]
     # the table reads the pools it computes from
-    assert "data/processed/yahoo_syn" in kind_of(TABLE6).inputs(config, TABLE6)
+    assert "data/processed/yahoo_syn" in kind_of(table).inputs(config, table)
 
 
 def test_the_pools_are_each_questions_own_and_the_evaluations_sample(tmp_path, monkeypatch):
@@ -116,12 +118,13 @@ def test_the_pools_are_each_questions_own_and_the_evaluations_sample(tmp_path, m
     pools = {"a": [1, 0, 0, 0, 0], "b": [0, 1, 1, 0], "c": [0, 0, 1], "d": [0, 0, 0, 0, 0, 1], "e": [0, 0]}
     _save_pools(tmp_path, "syn", pools)
     config = {"seeds": 1, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"yahooqa": "syn"}}
-    cells = aggregate(config, "ggsa", TABLE6, {}).set_index(["row", "metric"])
+    table = parse_table(config, "ggsa", TABLE6)
+    cells = aggregate(config, table, {}).set_index(["row", "metric"])
     by_q = {q: expected_random(len(labels), sum(labels)) for q, labels in pools.items() if sum(labels)}
     assert cells.loc[("Random Guess", "MRR"), "mean"] == pytest.approx(np.mean([e["MRR"] for e in by_q.values()]))
     assert cells.loc[("Random Guess", "P@1"), "mean"] == pytest.approx(np.mean([0.2, 0.5, 1 / 3, 1 / 6]))
 
-    note = expected_notes(config, TABLE6)
+    note = expected_notes(config, table)
     assert len(note) == 1 and note[0].startswith("Random Guess (ours) is computed, not run")
     assert note[0].endswith(
         "syn test: 4 questions scored (1 with 3 candidates / 1 positive, "
@@ -131,7 +134,7 @@ def test_the_pools_are_each_questions_own_and_the_evaluations_sample(tmp_path, m
 
     sampled = {**config, "datasets": {"syn": {"source": "syn", "eval": {"sample_questions": 2, "sample_seed": 3}}}}
     kept = np.random.default_rng(3).choice(np.sort(list(pools)), 2, replace=False)  # RunData.sample_questions
-    cells = aggregate(sampled, "ggsa", TABLE6, {}).set_index(["row", "metric"])
+    cells = aggregate(sampled, table, {}).set_index(["row", "metric"])
     assert cells.loc[("Random Guess", "MRR"), "mean"] == pytest.approx(
         np.mean([by_q[q]["MRR"] for q in kept if q in by_q])
     )

@@ -10,6 +10,7 @@ from ansel.data.vocab import Vocab
 from ansel.evaluation.metrics import write_trec_run
 from ansel.models import build_model
 from ansel.report.figures import length_curves, render_figure, sweep_curves
+from ansel.specs import figure_spec
 
 # Answer lengths 2, 4, 6, 8 tokens; question i's only correct answer is a{i}, the others are wrong.
 N = 4
@@ -71,6 +72,7 @@ def test_accuracy_by_length_is_the_mean_over_seeds(workdir):
         "models": ["m"],
         "labels": {"m": "M"},
     }
+    spec = figure_spec(CONFIG, "p", spec)
     curve = length_curves(CONFIG, spec)["M"]
     assert curve["max_length"].tolist() == [4, 8]
     # seed 1: all hits; seed 2: q0 (2 tokens) and q2 (6) hit, q1 (4) and q3 (8) miss
@@ -81,7 +83,9 @@ def test_accuracy_by_length_is_the_mean_over_seeds(workdir):
 
 
 def test_missing_run_file_and_split_are_named(workdir):
-    spec = {"id": "f", "kind": "accuracy_by_length", "dataset": "wiki", "split": "test", "models": ["m"]}
+    spec = figure_spec(
+        CONFIG, "p", {"id": "f", "kind": "accuracy_by_length", "dataset": "wiki", "split": "test", "models": ["m"]}
+    )
     with pytest.raises(FileNotFoundError, match="results/runs/syn/m/seed1/run.trec: missing"):
         length_curves(CONFIG, spec)
     write_run(workdir / "results/runs/syn/m/seed1/run.trec", {0})
@@ -117,7 +121,9 @@ def test_attention_map_of_a_trained_ap_cnn(workdir):
         "example": 1,
         "min_answer_tokens": 3,
     }
-    render_figure(CONFIG, spec, workdir / "figures/p/att")  # q3's 8-token answer, truncated to max_len_a
+    render_figure(
+        CONFIG, figure_spec(CONFIG, "p", spec), workdir / "figures/p/att"
+    )  # q3's 8-token answer, truncated to max_len_a
     assert (workdir / "figures/p/att.png").stat().st_size > 0
 
 
@@ -133,7 +139,7 @@ def test_attention_map_without_a_long_correct_answer_says_so(workdir, capsys):
         "example": 1,
         "min_answer_tokens": 100,
     }
-    render_figure(CONFIG, spec, workdir / "figures/p/att")
+    render_figure(CONFIG, figure_spec(CONFIG, "p", spec), workdir / "figures/p/att")
     assert "only 0 question(s) answered correctly" in capsys.readouterr().err
     assert (workdir / "figures/p/att.pdf").stat().st_size > 0
 
@@ -164,6 +170,7 @@ def test_sweep_points_are_means_over_seeds_of_the_derived_runs(workdir):
         "paper": "ggsa",
     }
     config["dataset_alias"] = {"insuranceqa_v1": "syn"}
+    spec = figure_spec(config, "ggsa", spec)
     curves = sweep_curves(config, spec)
     assert curves["model"].tolist() == ["g@group_size=4", "g", "g@group_size=20", "ref"]
     assert curves["mean"].tolist() == pytest.approx([np.mean(v) for v in values.values()])
@@ -233,7 +240,7 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
         "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}},
         "dataset_alias": {"wiki": "syn"},
     }
-    render_figure(config, spec_figure("mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
+    render_figure(config, spec_figure(config, "mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
     assert drawn["texts"] == ["0.650", "n/a", "0.500", "0.850", "", ""]  # row by row; Prior has no runs
     # per column: Ranker is wiki's best (1), Both its worst (0); one accuracy value: the middle; n/a grey
     assert drawn["image"].tolist() == [[1.0, None], [0.0, 0.5], [None, None]]
@@ -243,14 +250,14 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
     monkeypatch.undo()  # the real writer, on the repository's checkout again
     monkeypatch.setenv("ANSEL_ROOT", str(checkout))
     monkeypatch.chdir(tmp_path)
-    render_figure(config, spec_figure("mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
+    render_figure(config, spec_figure(config, "mini", "grid_heatmap"), tmp_path / "figures/mini/grid_heatmap")
     assert (tmp_path / "figures/mini/grid_heatmap.png").stat().st_size > 0
 
 
 def test_a_heatmap_of_a_table_that_is_not_of_metrics_is_refused(monkeypatch, repo_root):
-    from ansel.config import ConfigError
+    from ansel.config import ConfigError, load
     from ansel.paper_targets import figure_table
 
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))
     with pytest.raises(ConfigError, match="figure h: table 'table1' is of kind 'dataset_stats'"):
-        figure_table({"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})
+        figure_table(load(), {"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})

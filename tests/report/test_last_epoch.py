@@ -12,6 +12,7 @@ from ansel.config import papers_dir
 from ansel.paper_targets import figure_inputs, figure_runs
 from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
 from ansel.report.tables import aggregate, published_lookup, render
+from ansel.specs import figure_spec, parse_table
 from ansel.table_kinds import kind_of
 
 # model -> per seed: (dev-selected test MAP, test accuracy) in metrics.json; log.csv's epochs below
@@ -73,7 +74,7 @@ TABLE = {
 
 def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs):
     published = published_lookup(papers_dir() / "published_results.csv", "amvlstm", "table3")
-    cells = aggregate(CONFIG, "amvlstm", TABLE, published).set_index(["row", "column"])
+    cells = aggregate(CONFIG, parse_table(CONFIG, "amvlstm", TABLE), published).set_index(["row", "column"])
     ours = cells.loc[("aMV-LSTM (Q)", "wikiqa_mz test MAP")]
     paper = cells.loc[("aMV-LSTM (Q)", "wikiqa_mz test MAP (last epoch)")]
     assert ours["mean"] == pytest.approx(np.mean([0.65, 0.69]))
@@ -83,7 +84,7 @@ def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs)
     assert ours["published"] == paper["published"] == 0.650664
     assert cells.loc[("MV-LSTM", "wikiqa_mz test nDCG@3 (last epoch)"), "published"] == 0.610065
 
-    render(cells.reset_index(), TABLE, [], runs / "out/table3")
+    render(cells.reset_index(), parse_table(CONFIG, "amvlstm", TABLE), [], runs / "out/table3")
     header = (runs / "out/table3.md").read_text().splitlines()[2]
     # ours come from the preset's stand-in (CONFIG aliases wikiqa_mz onto syn); published is headed by its own
     # cell, the paper's dataset (ansel.report.printable: not ours, so no †)
@@ -91,7 +92,8 @@ def test_last_epoch_columns_sit_beside_ours_with_the_same_published_values(runs)
         "| syn (stand-in for wikiqa_mz) test MAP (last epoch) ours " in header
         and "| wikiqa test MAP (last epoch) published (another cell: no †) " in header
     )
-    assert kind_of(TABLE).inputs(CONFIG, TABLE)[:3] == [
+    table = parse_table(CONFIG, "amvlstm", TABLE)
+    assert kind_of(table).inputs(CONFIG, table)[:3] == [
         f"results/runs/syn/mv/seed1/{name}" for name in ("config.json", "metrics.json", "log.csv")
     ]
 
@@ -117,10 +119,12 @@ def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
         match=r"results/runs/syn/mv/seed1/log.csv: no test_P@1; it has columns epoch, lr, "
         r".*train.monitor_splits: \[test\]",
     ):
-        aggregate(CONFIG, "amvlstm", table, {})
+        aggregate(CONFIG, parse_table(CONFIG, "amvlstm", table), {})
     (runs / "results/runs/syn/q/seed2/log.csv").unlink()
     with pytest.raises(FileNotFoundError, match="results/runs/syn/q/seed2/log.csv: missing"):
-        aggregate(CONFIG, "amvlstm", {**table, "columns": [{**table["columns"][0], "metric": "MAP"}]}, {})
+        aggregate(
+            CONFIG, parse_table(CONFIG, "amvlstm", {**table, "columns": [{**table["columns"][0], "metric": "MAP"}]}), {}
+        )
 
 
 FIG3 = {
@@ -136,6 +140,7 @@ FIG3 = {
     "published_table": "figure3",
     "title": "QuoraQP test accuracy",
 }
+FIG3 = figure_spec(CONFIG, "amvlstm", FIG3)  # its dataset resolved: quoraqp is syn under CONFIG
 
 
 @pytest.mark.parametrize("protocol", ["dev", "last"])
@@ -177,6 +182,7 @@ FIG4 = {
     "labels": LABELS,
     "reference_model": "mv",
 }
+FIG4 = figure_spec(CONFIG, "amvlstm", FIG4)
 
 
 def test_epoch_curves_per_split_and_the_reference_after_training(runs):
@@ -193,7 +199,11 @@ def test_epoch_curves_per_split_and_the_reference_after_training(runs):
     # the default layout: one axes, dev only, as the smoke paper's learning_curves
     render_figure(
         CONFIG,
-        {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP", "models": ["mv", "q"]},
+        figure_spec(
+            CONFIG,
+            "p",
+            {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP", "models": ["mv", "q"]},
+        ),
         runs / "figures/p/lc",
     )
     assert (runs / "figures/p/lc.png").stat().st_size > 0
@@ -228,7 +238,7 @@ def test_best_split_columns_read_the_epoch_best_on_that_split_and_ours_stay_dev_
     }
     seed2 = "results/runs/syn/q/seed2/log.csv"  # best on test at its last epoch
     pd.read_csv(seed2).assign(**{"test_P@1": [0.1, 0.2, 0.3]}).to_csv(seed2, index=False)
-    cells = aggregate(CONFIG, "amvlstm", table, {}).set_index("column")["mean"]
+    cells = aggregate(CONFIG, parse_table(CONFIG, "amvlstm", table), {}).set_index("column")["mean"]
     assert cells["wikiqa_mz test MAP"] == pytest.approx(np.mean([0.65, 0.69]))  # metrics.json: selected on dev
     assert cells["wikiqa_mz test MAP (best epoch on it)"] == pytest.approx(np.mean([log.test_MAP[1], last("q")[1]]))
 
@@ -263,7 +273,7 @@ def test_a_stand_ins_column_shows_the_originals_published_split_of_another_table
         "columns": [{**c, "metric": "MAP"} for c in table["columns"] if c["split"] == "test"],
     }
     published = {(*k[:3], "MAP" if k[3] == "P@1" else k[3]): v for k, v in published.items()}  # metrics the fakes have
-    cells = aggregate(config, "apnet", stand_in, published).set_index(["row", "column"])
+    cells = aggregate(config, parse_table(config, "apnet", stand_in), published).set_index(["row", "column"])
     cell = cells.loc[("AP-CNN", "insuranceqa_v2 test MAP")]
     assert cell["published"] == published[("insuranceqa_v1", "test1", "AP-CNN", "MAP")] == 69.8  # a percentage
     assert cell["mean"] == pytest.approx(100 * np.mean([0.65, 0.69]))  # ours printed as one too

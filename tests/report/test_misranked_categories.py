@@ -11,6 +11,7 @@ from ansel.data.canonical import Dataset
 from ansel.report.misranked_categories import draw, misranked_counts, render_misranked
 from ansel.schema import check_schema
 from ansel.settings import ConfigError
+from ansel.specs import parse_table
 from ansel.table_kinds import kind_of
 
 # six test questions in three categories; q6 has no correct candidate (left out)
@@ -75,7 +76,8 @@ def runs(tmp_path, monkeypatch):
 
 
 def test_counts_equal_a_hand_count_and_correct_or_unanswerable_questions_never_count(runs):
-    counts, in_split, seen = misranked_counts(CONFIG, TABLE, kind_of(TABLE).runs(CONFIG, TABLE))
+    table = parse_table(CONFIG, "p", TABLE)
+    counts, in_split, seen = misranked_counts(table, kind_of(table).runs(CONFIG, table))
     assert counts.to_dict() == {1: {"A": 1, "B": 2, "C": 0}, 2: {"A": 0, "B": 0, "C": 1}}
     assert in_split.to_dict() == {"A": 2, "B": 2, "C": 2}
     assert seen == [(1, 3, 5), (2, 1, 5)]
@@ -90,12 +92,14 @@ def test_the_draw_is_seeded_and_takes_every_question_when_fewer():
 
 
 def test_a_smaller_draw_counts_only_the_drawn_questions(runs):
-    counts, _, _ = misranked_counts(CONFIG, {**TABLE, "sample": 2}, kind_of(TABLE).runs(CONFIG, TABLE))
+    table = parse_table(CONFIG, "p", {**TABLE, "sample": 2})
+    counts, _, _ = misranked_counts(table, kind_of(table).runs(CONFIG, table))
     assert counts[1].sum() == 2 and counts[2].sum() == 1
 
 
 def test_rendered_rows_are_every_category_by_mean_count(runs):
-    render_misranked(CONFIG, TABLE, kind_of(TABLE).runs(CONFIG, TABLE), [], runs / "out/t7")
+    table = parse_table(CONFIG, "p", TABLE)
+    render_misranked(table, kind_of(table).runs(CONFIG, table), [], runs / "out/t7")
     cells = json.loads((runs / "out/t7.json").read_text())
     assert list(cells) == ["B", "A", "C"]  # means 1.0, 0.5, 0.5 (ties keep the category order)
     assert cells["B"]["misranked drawn"]["mean"] == pytest.approx(1.0)

@@ -13,11 +13,11 @@ from scipy import stats
 from ansel.config import ConfigError
 from ansel.data.canonical import Dataset
 from ansel.evaluation.metrics import per_question, ranking_metrics, write_trec_run
-from ansel.paper_targets import spec_table
 from ansel.report.paired_tests import holm
 from ansel.report.significance import annotate, claim_verdicts, compare, mark_cells, significance_notes
 from ansel.report.tables import aggregate, render
-from ansel.table_kinds import kind_of
+from ansel.specs import TableSpec, parse_table
+from ansel.table_kinds import kind_of, spec_table
 from ansel.targets import significance_columns, significance_inputs
 
 N = 40  # questions, 4 candidates each, the first one correct
@@ -27,7 +27,7 @@ FIRST = {
     "good": [lambda q: q % 10 != 0, lambda q: q % 8 != 0],
     "twin": [lambda q: q % 2 == 1, lambda q: q % 2 == 1 or q % 7 == 0],
 }  # base's count, other questions
-TABLE = {
+TABLE_SPEC = {
     "id": "t",
     "caption": "Demo",
     "rows": [
@@ -49,6 +49,14 @@ CONFIG = {
     "dataset_alias": {"wiki": "syn"},
 }
 COLUMN = "wiki test MAP"
+
+
+def table_of(**changes) -> TableSpec:
+    """TABLE_SPEC with ``changes``, parsed."""
+    return parse_table(CONFIG, "p", {**TABLE_SPEC, **changes})
+
+
+TABLE = table_of()
 
 
 def scored(model: str, seed: int) -> pd.DataFrame:
@@ -127,7 +135,7 @@ def test_a_claim_holds_and_flips_to_does_not_hold_when_the_runs_are_swapped(runs
 
 
 def test_a_table_with_a_baseline_renders_marks_claims_and_p_values(runs):
-    cells = aggregate(CONFIG, "p", TABLE, {})
+    cells = aggregate(CONFIG, TABLE, {})
     cells, notes, extra = annotate(CONFIG, TABLE, cells)
     render(cells, TABLE, notes, runs / "out/t", extra_json=extra)
     md = (runs / "out/t.md").read_text()
@@ -156,11 +164,10 @@ def test_a_table_with_a_baseline_renders_marks_claims_and_p_values(runs):
 
 def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
     last = {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}
-    table = {
-        **TABLE,
-        "significance": {"test": "randomisation", "alpha": 0.01},
-        "columns": TABLE["columns"][:1] + [last, {"dataset": "wiki", "split": "test", "metric": "accuracy"}],
-    }
+    table = table_of(
+        significance={"test": "randomisation", "alpha": 0.01},
+        columns=TABLE_SPEC["columns"][:1] + [last, {"dataset": "wiki", "split": "test", "metric": "accuracy"}],
+    )
     results = compare(CONFIG, table)
     assert set(results.column) == {COLUMN}
     cells = pd.DataFrame({"row": ["Good", "Good"], "column": [COLUMN, "wiki test MAP (last epoch)"]})
@@ -175,8 +182,8 @@ def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
 
 
 def test_a_table_without_baseline_or_claims_is_unchanged(runs):
-    plain = {k: v for k, v in TABLE.items() if k not in ("baseline", "claims")}
-    cells = aggregate(CONFIG, "p", plain, {})
+    plain = parse_table(CONFIG, "p", {k: v for k, v in TABLE_SPEC.items() if k not in ("baseline", "claims")})
+    cells = aggregate(CONFIG, plain, {})
     assert annotate(CONFIG, plain, cells) == (cells, [], {})
     assert significance_inputs(CONFIG, plain) == []  # (its run files are inputs still: tables check metrics.json)
 
@@ -230,7 +237,7 @@ def checkout(tmp_path, monkeypatch, repo_root):
     ],
 )
 def test_a_spec_naming_an_unknown_row_metric_or_split_is_refused_naming_the_file_table_and_key(checkout, edit, message):
-    spec = {"paper": "p", "title": "P", "tables": [{**TABLE, **edit}]}
+    spec = {"paper": "p", "title": "P", "tables": [{**TABLE_SPEC, **edit}]}
     checkout.write_text(yaml.safe_dump(spec))
     with pytest.raises(ConfigError, match=re.escape(str(checkout)) + ".*" + re.escape(message)):
         spec_table(CONFIG, "p", "t")
@@ -247,12 +254,12 @@ def test_the_real_specs_declare_baselines_and_claims_that_name_their_rows():
         ("ggsa", "extension", "QA-LSTM"),
     ]:
         spec = spec_table(config, paper, table)  # checks the labels
-        assert spec["baseline"] == baseline and spec["claims"]
+        assert spec.baseline == baseline and spec.claims
         assert any(p.endswith("run.trec") for p in kind_of(spec).inputs(config, spec))
     # aMV-LSTM's Table 3: the three dev-selected columns and, its runs keeping their last epoch
     # (train.keep_last: the paper's protocol), the three (last epoch) ones, read from run_last.trec
     amv = spec_table(config, "amvlstm", "table3")
-    assert [c.get("protocol", "dev") for c in significance_columns(config, amv)] == ["dev"] * 3 + ["last"] * 3
+    assert [c.protocol for c in significance_columns(config, amv)] == ["dev"] * 3 + ["last"] * 3
     assert any(p.endswith("/run_last.trec") for p in kind_of(amv).inputs(config, amv))
 
 
@@ -260,13 +267,13 @@ def test_a_claims_verdict_does_not_depend_on_unrelated_rows(runs):
     """The claims are their own Holm family: a row tested only against the baseline leaves them as they were."""
     extra = runs / "results/runs/syn/extra"
     shutil.copytree(runs / "results/runs/syn/twin", extra)
-    wider = {**TABLE, "rows": TABLE["rows"] + [{"label": "Extra", "model": "extra"}]}
+    wider = table_of(rows=TABLE_SPEC["rows"] + [{"label": "Extra", "model": "extra"}])
     before, after = (claim_verdicts(compare(CONFIG, t), t) for t in (TABLE, wider))
     assert before == after
 
 
 def test_a_claim_as_the_paper_states_it_with_less_than(runs):
-    table = {**TABLE, "claims": ["Base < Good"]}
+    table = table_of(claims=["Base < Good"])
     verdict = claim_verdicts(compare(CONFIG, table), table)["Base < Good"][COLUMN]
     assert verdict["verdict"] == "holds" and verdict["difference"] > 0
     assert "- Base < Good on wiki test MAP: holds" in "\n".join(
@@ -277,14 +284,11 @@ def test_a_claim_as_the_paper_states_it_with_less_than(runs):
 def test_a_last_epoch_column_is_tested_from_run_last_trec_where_every_compared_row_keeps_it(runs):
     """A (last epoch) column: tested only where every compared model sets train.keep_last, on each
     run's run_last.trec (checked against its metrics_last.json); else left out, the notes saying why."""
-    last = {
-        **TABLE,
-        "columns": [*TABLE["columns"], {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}],
-    }
+    last = table_of(
+        columns=[*TABLE_SPEC["columns"], {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}]
+    )
     models = {m: {"arch": "qa_cnn", "train": {"keep_last": True}} for m in FIRST}
-    assert [c.get("protocol", "dev") for c in significance_columns({**CONFIG, "models": models}, last)] == [
-        "dev"
-    ] * 2 + ["last"]
+    assert [c.protocol for c in significance_columns({**CONFIG, "models": models}, last)] == ["dev"] * 2 + ["last"]
     assert (
         len(significance_columns({**CONFIG, "models": {**models, "twin": {"arch": "qa_cnn", "train": {}}}}, last)) == 2
     )

@@ -5,6 +5,7 @@ from html.parser import HTMLParser
 import pandas as pd
 
 from ansel.report.tables import write_table
+from ansel.specs import TableSpec
 
 
 class Shown(HTMLParser):
@@ -33,7 +34,7 @@ def test_the_html_shows_caption_table_and_notes_escaped(tmp_path):
         {"MAP ours": ["0.71 ± 0.02 (n=2) †", "<b>0.5</b>"], "MAP published": ["0.69", "—"]},
         index=["AP-CNN", "QA & CNN"],
     )
-    table = {"id": "t", "caption": "WikiQA <test>", "notes": ["from the spec"]}
+    table = TableSpec("p", "t", caption="WikiQA <test>", notes=("from the spec",))
     write_table(wide.reset_index(), wide, {}, table, ["ours = mean & std"], tmp_path / "t")
 
     html = (tmp_path / "t.html").read_text(encoding="utf-8")

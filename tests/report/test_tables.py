@@ -7,6 +7,7 @@ import pytest
 
 from ansel.evaluation import agreement
 from ansel.report.tables import aggregate, protocol_notes, published_lookup, render
+from ansel.specs import parse_table
 from ansel.table_kinds import kind_of
 from ansel.targets import Variant, timings_file
 
@@ -45,7 +46,9 @@ def runs(tmp_path, monkeypatch):
 
 def test_cells_are_mean_and_sample_std_over_seeds_beside_published(runs, tmp_path):
     config, published = runs
-    cells = aggregate(config, "p", TABLE, published_lookup(published, "p", "t1")).set_index(["row", "metric"])
+    cells = aggregate(config, parse_table(config, "p", TABLE), published_lookup(published, "p", "t1")).set_index(
+        ["row", "metric"]
+    )
     # MAP is published in percent, so ours is put on that scale; MRR has no published value: 0-1
     assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(100 * np.mean(MAP))
     assert cells.loc[("M", "MAP"), "std"] == pytest.approx(100 * np.std(MAP, ddof=1))
@@ -55,7 +58,7 @@ def test_cells_are_mean_and_sample_std_over_seeds_beside_published(runs, tmp_pat
     assert math.isnan(cells.loc[("M", "MRR"), "published"])  # from another table: not looked up
     assert cells.loc[("Prior", "MAP"), "n"] == 0 and cells.loc[("Prior", "MAP"), "published"] == 65.2
 
-    render(cells.reset_index(), TABLE, ["a note"], tmp_path / "out" / "t1")
+    render(cells.reset_index(), parse_table(config, "p", TABLE), ["a note"], tmp_path / "out" / "t1")
     csv = pd.read_csv(tmp_path / "out/t1.csv").set_index(["row", "metric"])
     assert csv.loc[("M", "MRR"), "mean"] == pytest.approx(np.mean(MRR))
     nested = json.loads((tmp_path / "out/t1.json").read_text())
@@ -78,7 +81,9 @@ def test_a_row_without_a_published_value_shares_its_columns_percent_scale(runs, 
     (d / "metrics.json").write_text(json.dumps({"test": {"MAP": 0.15, "MRR": 0.2}, "dev": {"MAP": 0.1}}))
     table = {**TABLE, "rows": [*TABLE["rows"], {"label": "BM25", "model": "bm25"}]}
     config = {**config, "models": {"bm25": {"arch": "bm25", "seeds": 1}}}
-    cells = aggregate(config, "p", table, published_lookup(published, "p", "t1")).set_index(["row", "metric"])
+    cells = aggregate(config, parse_table(config, "p", table), published_lookup(published, "p", "t1")).set_index(
+        ["row", "metric"]
+    )
     assert math.isnan(cells.loc[("BM25", "MAP"), "published"])
     assert cells.loc[("BM25", "MAP"), "mean"] == pytest.approx(15.0) and cells.loc[("BM25", "MAP"), "digits"] == 2
     assert cells.loc[("BM25", "MRR"), "mean"] == pytest.approx(0.2)  # MRR's column is published nowhere: 0-1
@@ -92,15 +97,15 @@ def test_a_value_beyond_the_spread_is_flagged_only_within_one_cell(runs, tmp_pat
     lookup = published_lookup(published, "p", "t1")
     lookup[("wiki", "test", "M", "MAP")] = 80.0
     same = {**config, "datasets": {"syn": {"source": "wiki"}}}
-    cells = aggregate(same, "p", TABLE, lookup).set_index(["row", "metric"])
+    cells = aggregate(same, parse_table(same, "p", TABLE), lookup).set_index(["row", "metric"])
     assert cells.loc[("M", "MAP"), "differs"] and cells.loc[("M", "MAP"), "published_cell"] == ""
-    cells = aggregate(config, "p", TABLE, lookup).set_index(["row", "metric"])
+    cells = aggregate(config, parse_table(config, "p", TABLE), lookup).set_index(["row", "metric"])
     assert not cells.loc[("M", "MAP"), "differs"] and cells.loc[("M", "MAP"), "published_cell"] == "wiki test MAP"
     v1 = {**TABLE, "columns": [{"dataset": "wiki", "split": "test", "metric": "MAP", "published_split": "test1"}]}
     lookup[("wiki", "test1", "M", "MAP")] = 80.0
-    cells = aggregate(same, "p", v1, lookup)
+    cells = aggregate(same, parse_table(same, "p", v1), lookup)
     assert not cells.differs.any() and set(cells.published_cell) == {"wiki test1 MAP", ""}
-    render(cells, v1, [], tmp_path / "out" / "v1")
+    render(cells, parse_table(same, "p", v1), [], tmp_path / "out" / "v1")
     md = (tmp_path / "out/v1.md").read_text()
     assert "wiki test1 MAP published (another cell: no †)" in md and "wiki test MAP published" not in md
 
@@ -109,20 +114,20 @@ def test_missing_metrics_file_names_the_run(runs, tmp_path):
     config, published = runs
     (tmp_path / "results/runs/syn/m/seed2/metrics.json").unlink()
     with pytest.raises(FileNotFoundError, match="results/runs/syn/m/seed2/metrics.json: missing"):
-        aggregate(config, "p", TABLE, {})
+        aggregate(config, parse_table(config, "p", TABLE), {})
 
 
 def test_missing_metric_in_a_run_is_named(runs):
     config, _ = runs
     table = {**TABLE, "columns": [{"dataset": "wiki", "split": "test1", "metric": "P@1"}]}
     with pytest.raises(KeyError, match="seed1/metrics.json: no test1/P@1; it has test/MAP"):
-        aggregate(config, "p", table, {})
+        aggregate(config, parse_table(config, "p", table), {})
 
 
 def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, repo_root):
     from ansel.cli import main
     from ansel.config import load, run_config
-    from ansel.paper_targets import spec_table
+    from ansel.table_kinds import spec_table
 
     papers = load(preset="full")
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
@@ -164,7 +169,7 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
         ]
     )
     nested = json.loads((tmp_path / "results/tables/smoke/synthetic.json").read_text())
-    assert set(nested) == {row["label"] for row in table["rows"]}
+    assert set(nested) == {row.label for row in table.rows}
     notes = (tmp_path / "results/tables/smoke/synthetic.md").read_text()
     assert "every row: max_len_a 40 → 120, max_len_q 20 → 40" in notes  # the runs used wikiqa's lengths
     cell = nested["QA-CNN"]["synthetic_en test MAP"]  # qa_cnn's two seeds are inputs 0 and 1
@@ -212,18 +217,21 @@ def test_a_grid_row_shows_the_lr_best_on_dev_never_on_test(tmp_path, monkeypatch
     }
     lr, variant, dev = grid_choice(config, "m", "syn")
     assert (lr, variant.name, dev) == (5e-5, "m@lr=5e-05", pytest.approx(0.57))
-    cells = aggregate(config, "p", TABLE, {}).set_index(["row", "metric"])
+    cells = aggregate(config, parse_table(config, "p", TABLE), {}).set_index(["row", "metric"])
     assert cells.loc[("M", "MAP"), "mean"] == pytest.approx(0.6)
-    assert grid_notes(config, TABLE) == [
+    assert grid_notes(config, parse_table(config, "p", TABLE)) == [
         "lr chosen per row on syn dev MAP (mean over seeds) from the grid {0.0001, 5e-05, 1e-05}: M 5e-05"
     ]
-    two = {**TABLE, "rows": [{"label": "M", "model": "m"}, {"label": "N", "model": "m"}]}
+    two = parse_table(config, "p", {**TABLE, "rows": [{"label": "M", "model": "m"}, {"label": "N", "model": "m"}]})
     assert grid_notes(config, two)[0].endswith("{0.0001, 5e-05, 1e-05}: every row 5e-05")
     one = {**config, "models": {"m": {"arch": "qa_lstm", "train": {**train, "lr_grid": [1e-4]}}}}
     assert grid_notes(one, two) == ["lr 0.0001 for every row (a one-point grid: nothing chosen on dev)"]
     # a model without a grid is its own single point, and gets no note
     plain = {**config, "models": {"m": {"arch": "qa_lstm", "train": {"lr": 1e-4, "select_metric": "MAP"}}}}
-    assert grid_choice(plain, "m", "syn")[:2] == (1e-4, Variant("m")) and grid_notes(plain, TABLE) == []
+    assert (
+        grid_choice(plain, "m", "syn")[:2] == (1e-4, Variant("m"))
+        and grid_notes(plain, parse_table(plain, "p", TABLE)) == []
+    )
 
 
 # a metrics.json is read only beside its run file and labels (ansel.evaluation.agreement)
@@ -250,13 +258,14 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     }
     config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     published = {("wiki", "train", "M", "seconds_per_batch"): 1.28}
-    cells = aggregate(config, "p", table, published).set_index(["row", "metric"])
+    cells = aggregate(config, parse_table(config, "p", table), published).set_index(["row", "metric"])
     assert cells.loc[("M", "seconds_per_batch"), "mean"] == pytest.approx(0.15)
     assert cells.loc[("M", "seconds_per_batch"), "published"] == 1.28
     # one precision per column: ours (0.15 s) is not cut to 2 decimals by the paper's 1.28 s beside it
     assert cells.loc[("M", "seconds_per_batch"), "digits"] == 4
+    spec = parse_table(config, "p", table)
     assert (
-        kind_of(table).inputs(config, table)
+        kind_of(spec).inputs(config, spec)
         == [
             f"results/{kind}"
             for seed in (1, 2)
@@ -271,7 +280,7 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     )
     # the timings files name the commit that trained each run (provenance), and the manifest the raw files
     assert (
-        kind_of(TABLE).inputs(config, TABLE)
+        kind_of(parse_table(config, "p", TABLE)).inputs(config, parse_table(config, "p", TABLE))
         == [f"results/runs/syn/m/seed{seed}/{name}" for seed in (1, 2) for name in ("config.json", "metrics.json")]
         + [f"results/timings/syn/m/seed{seed}.json" for seed in (1, 2)]
         + ["data/raw/syn/manifest.json"]
@@ -279,7 +288,7 @@ def test_seconds_per_batch_comes_from_the_timings_file_and_is_never_scaled_as_a_
     )
     (tmp_path / "results/timings/syn/m/seed2.json").unlink()
     with pytest.raises(FileNotFoundError, match="results/timings/syn/m/seed2.json: missing"):
-        aggregate(config, "p", table, published)
+        aggregate(config, parse_table(config, "p", table), published)
 
 
 def test_a_benchmark_column_reads_the_tables_step_times_not_the_runs_timings(tmp_path, monkeypatch):
@@ -298,7 +307,7 @@ def test_a_benchmark_column_reads_the_tables_step_times_not_the_runs_timings(tmp
     }
     config = {"seeds": 2, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
     with pytest.raises(FileNotFoundError, match="results/benchmarks/p/t1.json: missing"):
-        aggregate(config, "p", table, {})
+        aggregate(config, parse_table(config, "p", table), {})
     bench = {
         "device": "cpu/AVX2",
         "threads": 2,
@@ -308,11 +317,11 @@ def test_a_benchmark_column_reads_the_tables_step_times_not_the_runs_timings(tmp
     }
     (tmp_path / "results/benchmarks/p").mkdir(parents=True)
     (tmp_path / "results/benchmarks/p/t1.json").write_text(json.dumps(bench))
-    cells = aggregate(config, "p", table, {("wiki", "train", "M", "seconds_per_batch"): 1.28})
+    cells = aggregate(config, parse_table(config, "p", table), {("wiki", "train", "M", "seconds_per_batch"): 1.28})
     cell = cells.set_index(["row", "metric"]).loc[("M", "seconds_per_batch")]
     assert cell["mean"] == pytest.approx(1.1) and cell["std"] == pytest.approx(0.1) and cell["n"] == 3
     assert cell["column"] == "wiki train seconds_per_batch (benchmark)"
-    note = protocol_notes(table, bench)[0]
+    note = protocol_notes(parse_table(config, "p", table), bench)[0]
     assert "cpu/AVX2" in note and "128 x 200/200" in note and "3 rounds of 3 steps" in note
 
 
@@ -327,11 +336,11 @@ def test_a_cell_where_none_of_a_rows_models_applies_reads_na(runs, tmp_path):
         ],
     }
     config = {**config, "datasets": {"syn": {"source": "syn"}, "pairs": {"source": "pairs"}}}
-    cells = aggregate(config, "p", table, {}).set_index(["row", "dataset"])
+    cells = aggregate(config, parse_table(config, "p", table), {}).set_index(["row", "dataset"])
     assert cells.loc[("M", "wiki"), "n"] == 3 and not cells.loc[("M", "wiki"), "na"]
     assert cells.loc[("M", "pairs"), "n"] == 0 and cells.loc[("M", "pairs"), "na"]
     assert cells.loc[("M", "pairs"), "model"] == "" and not cells.loc[("Prior", "pairs"), "na"]
-    render(cells.reset_index(), table, [], tmp_path / "out" / "t2")
+    render(cells.reset_index(), parse_table(config, "p", table), [], tmp_path / "out" / "t2")
     md = (tmp_path / "out/t2.md").read_text()
     # nothing published: no published columns, the headers are the columns' (wiki's naming the preset's stand-in)
     assert "| syn (stand-in for wiki) test MAP   | pairs test accuracy   |" in md
@@ -389,8 +398,8 @@ def test_ours_header_names_the_stand_in_a_preset_replaced_the_dataset_with(runs,
     published header keeps the paper's dataset; the cell keys (.csv, .json) keep the spec's column
     (issue 32, item 17)."""
     config, published = runs
-    cells = aggregate(config, "p", TABLE, published_lookup(published, "p", "t1"))
-    render(cells, TABLE, [], tmp_path / "out/alias")
+    cells = aggregate(config, parse_table(config, "p", TABLE), published_lookup(published, "p", "t1"))
+    render(cells, parse_table(config, "p", TABLE), [], tmp_path / "out/alias")
     header = (tmp_path / "out/alias.md").read_text().splitlines()[2]
     assert "| syn (stand-in for wiki) test MAP ours " in header and "| wiki test MAP published " in header
     assert "| syn (stand-in for wiki) test MRR ours " in header and "| wiki test MAP ours" not in header
@@ -404,6 +413,7 @@ def test_ours_header_names_the_stand_in_a_preset_replaced_the_dataset_with(runs,
 
     shutil.copytree(tmp_path / "results/runs/syn", tmp_path / "results/runs/wiki")
     plain = {**config, "datasets": {"wiki": {"source": "wiki"}}, "dataset_alias": {}}
-    render(aggregate(plain, "p", TABLE, published_lookup(published, "p", "t1")), TABLE, [], tmp_path / "out/plain")
+    table = parse_table(plain, "p", TABLE)
+    render(aggregate(plain, table, published_lookup(published, "p", "t1")), table, [], tmp_path / "out/plain")
     md = (tmp_path / "out/plain.md").read_text()
     assert "| wiki test MAP ours " in md.splitlines()[2] and "stand-in" not in md

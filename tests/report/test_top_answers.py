@@ -4,6 +4,7 @@ paper spec keys of the aMV-LSTM tables and figures against workflow/schemas/pape
 import json
 import re
 import shutil
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -14,9 +15,8 @@ from ansel.config import ConfigError, load_paper
 from ansel.data.canonical import Dataset
 from ansel.evaluation import agreement
 from ansel.evaluation.metrics import write_trec_run
-from ansel.paper_targets import spec_table
 from ansel.report.top_answers import ranked_answers
-from ansel.table_kinds import kind_of
+from ansel.table_kinds import kind_of, spec_table
 
 # The spec keys of the aMV-LSTM paper's Tables 3-4 and Figures 3-4 (model names are placeholders).
 SPEC = """
@@ -182,7 +182,7 @@ def test_a_question_absent_or_ambiguous_is_named(root, question, message):
     data.save(root / "data/processed/syn")
     table = spec_table(CONFIG, "amvlstm", "table4")
     with pytest.raises(KeyError, match=re.escape(message)):
-        ranked_answers(CONFIG, {**table, "question": question}, kind_of(table).models(table))
+        ranked_answers(CONFIG, replace(table, question=question), kind_of(table).models(table))
 
 
 def test_the_amvlstm_spec_keys_validate_and_a_wrong_key_is_refused_with_its_path(root):

@@ -9,6 +9,7 @@ import pytest
 from ansel.config import load, root, run_config
 from ansel.report.vector_variants import render_vector_variants, variant_rows
 from ansel.schema import check_schema
+from ansel.specs import parse_table
 
 SCHEMA = root() / "workflow/schemas/paper.schema.yaml"  # found before a test moves into tmp_path
 TABLE = {
@@ -65,7 +66,7 @@ def config(tmp_path, monkeypatch):
 def test_rows_hold_the_vectors_measurements_each_seeds_first_epoch_and_the_metric(config):
     # as the table rule passes it: datasets reduced to their source (the runs' config.json say the rest)
     sliced = {**config, "datasets": {k: {"source": v["source"]} for k, v in config["datasets"].items()}}
-    trained, rand = variant_rows(sliced, TABLE)
+    trained, rand = variant_rows(sliced, parse_table(sliced, "p", TABLE))
     margin = config["train"]["margin"]
     assert trained["vectors"] == "word2vec" and trained["mean_norm_ratio"] == 0.9 and trained["coverage"] == 1.0
     assert trained["vocabulary"] == rand["vocabulary"] == 3  # the dataset's: no recipe keeps the vectors' words
@@ -77,7 +78,7 @@ def test_rows_hold_the_vectors_measurements_each_seeds_first_epoch_and_the_metri
 
 def test_the_rendered_table_says_partly_collapsed_and_gives_mean_and_std(config, tmp_path):
     check_schema({"tables": [TABLE]} | {"paper": "p", "title": "t", "figures": []}, SCHEMA, "spec")
-    render_vector_variants(config, TABLE, ["preset smoke"], tmp_path / "out/vectors")
+    render_vector_variants(config, parse_table(config, "p", TABLE), ["preset smoke"], tmp_path / "out/vectors")
     md = (tmp_path / "out/vectors.md").read_text()
     assert "partly (1/2)" in md and "no (0/2)" in md and "0.6500 ± 0.0707" in md
     assert "Provenance: runs trained at commit abc" in md
@@ -88,4 +89,4 @@ def test_a_run_logged_without_the_scores_is_named(config, tmp_path):
     log = tmp_path / "results/runs/synthetic_en/rand/seed2/log.csv"
     pd.read_csv(log).drop(columns=["pos_score", "neg_score"]).to_csv(log, index=False)
     with pytest.raises(KeyError, match="rand/seed2/log.csv: no pos_score, neg_score"):
-        variant_rows(config, TABLE)
+        variant_rows(config, parse_table(config, "p", TABLE))

@@ -88,21 +88,21 @@ def source_fetch(source):
 
 def table_inputs(w):
     """The files a table job reads (TableKind.inputs)."""
-    table = P.spec_table(C, w.paper, w.table)
+    table = K.spec_table(C, w.paper, w.table)
     return K.kind_of(table).inputs(C, table)
 
 
 def table_cfg(w):
     """The slice of the config a table job reads (ansel.table_kinds: TableKind.job_config)."""
-    table = P.spec_table(C, w.paper, w.table)
-    return json.dumps(K.kind_of(table).job_config(C, PAPERS, w.paper, table))
+    table = K.spec_table(C, w.paper, w.table)
+    return json.dumps(K.kind_of(table).job_config(C, PAPERS, table))
 
 
 def figure_cfg(w):
     """The report's slice of the config plus the configs of the models a figure reads (their seeds; a
     sweep derives its runs from its base model) and the preset's sweep values."""
-    spec = P.spec_figure(w.paper, w.figure)
-    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(spec))}
+    spec = P.spec_figure(C, w.paper, w.figure)
+    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(C, spec))}
     if spec["kind"] == "sweep":
         cfg["papers"] = {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}
     return json.dumps(cfg)
@@ -115,5 +115,5 @@ PAPERS = A.load(preset="full")
 @functools.cache
 def benchmark_configs(paper, table):
     """A table's step-times dataset and row configs (TableKind.benchmark_configs), resolved once."""
-    spec = P.spec_table(C, paper, table)
+    spec = K.spec_table(C, paper, table)
     return K.kind_of(spec).benchmark_configs(C, spec)

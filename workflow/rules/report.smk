@@ -32,7 +32,7 @@ rule table:
     input:
         table_inputs,
         spec="workflow/papers/{paper}.yaml",
-        published=lambda w: K.kind_of(P.spec_table(C, w.paper, w.table)).published,
+        published=lambda w: K.kind_of(K.spec_table(C, w.paper, w.table)).published,
         benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(benchmark_configs(w.paper, w.table)[0]),
         code=package_code("report") + package_code("table_kinds"),
     output:
@@ -88,7 +88,7 @@ rule step_times:
 
 rule figure:
     input:
-        lambda w: P.figure_inputs(C, P.spec_figure(w.paper, w.figure)),
+        lambda w: P.figure_inputs(C, P.spec_figure(C, w.paper, w.figure)),
         spec="workflow/papers/{paper}.yaml",
         code=package_code("report"),
     output:

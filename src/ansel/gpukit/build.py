@@ -67,7 +67,7 @@ def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
     """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
     tables, figures = P.paper_items(config, paper)
     for t in tables:
-        if t["id"] == item:
+        if t.id == item:
             return f"results/tables/{paper}/{item}.md", kind_of(t).runs(config, t)
     for f in figures:
         if f["id"] == item:
@@ -181,7 +181,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             "items": rec.get("runs", {}).get("items", {}),
         }
         for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
-            tables = {t["id"]: t for t in P.paper_items(config, paper)[0]}
+            tables = P.items_by_id(config, paper)[0]
             for item in ids:
                 dataset, cfgs = (
                     kind_of(tables[item]).benchmark_configs(config, tables[item]) if item in tables else (None, {})

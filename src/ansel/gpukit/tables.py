@@ -130,7 +130,7 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     config = load(preset=rec["preset"], **rec.get("config", {}))
     targets, waiting = [], {}
     for paper, ids in rec["items"].items():
-        tables, figures = ({x["id"]: x for x in xs} for xs in P.paper_items(config, paper))
+        tables, figures = P.items_by_id(config, paper)
         for item in ids:
             target, runs = item_runs(config, paper, item)
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]

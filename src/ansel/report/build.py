@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansel.paper_targets import spec_table
+from ansel.specs import TableSpec
 from ansel.table_kinds import kind_of
 
 
-def build_table(config: dict, paper: str, table_id: str, published: Path, out_prefix: Path) -> None:
-    table = spec_table(config, paper, table_id)
+def build_table(config: dict, table: TableSpec, published: Path, out_prefix: Path) -> None:
+    """``table`` (``ansel.table_kinds.spec_table``) rendered to out_prefix.{csv,md,tex,html,json}."""
     kind = kind_of(table)
     aliases = {d: config["dataset_alias"][d] for d in kind.datasets(table) if d in config.get("dataset_alias", {})}
     notes = [kind.preset_note(config, table)]
@@ -22,4 +22,4 @@ def build_table(config: dict, paper: str, table_id: str, published: Path, out_pr
             "datasets replaced by the preset (ours only; published values are the paper's): "
             + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items()))
         )
-    kind.render(config, paper, table, published, notes, out_prefix)
+    kind.render(config, table, published, notes, out_prefix)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ansel.config import root
 from ansel.models.registry import is_trained
+from ansel.specs import Row, TableSpec
 from ansel.targets import CONTEXT_PUBLISHED
 
 _COLUMNS = ["dataset", "split", "model", "metric", "value", "source"]
@@ -24,8 +25,8 @@ def _results() -> pd.DataFrame:
     return df
 
 
-def context_rows(table: dict) -> list[dict]:
-    return [row for row in table["rows"] if row.get("context")]
+def context_rows(table: TableSpec) -> list[Row]:
+    return [row for row in table.rows if row.context]
 
 
 def context_lookup() -> dict[tuple, float]:
@@ -33,24 +34,24 @@ def context_lookup() -> dict[tuple, float]:
     return {(r.dataset, r.split, r.model, r.metric): float(r.value) for r in _results().itertuples()}
 
 
-def context_notes(config: dict, table: dict) -> list[str]:
+def context_notes(config: dict, table: TableSpec) -> list[str]:
     """What the table's context rows are and where their published values come from: the untrained
     (lexical) rows, and rows trained here that the paper does not report (another source's setting)."""
     rows = context_rows(table)
     if not rows:
         return []
     results = _results()
-    results = results[results.dataset.isin({c.get("published_dataset", c["dataset"]) for c in table["columns"]})]
+    results = results[results.dataset.isin({c.published_dataset for c in table.columns})]
 
-    def named(group: list[dict]) -> tuple[str, str]:
+    def named(group: list[Row]) -> tuple[str, str]:
         sources = [
-            f"{row['label']}: {'; '.join(dict.fromkeys(results[results.model == row['model']].source))}"
+            f"{row.label}: {'; '.join(dict.fromkeys(results[results.model == row.model].source))}"
             for row in group
-            if (results.model == row["model"]).any()
+            if (results.model == row.model).any()
         ]
-        return ", ".join(row["label"] for row in group), (": " + " | ".join(sources) if sources else "")
+        return ", ".join(row.label for row in group), (": " + " | ".join(sources) if sources else "")
 
-    untrained = [row for row in rows if not is_trained(config["models"][row["model"]]["arch"])]
+    untrained = [row for row in rows if not is_trained(config["models"][row.model]["arch"])]
     trained = [row for row in rows if row not in untrained]
     notes = []
     if untrained:

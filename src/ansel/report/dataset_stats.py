@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ansel.config import ConfigError, dataset_name
+from ansel.config import ConfigError
 from ansel.data.stats import STATISTICS
 from ansel.report.tables import CELL_COLUMNS
+from ansel.specs import Row, TableSpec
 from ansel.targets import stats_file
 
 COUNTS = {"questions", "pairs", "positives", "negatives", "q_with_positive", "q_with_both", "vocabulary"}
@@ -36,14 +37,14 @@ def published_stats(csv_path: Path) -> pd.DataFrame:
     return df.set_index(["paper", "table", "dataset", "split", "statistic"]).value
 
 
-def published_source(paper: str, table: dict, row: dict) -> dict:
-    return {"paper": paper, "table": table["id"], "dataset": row["dataset"], **row.get("published", {})}
+def published_source(table: TableSpec, row: Row) -> dict:
+    return {"paper": table.paper, "table": table.id, "dataset": row.dataset, **row.published}
 
 
-def sources_note(paper: str, table: dict) -> str:
+def sources_note(table: TableSpec) -> str:
     return "published values: " + "; ".join(
-        "{label} from {paper}/{table} ({dataset})".format(label=row["label"], **published_source(paper, table, row))
-        for row in table["rows"]
+        "{label} from {paper}/{table} ({dataset})".format(label=row.label, **published_source(table, row))
+        for row in table.rows
     )
 
 
@@ -58,36 +59,33 @@ def _differs(ours: float, published: str) -> bool:
     return round(ours, decimals) != float(published)
 
 
-def aggregate_stats(
-    config: dict, paper: str, table: dict, published: pd.Series, stats_dir: Path | None = None
-) -> pd.DataFrame:
+def aggregate_stats(table: TableSpec, published: pd.Series, stats_dir: Path | None = None) -> pd.DataFrame:
     """One cell per (row, split, statistic): ours (n = 1: one measurement) and the published value."""
-    unknown = [c for c in table["columns"] if c not in STATISTICS]
+    unknown = [c for c in table.statistics if c not in STATISTICS]
     if unknown:
-        raise ConfigError(f"table {table['id']}: unknown statistic(s) {unknown}; known: {', '.join(STATISTICS)}")
+        raise ConfigError(f"table {table.id}: unknown statistic(s) {unknown}; known: {', '.join(STATISTICS)}")
     records = []
-    for row in table["rows"]:
-        ds = dataset_name(config, row["dataset"])
+    for row in table.rows:
+        ds = str(row.run_dataset)  # every dataset_stats row names one (the schema)
         path = Path(stats_file(ds)) if stats_dir is None else Path(stats_dir) / f"{ds}.csv"
         ours = measured_stats(path)
-        source = published_source(paper, table, row)
-        splits = list(row.get("splits", [s for s in ours.index if s != "all"]))
+        source = published_source(table, row)
+        splits = list(row.splits if row.splits is not None else [s for s in ours.index if s != "all"])
         splits += [] if "all" in splits else ["all"]
         for split in splits:
             if split not in ours.index:
                 raise KeyError(
-                    f"table {table['id']}, row {row['label']}: {path} has no split {split!r} "
-                    f"(it has {', '.join(ours.index)})"
+                    f"table {table.id}, row {row.label}: {path} has no split {split!r} (it has {', '.join(ours.index)})"
                 )
-            for stat in table["columns"]:
+            for stat in table.statistics:
                 value = float(ours.loc[split, stat])
                 pub = published.get((source["paper"], source["table"], source["dataset"], split, stat), "")
                 records.append(
                     {
-                        "row": f"{row['label']} {split}",
+                        "row": f"{row.label} {split}",
                         "column": stat,
                         "model": "",
-                        "dataset": row["dataset"],
+                        "dataset": row.dataset,
                         "run_dataset": ds,
                         "split": split,
                         "metric": stat,

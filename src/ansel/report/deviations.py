@@ -13,7 +13,8 @@ from pathlib import Path
 from ansel.config import model_config, run_config
 from ansel.models.registry import is_trained
 from ansel.report.tables import grid_choice
-from ansel.targets import runs, table_cells
+from ansel.specs import TableSpec
+from ansel.targets import runs
 
 # which run it is, not how it was trained; and the vocabulary file, a path derived from the dataset and
 # the `embeddings` (a deviation of those is one already; the table's settings carry no embeddings block)
@@ -92,16 +93,14 @@ def embeddings_note(rows: list[tuple[Cell, dict]]) -> str:
     return "Word embeddings: " + "; ".join(f"{k}: {who(v, len(rows))}" for k, v in by_kind.items())
 
 
-def table_setting_notes(config: dict, table: dict, papers_config: dict) -> list[str]:
+def table_setting_notes(config: dict, table: TableSpec, papers_config: dict) -> list[str]:
     """Deviation and embeddings notes for a table of runs, from each (row, dataset)'s first seed
     (context rows left out).
 
     ``papers_config`` is params.yaml without a preset (``ansel.config.load(preset="full")``).
     """
     cells = {
-        (row["label"], row["model"], col["dataset"], ds)
-        for row, col, ds in table_cells(config, table)
-        if not row.get("context")
+        (c.row.label, c.model, c.column.dataset, c.dataset) for c in table.cells if not c.row.context
     }  # a lexical context row trains nothing: no settings to compare
     several = len({c[2] for c in cells}) > 1
     rows, used_by_label = [], []

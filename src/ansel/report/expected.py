@@ -23,8 +23,8 @@ from math import log2
 
 import pandas as pd
 
-from ansel.config import dataset_name
 from ansel.evaluation.config import METRICS
+from ansel.specs import Row, TableSpec
 from ansel.targets import processed_dir
 
 EXPECTED = {"random": "the exact expectation under a uniformly random ranking of each question's candidates"}
@@ -91,28 +91,23 @@ def eval_candidates(config: dict, dataset: str, split: str) -> tuple[pd.DataFram
     return cands, ev.get("no_positive", "drop")
 
 
-def expected_value(config: dict, row: dict, dataset: str, split: str, metric: str) -> float:
-    """A computed row's value (``row['expected']``) on a (resolved) dataset's split."""
-    kind = row["expected"]
+def expected_value(config: dict, row: Row, dataset: str, split: str, metric: str) -> float:
+    """A computed row's value (``row.expected``) on a (resolved) dataset's split."""
+    kind = row.expected
     if kind not in EXPECTED:
-        raise KeyError(f"row {row['label']!r}: expected {kind!r} is not one of {', '.join(EXPECTED)}")
+        raise KeyError(f"row {row.label!r}: expected {kind!r} is not one of {', '.join(EXPECTED)}")
     cands, no_positive = eval_candidates(config, dataset, split)
     return expected_split_metric(cands, metric, no_positive)
 
 
-def expected_rows(table: dict) -> list[dict]:
-    return [row for row in table.get("rows", []) if row.get("expected")]
-
-
-def expected_notes(config: dict, table: dict) -> list[str]:
+def expected_notes(config: dict, table: TableSpec) -> list[str]:
     """What each computed row is, and the pools it was computed from (questions, candidates and
     positives per question), per column dataset and split."""
-    rows = expected_rows(table)
+    rows = [row for row in table.rows if row.expected]
     if not rows:
         return []
     pools_seen = []
-    for ds, split in dict.fromkeys((c["dataset"], c["split"]) for c in table["columns"]):
-        resolved = dataset_name(config, ds)
+    for resolved, split in dict.fromkeys((c.run_dataset, c.split) for c in table.columns):
         cands, no_positive = eval_candidates(config, resolved, split)
         q = pools(cands)
         scored = q if no_positive == "zero" else q[q.k > 0]
@@ -124,7 +119,7 @@ def expected_notes(config: dict, table: dict) -> list[str]:
         more = f", {shapes.iloc[4:].sum()} of {len(shapes) - 4} other shapes" if len(shapes) > 4 else ""
         pools_seen.append(f"{resolved} {split}: {len(scored)} questions scored ({listed}{more})")
     return [
-        f"{row['label']} (ours) is computed, not run: {EXPECTED[row['expected']]} (P@1 = k/n; MRR = "
+        f"{row.label} (ours) is computed, not run: {EXPECTED[str(row.expected)]} (P@1 = k/n; MRR = "
         "E[1/rank of the first positive] = sum_r (1/r) C(n-r, k-1)/C(n, k) for n candidates, k positives; "
         "ansel.report.expected), averaged over the questions the runs are scored on; " + "; ".join(pools_seen)
         for row in rows

@@ -2,7 +2,8 @@
 
 Kinds register with ``@figure_kind("name")``; the paper spec's ``kind`` picks one, and
 ``ansel.paper_targets.figure_inputs`` lists the files each kind reads (the figure rule's inputs).
-``spec["paper"]`` is the paper the figure belongs to (set by the CLI).
+``spec["paper"]`` is the paper the figure belongs to, ``spec["run_dataset"]`` the dataset its runs
+use under the preset (both set where the spec is read: ``ansel.specs.figure_spec``).
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from ansel.config import dataset_name, papers_dir
+from ansel.config import papers_dir
 from ansel.data.canonical import Dataset
 from ansel.paper_targets import figure_models, figure_table
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths
 from ansel.report.plotting import save
 from ansel.report.tables import (
     aggregate,
-    column_label,
     last_epoch_metric,
     ours_headers,
     published_lookup,
@@ -57,7 +57,7 @@ def render_figure(config: dict, spec: dict, prefix: Path) -> None:
     if spec["kind"] not in _KINDS:
         raise KeyError(f"figure {spec['id']}: unknown kind {spec['kind']!r}; known: {', '.join(sorted(_KINDS))}")
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    ds = dataset_name(config, spec["dataset"]) if "dataset" in spec else None
+    ds = spec.get("run_dataset")
     if "title" in spec and ds != spec.get("dataset"):  # a kind's own title names the dataset it read
         spec = {**spec, "title": f"{spec['title']}\n(ours on {ds}, standing in for {spec['dataset']})"}
     _KINDS[spec["kind"]](config, spec, prefix)
@@ -66,7 +66,7 @@ def render_figure(config: dict, spec: dict, prefix: Path) -> None:
 def epoch_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     """Per model: (epoch, split, mean, std) of ``<split>_<metric>`` over its seeds' log.csv, for
     each of the spec's ``splits`` (default dev)."""
-    ds, metric, splits = dataset_name(config, spec["dataset"]), spec.get("metric", "MAP"), spec.get("splits", ["dev"])
+    ds, metric, splits = spec["run_dataset"], spec.get("metric", "MAP"), spec.get("splits", ["dev"])
     columns = [f"{s}_{metric}" for s in splits]
     curves = {}
     for model in spec["models"]:
@@ -79,7 +79,7 @@ def epoch_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
 def reference_value(config: dict, spec: dict) -> float:
     """``reference_model``'s ``metric`` after training: its last epoch's ``reference_split``
     (default the last of ``splits``), mean over seeds."""
-    ds, split = dataset_name(config, spec["dataset"]), spec.get("reference_split", spec.get("splits", ["dev"])[-1])
+    ds, split = spec["run_dataset"], spec.get("reference_split", spec.get("splits", ["dev"])[-1])
     return float(
         np.mean(
             [
@@ -97,7 +97,7 @@ def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
     with ``panels`` one panel per model; ``reference_model``: a red line at its value after
     training (``reference_value``), in every panel but its own (the paper's Figure 4)."""
     metric, splits, labels = spec.get("metric", "MAP"), spec.get("splits", ["dev"]), spec.get("labels", {})
-    ds, panels, models = dataset_name(config, spec["dataset"]), spec.get("panels", False), spec["models"]
+    ds, panels, models = spec["run_dataset"], spec.get("panels", False), spec["models"]
     curves = epoch_curves(config, spec)
     ref = spec.get("reference_model")
     ref_value = reference_value(config, spec) if ref else None
@@ -146,7 +146,7 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
     ``split`` over seeds under ``protocol`` (``ansel.report.tables.run_value``), the published value
     from ``published_table`` by the model's label (NaN where none)."""
     ds, split, metric, protocol = (
-        dataset_name(config, spec["dataset"]),
+        spec["run_dataset"],
         spec["split"],
         spec["metric"],
         spec.get("protocol", "dev"),
@@ -157,7 +157,7 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
         else {}
     )
     rows = []
-    for model in figure_models(spec):
+    for model in figure_models(config, spec):
         label = spec.get("labels", {}).get(model, model)
         v = np.array([run_value(r, split, metric, protocol) for r in runs(config, ds, Variant(model))])
         rows.append(
@@ -205,7 +205,7 @@ def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_ylabel(f"{spec['split']} {spec['metric']}{' (%)' if scale == 100.0 else ''}")
     low = np.nanmin(np.r_[bars["mean"] - bars["std"], bars.published.dropna() / scale]) * scale
     ax.set_ylim(max(0.0, low - 0.1 * scale), None)  # the paper's bars differ by a few points
-    ds = dataset_name(config, spec["dataset"])
+    ds = spec["run_dataset"]
     ax.set_title(
         spec.get(
             "title", f"{ds} {spec['split']}: {spec['metric']} per model ({seed_count(config, spec['models'])} seeds)"
@@ -219,7 +219,7 @@ def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
 def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     """Per model label: P@1 by answer length (ansel.report.by_length), mean and std over seeds,
     each seed's curve computed on its own run.trec at thresholds shared by every model and seed."""
-    ds, split, step = dataset_name(config, spec["dataset"]), spec["split"], spec.get("step", 10)
+    ds, split, step = spec["run_dataset"], spec["split"], spec.get("step", 10)
     data = Dataset.load(processed_dir(ds))
     qrels = split_labels(data, split, f"figure {spec['id']}")
     lengths = dict(zip(data.answers.aid, data.answers.tokens.map(len)))
@@ -243,7 +243,7 @@ def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
 
 @figure_kind("accuracy_by_length")
 def accuracy_by_length_figure(config: dict, spec: dict, prefix: Path) -> None:
-    ds = dataset_name(config, spec["dataset"])
+    ds = spec["run_dataset"]
     plot_accuracy_by_length(
         length_curves(config, spec),
         prefix,
@@ -262,7 +262,11 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     from ansel.models.registry import parse_hparams
     from ansel.report.attention_maps import long_correct_examples, plot_attention_map, window_to_tokens
 
-    ds, split, seed = dataset_name(config, spec["dataset"]), spec["split"], spec_seed(config, spec, [spec["model"]])
+    ds, split, seed = (
+        spec["run_dataset"],
+        spec["split"],
+        spec_seed(config, spec.get("seed", 1), spec["id"], [spec["model"]]),
+    )
     run, processed = Path(Run(ds, Variant(spec["model"]), seed).dir), Path(processed_dir(ds))
     data = Dataset.load(processed)
     lengths = dict(zip(data.answers.aid, data.answers.tokens.map(len)))
@@ -312,7 +316,7 @@ def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
 def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
     """(split, value, model, mean, std, n) per swept value, and value None for the reference model:
     ``metric`` over seeds, times ``scale``; targets.sweep_models derives the runs."""
-    ds, metric = dataset_name(config, spec["dataset"]), spec["metric"]
+    ds, metric = spec["run_dataset"], spec["metric"]
     points = sweep_models(config, spec) + [(None, Variant(spec["reference_model"]))]
     rows = []
     for split in spec["splits"]:
@@ -396,11 +400,11 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.minorticks_off()
     ax.set_xlabel(x)
     ax.set_ylabel(f"{metric}{' (%)' if scale == 100.0 else ''}")
-    ds = dataset_name(config, spec["dataset"])
+    ds = spec["run_dataset"]
     ax.set_title(
         spec.get(
             "title",
-            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, figure_models(spec))} seeds)",
+            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, figure_models(config, spec))} seeds)",
         ),
         fontsize=9,
     )
@@ -423,9 +427,9 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     different datasets and metrics, whose ranges differ (MAP on 100-candidate pools vs 5; accuracy),
     so one scale over all of them would compare datasets, not models. n/a cells (no model of the
     row applies) and cells without runs are grey."""
-    table = figure_table(spec)
-    cells = aggregate(config, spec["paper"], table, {})
-    rows, columns = [r["label"] for r in table["rows"]], [column_label(c) for c in table["columns"]]
+    table = figure_table(config, spec)
+    cells = aggregate(config, table, {})
+    rows, columns = [r.label for r in table.rows], [c.label for c in table.columns]
     position = column_position(
         cells.pivot(index="row", columns="column", values="mean").reindex(index=rows, columns=columns)
     )
@@ -452,7 +456,7 @@ def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     bar.set_label("place within the column (0 = its lowest mean, 1 = its highest)", fontsize=7)
     seeds = seed_count(config, [m for m in cells.model.unique() if m])
     ax.set_title(
-        f"{spec.get('title', table.get('caption', table['id']))}\nmean over {seeds} seeds, preset "
+        f"{spec.get('title', table.caption)}\nmean over {seeds} seeds, preset "
         f"{config.get('preset', 'full')}; colour: place within each column",
         fontsize=9,
     )

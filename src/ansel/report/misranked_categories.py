@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.report.tables import CELL_COLUMNS, render, split_labels, split_run
+from ansel.specs import TableSpec
 from ansel.targets import Run, processed_dir
 
 COLUMNS = ("misranked drawn", "share of the draw (%)", "share of the split (%)")
@@ -42,29 +42,27 @@ def draw(qids: list[str], sample: int, seed: int) -> list[str]:
     return [qids[i] for i in sorted(picked)]
 
 
-def misranked_counts(
-    config: dict, table: dict, runs: list[Run]
-) -> tuple[pd.DataFrame, pd.Series, list[tuple[int, int, int]]]:
+def misranked_counts(table: TableSpec, runs: list[Run]) -> tuple[pd.DataFrame, pd.Series, list[tuple[int, int, int]]]:
     """(counts [category x seed] of each seed's draw, each category's questions in the split,
     [(seed, misranked, answerable questions)]) over ``runs`` (the model's seeds)."""
-    ds, split = dataset_name(config, table["dataset"]), table["split"]
-    data = Dataset.load(processed_dir(ds))
-    labels = split_labels(data, split, f"table {table['id']}")
+    split = table.split
+    data = Dataset.load(processed_dir(table.run_dataset))
+    labels = split_labels(data, split, f"table {table.id}")
     category = data.questions.set_index("qid").category.reindex(labels.qid.unique()).fillna("(none)").astype(str)
     counts, seen = {}, []
     answerable = labels.qid[labels.label > 0].nunique()
     for run in runs:
         wrong = misranked_questions(Path(run.dir) / "run.trec", labels, split)
-        picked = draw(wrong, table["sample"], table["seed"])
+        picked = draw(wrong, table.sample, table.seed)
         counts[run.seed] = category.loc[picked].value_counts()
         seen.append((run.seed, len(wrong), answerable))
     frame = pd.DataFrame(counts).reindex(sorted(category.unique())).fillna(0).astype(int)
     return frame, category.value_counts(), seen
 
 
-def render_misranked(config: dict, table: dict, runs: list[Run], notes: list[str], prefix: Path) -> None:
+def render_misranked(table: TableSpec, runs: list[Run], notes: list[str], prefix: Path) -> None:
     """prefix.{csv,md,tex,html,json}: a row per category, ``COLUMNS``."""
-    counts, in_split, seen = misranked_counts(config, table, runs)
+    counts, in_split, seen = misranked_counts(table, runs)
     shares = counts / counts.sum().where(counts.sum() > 0, 1) * 100
     split_share = in_split.reindex(counts.index).fillna(0) / in_split.sum() * 100
     order = counts.mean(axis=1).sort_values(ascending=False, kind="stable").index
@@ -80,10 +78,10 @@ def render_misranked(config: dict, table: dict, runs: list[Run], notes: list[str
                 {
                     "row": cat,
                     "column": column,
-                    "model": table["model"],
-                    "dataset": table["dataset"],
-                    "run_dataset": dataset_name(config, table["dataset"]),
-                    "split": table["split"],
+                    "model": table.model,
+                    "dataset": table.dataset,
+                    "run_dataset": table.run_dataset,
+                    "split": table.split,
                     "metric": column,
                     "mean": v.mean(),
                     "std": v.std(ddof=1) if len(v) > 1 else 0.0,
@@ -96,12 +94,12 @@ def render_misranked(config: dict, table: dict, runs: list[Run], notes: list[str
             )
     cells = pd.DataFrame.from_records(records, columns=CELL_COLUMNS)
     drawn = "; ".join(
-        f"seed {s}: {min(w, table['sample'])} drawn of {w} misranked among {n} questions" for s, w, n in seen
+        f"seed {s}: {min(w, table.sample)} drawn of {w} misranked among {n} questions" for s, w, n in seen
     )
     notes = notes + [
         f"Misranked: the rank-1 candidate is not a correct answer (questions without one left out). "
-        f"Per run, {table['sample']} misranked {table['split']} questions drawn (all when fewer; "
-        f"numpy default_rng({table['seed']}) over the sorted qids), counted per category: {drawn}."
+        f"Per run, {table.sample} misranked {table.split} questions drawn (all when fewer; "
+        f"numpy default_rng({table.seed}) over the sorted qids), counted per category: {drawn}."
     ]
     render(
         cells,

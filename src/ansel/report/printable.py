@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 SCALES = ("paper", "budget")  # highest first
 NOT_AT_SCALE = "not tested at the paper's settings"
-# How a table's column label names its protocol (``ansel.report.tables.column_label``).
+# How a table's column label names its protocol (``ansel.specs.Column.label``).
 PROTOCOL_SUFFIX = {"dev": "", "last": " (last epoch)", "best_split": " (best epoch on it)", "benchmark": " (benchmark)"}
 PROTOCOL_NAMES = {
     "dev": "the checkpoint selected on dev",

@@ -13,8 +13,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ansel.report.tables import column_label, grid_choice
-from ansel.targets import Run, raw_manifest, runs, table_cells, timings_file
+from ansel.report.tables import grid_choice
+from ansel.specs import TableSpec
+from ansel.targets import Run, raw_manifest, runs, timings_file
 
 
 def _read_json(path: str | Path) -> dict:
@@ -63,13 +64,13 @@ def cell_provenance(config: dict, runs: list[Run]) -> dict:
     }
 
 
-def table_provenance(config: dict, table: dict) -> dict[tuple[str, str], dict]:
+def table_provenance(config: dict, table: TableSpec) -> dict[tuple[str, str], dict]:
     """{(row label, column label): cell_provenance} of a metrics table's cells that show runs (at the
     lr grid point dev chose, as ``ansel.report.tables.aggregate``)."""
     out = {}
-    for row, col, ds in table_cells(config, table):
-        _, variant, _ = grid_choice(config, row["model"], ds)
-        out[(row["label"], column_label(col))] = cell_provenance(config, runs(config, ds, variant))
+    for cell in table.cells:
+        _, variant, _ = grid_choice(config, cell.model, cell.dataset)
+        out[(cell.row.label, cell.column.label)] = cell_provenance(config, runs(config, cell.dataset, variant))
     return out
 
 

@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.evaluation.agreement import check_run, checked_metrics
 from ansel.report.paired_tests import RESAMPLES, SEED, TESTS, holm, paired_tests, question_values, seed_bootstrap
-from ansel.report.tables import PROTOCOL_SUFFIX, column_label, grid_choice, split_labels, split_run
-from ansel.targets import Run, claim_pair, compared_pairs, processed_dir, run_file, runs, significance_columns
+from ansel.report.tables import PROTOCOL_SUFFIX, grid_choice, split_labels, split_run
+from ansel.specs import Column, TableSpec
+from ansel.targets import Run, processed_dir, run_file, runs, significance_columns
 
 MARKS = {1: "▲", -1: "▼"}
 TEST_NAMES = {"t": "paired t-test", "randomisation": "paired randomisation test"}
@@ -47,12 +47,6 @@ RESULT_COLUMNS = [
     *(f"{t}_holm" for t in TESTS),
     "claims_holm",
 ]
-
-
-def settings(table: dict) -> tuple[float, str]:
-    """(alpha, test) of the spec's ``significance`` block."""
-    block = table.get("significance", {})
-    return block.get("alpha", 0.05), block.get("test", "t")
 
 
 def _question_reader(config: dict):
@@ -78,19 +72,19 @@ def _question_reader(config: dict):
     return values
 
 
-def compare(config: dict, table: dict) -> pd.DataFrame:
+def compare(config: dict, table: TableSpec) -> pd.DataFrame:
     """One row per (row, versus, column, scope): scope "pooled" or "seed<k>"; n questions, the mean
     difference row − versus, each test's p value and its Holm-adjusted value (``RESULT_COLUMNS``)."""
     read = _question_reader(config)
-    models = {row["label"]: row.get("model") for row in table["rows"]}
-    claims = {frozenset(claim_pair(c)) for c in table.get("claims", [])}
-    claimed = {pair for pair in compared_pairs(table) if frozenset(pair) in claims}
+    models = {row.label: row.model for row in table.rows}
+    claims = {frozenset(pair) for pair in table.claim_pairs.values()}
+    claimed = {pair for pair in table.compared_pairs if frozenset(pair) in claims}
     records = []
     for col in significance_columns(config, table):
-        ds = dataset_name(config, col["dataset"])
-        for row, versus in compared_pairs(table):
-            a, b = (_seed_values(config, read, models[label], ds, col) for label in (row, versus))
-            key = {"row": row, "versus": versus, "column": column_label(col)}
+        ds = col.run_dataset
+        for row, versus in table.compared_pairs:
+            a, b = (_seed_values(config, read, str(models[label]), ds, col) for label in (row, versus))
+            key = {"row": row, "versus": versus, "column": col.label}
             pairs = [("pooled", _pooled(a), _pooled(b))] + [
                 (f"seed{s}", a[s], b[s]) for s in sorted(a.keys() & b.keys())
             ]
@@ -100,17 +94,15 @@ def compare(config: dict, table: dict) -> pd.DataFrame:
                     if scope == "pooled" and (row, versus) in claimed:
                         record["bootstrap"] = seed_bootstrap(pd.DataFrame(a), pd.DataFrame(b))["bootstrap"]
                 except ValueError as e:
-                    raise ValueError(
-                        f"table {table['id']}: {row} vs {versus} on {key['column']} ({scope}): {e}"
-                    ) from None
+                    raise ValueError(f"table {table.id}: {row} vs {versus} on {key['column']} ({scope}): {e}") from None
                 records.append(record)
     results = pd.DataFrame.from_records(records, columns=[c for c in RESULT_COLUMNS if not c.endswith("_holm")])
-    baseline = table.get("baseline")
+    baseline = table.baseline
     in_baseline = (results.versus == baseline) | (results.row == baseline) if baseline else results.row != results.row
     in_claims = pd.Series(
         [(r, v) in claimed for r, v in zip(results.row, results.versus)], index=results.index, dtype=bool
     )
-    _, test = settings(table)
+    test = table.test
     for name in TESTS:
         results[f"{name}_holm"] = _holm_within(results, in_baseline, results[name])
     claim_p = results["bootstrap"].where(results.scope == "pooled", results[test])
@@ -126,12 +118,10 @@ def _holm_within(results: pd.DataFrame, family: pd.Series, p: pd.Series) -> pd.S
     return out
 
 
-def _seed_values(config: dict, read, model: str, dataset: str, col: dict) -> dict[int, pd.Series]:
+def _seed_values(config: dict, read, model: str, dataset: str, col: Column) -> dict[int, pd.Series]:
     """{seed: per-question values} of a row's column, at the lr point its cells show (chosen on dev)."""
     variant = grid_choice(config, model, dataset)[1]
-    return {
-        r.seed: read(r, col["split"], col.get("protocol", "dev"))[col["metric"]] for r in runs(config, dataset, variant)
-    }
+    return {r.seed: read(r, col.split, col.protocol)[col.metric] for r in runs(config, dataset, variant)}
 
 
 def _pooled(seeds: dict[int, pd.Series]) -> pd.Series:
@@ -144,24 +134,23 @@ def _direction(r, test: str, alpha: float) -> int:
     return int(np.sign(r["difference"])) if r[f"{test}_holm"] < alpha else 0
 
 
-def mark_cells(cells: pd.DataFrame, results: pd.DataFrame, table: dict) -> pd.DataFrame:
+def mark_cells(cells: pd.DataFrame, results: pd.DataFrame, table: TableSpec) -> pd.DataFrame:
     """``cells`` with a ``mark`` column: ▲/▼ where the row differs significantly from the baseline
     (pooled, Holm-adjusted); empty on the baseline row, untested columns and rows without a model."""
-    alpha, test = settings(table)
-    pooled = results[(results.scope == "pooled") & (results.versus == table.get("baseline"))]
+    alpha, test = table.alpha, table.test
+    pooled = results[(results.scope == "pooled") & (results.versus == table.baseline)]
     marks = {(r["row"], r["column"]): MARKS.get(_direction(r, test, alpha), "") for _, r in pooled.iterrows()}
     return cells.assign(mark=[marks.get(key, "") for key in zip(cells.row, cells.column)])
 
 
-def claim_verdicts(results: pd.DataFrame, table: dict) -> dict[str, dict[str, dict]]:
+def claim_verdicts(results: pd.DataFrame, table: TableSpec) -> dict[str, dict[str, dict]]:
     """{claim: {column: {verdict, p, p_holm, difference, n, seeds_for, seeds_against, seeds}}}: verdict
     "holds", "does not hold" (the reverse is significant) or "not significant", from the seed
     bootstrap, Holm-adjusted over the table's claims; the seeds' counts from the per-seed tests (the
     claims' family of each seed); difference = better − worse as the claim reads."""
-    alpha, test = settings(table)
+    alpha = table.alpha
     out: dict[str, dict[str, dict]] = {}
-    for claim in table.get("claims", []):
-        better, worse = claim_pair(claim)
+    for claim, (better, worse) in table.claim_pairs.items():
         same = (results.row == better) & (results.versus == worse)
         rows = results[same | ((results.row == worse) & (results.versus == better))]
         for column, found in rows.groupby("column", sort=False):
@@ -200,12 +189,12 @@ def claim_sentence(claim: str, column: str, v: dict, test: str) -> str:
     return f"{claim} on {column}: {v['verdict']} ({reverse}{stats}; {seeds})"
 
 
-def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
+def significance_notes(results: pd.DataFrame, table: TableSpec) -> list[str]:
     """The method, the marks' legend, the untested columns and why, and one sentence per claim and column."""
-    alpha, test = settings(table)
+    alpha, test = table.alpha, table.test
     tested_labels = set(results.column)
-    tested = [c for c in table["columns"] if column_label(c) in tested_labels]
-    untested = [c for c in table["columns"] if c not in tested]
+    tested = [c for c in table.columns if c.label in tested_labels]
+    untested = [c for c in table.columns if c not in tested]
     notes = []
     if not tested:
         return [f"Significance: not tested; no column of this table has per-question values ({_why(untested)})."]
@@ -216,12 +205,12 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
         f"each question's value averaged over a row's seeds, per seed = seed k against seed k; alpha = {alpha}; "
         f"every p value is in the table's .json."
     )
-    if table.get("baseline"):
+    if table.baseline:
         notes.append(
-            f"▲/▼ = significantly better/worse than {table['baseline']} (pooled {TEST_NAMES[test]}, "
+            f"▲/▼ = significantly better/worse than {table.baseline} (pooled {TEST_NAMES[test]}, "
             f"Holm-adjusted over the baseline's {int(pooled.t_holm.notna().sum())} comparisons)."
         )
-    if table.get("claims"):
+    if table.claims:
         notes.append(
             f"Claims (the paper's statements) are their own Holm family ({int(pooled.claims_holm.notna().sum())} "
             f"tests), judged by a two-level paired bootstrap that resamples the questions and each row's seeds "
@@ -230,7 +219,7 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
             f"seed's claims."
         )
     if untested:
-        notes.append(f"Significance: not tested on {', '.join(column_label(c) for c in untested)} ({_why(untested)}).")
+        notes.append(f"Significance: not tested on {', '.join(c.label for c in untested)} ({_why(untested)}).")
     notes += [
         claim_sentence(claim, column, v, test)
         for claim, columns in claim_verdicts(results, table).items()
@@ -239,28 +228,28 @@ def significance_notes(results: pd.DataFrame, table: dict) -> list[str]:
     return notes
 
 
-def _why(columns: list[dict]) -> str:
+def _why(columns: list[Column]) -> str:
     reasons = []
     epochs = [
         suffix.strip()
         for protocol, suffix in PROTOCOL_SUFFIX.items()
-        if protocol not in ("dev", "benchmark") and any(c.get("protocol") == protocol for c in columns)
+        if protocol not in ("dev", "benchmark") and any(c.protocol == protocol for c in columns)
     ]
     if epochs:
         reasons.append(
             f"a {' or '.join(epochs)} column has no run file of its epoch: its rows' runs keep the last "
             "epoch's only with train.keep_last, the best epoch's never"
         )
-    other = sorted({c["metric"] for c in columns if c.get("protocol", "dev") in ("dev", "benchmark")})
+    other = sorted({c.metric for c in columns if c.protocol in ("dev", "benchmark")})
     if other:
         reasons.append(f"{', '.join(other)}: no per-question value")
     return "; ".join(reasons)
 
 
-def significance_json(results: pd.DataFrame, table: dict) -> dict:
+def significance_json(results: pd.DataFrame, table: TableSpec) -> dict:
     """The table .json's "significance": settings, every comparison's p values (raw and Holm-adjusted,
     per test and scope) and the claims' verdicts."""
-    alpha, test = settings(table)
+    alpha, test = table.alpha, table.test
     comparisons: dict[str, dict] = {}
     for _, r in results.iterrows():
         comparisons.setdefault(f"{r['row']} vs {r['versus']}", {}).setdefault(r["column"], {})[r["scope"]] = {
@@ -276,7 +265,7 @@ def significance_json(results: pd.DataFrame, table: dict) -> dict:
     return {
         "test": test,
         "alpha": alpha,
-        "baseline": table.get("baseline"),
+        "baseline": table.baseline,
         "randomisation": f"scipy.stats.permutation_test, sign flips, {RESAMPLES} resamples, seed {SEED}",
         "comparisons": comparisons,
         "claims": claim_verdicts(results, table),
@@ -288,10 +277,10 @@ def _number(value) -> float | None:
     return None if pd.isna(value) else float(value)
 
 
-def annotate(config: dict, table: dict, cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
+def annotate(config: dict, table: TableSpec, cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
     """(cells with marks, notes, the .json's extra keys) of a table; unchanged for a table that
     declares neither a baseline nor claims."""
-    if not compared_pairs(table):
+    if not table.compared_pairs:
         return cells, [], {}
     results = compare(config, table)
     return (

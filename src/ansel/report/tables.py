@@ -22,14 +22,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import dataset_name, model_config
+from ansel.config import model_config
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.files import write_text_atomic
 from ansel.report.context import context_lookup, context_rows
 from ansel.report.expected import expected_value
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
-from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file, not_applicable, runs, table_cells
+from ansel.specs import Column, Row, TableSpec
+from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file, runs
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
 # model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a;
@@ -214,12 +215,13 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant,
     return lr, v, dev
 
 
-def grid_notes(config: dict, table: dict) -> list[str]:
+def grid_notes(config: dict, table: TableSpec) -> list[str]:
     """One note per (dataset, grid): the lr each row's cells show ("every row" when all agree);
     one note for all one-point grids, where nothing is chosen."""
     chosen: dict[tuple, dict[str, str]] = {}  # key -> {row label: lr}, in row order
-    for row, _, ds in table_cells(config, table):
-        train = model_config(config, row["model"])["train"] if row["model"] in config.get("models", {}) else {}
+    for cell in table.cells:
+        model, ds = cell.model, cell.dataset
+        train = model_config(config, model)["train"] if model in config.get("models", {}) else {}
         if "lr_grid" in train:
             grid = tuple(train["lr_grid"])
             key = (
@@ -227,7 +229,7 @@ def grid_notes(config: dict, table: dict) -> list[str]:
                 if len(grid) == 1
                 else (ds, train.get("dev_split", "dev"), train["select_metric"], grid)
             )
-            chosen.setdefault(key, {})[row["label"]] = f"{grid_choice(config, row['model'], ds)[0]:g}"
+            chosen.setdefault(key, {})[cell.row.label] = f"{grid_choice(config, model, ds)[0]:g}"
     notes = []
     for (ds, split, metric, grid), rows in chosen.items():
         if len(grid) == 1:
@@ -245,15 +247,10 @@ def grid_notes(config: dict, table: dict) -> list[str]:
     return notes
 
 
-def column_label(col: dict) -> str:
-    """A metrics column's header: dataset, split, metric, and the protocol unless ``dev``."""
-    return f"{col['dataset']} {col['split']} {col['metric']}{PROTOCOL_SUFFIX[col.get('protocol', 'dev')]}"
-
-
-def protocol_notes(table: dict, benchmark: dict | None = None) -> list[str]:
+def protocol_notes(table: TableSpec, benchmark: dict | None = None) -> list[str]:
     """What a "(last epoch)", "(best epoch on it)" or "(benchmark)" column is, when the table has one
     (``benchmark``: the table's step_times file)."""
-    protocols = {c.get("protocol", "dev") for c in table["columns"]}
+    protocols = {c.protocol for c in table.columns}
     notes = []
     if benchmark:
         sizes = sorted({(m["batch_size"], m["max_len_q"], m["max_len_a"]) for m in benchmark["models"].values()})
@@ -286,85 +283,78 @@ def protocol_notes(table: dict, benchmark: dict | None = None) -> list[str]:
     return notes
 
 
-def benchmark(paper: str, table: dict) -> dict | None:
+def benchmark(table: TableSpec) -> dict | None:
     """The table's step_times file (``ansel.targets.benchmark_file``), None where no column is timed so."""
-    if not any(c.get("protocol") == "benchmark" for c in table["columns"]):  # a metrics table's columns
+    if not any(c.protocol == "benchmark" for c in table.columns):  # a metrics table's columns
         return None
-    path = Path(benchmark_file(paper, table["id"]))
+    path = Path(benchmark_file(table.paper, table.id))
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; time the table's rows first (snakemake {path})")
     return json.loads(path.read_text())
 
 
-def aggregate(config: dict, paper: str, table: dict, published: dict[tuple, float]) -> pd.DataFrame:
+def aggregate(config: dict, table: TableSpec, published: dict[tuple, float]) -> pd.DataFrame:
     """One row per (row label, column): ours mean/std/n over seeds and the published value (looked
     up under the column's ``published_dataset`` and ``published_split``, default its own)."""
     records = []
-    run_cells = {(row["label"], column_label(col)): (ds, row["model"]) for row, col, ds in table_cells(config, table)}
-    bench = benchmark(paper, table)
+    run_cells = {(c.row.label, c.column.label): (c.dataset, c.model) for c in table.cells}
+    bench = benchmark(table)
     context = context_lookup() if context_rows(table) else {}  # other papers' values, by model
 
-    def published_value(row: dict, col: dict) -> float:
-        where = (col.get("published_dataset", col["dataset"]), col.get("published_split", col["split"]))
+    def published_value(row: Row, col: Column) -> float:
+        where = (col.published_dataset, col.published_split)
         return (
-            context.get((*where, row["model"], col["metric"]), math.nan)
-            if row.get("context")
-            else published.get((*where, row["label"], col.get("published_metric", col["metric"])), math.nan)
+            context.get((*where, row.model, col.metric), math.nan)
+            if row.context
+            else published.get((*where, row.label, col.published_metric), math.nan)
         )
 
     # ranking and classification metrics (0-1) are printed as percentages in a column whose published
     # values are (every row of it alike, those without a published value too); others (seconds) never are
     percent_columns = {
-        column_label(col)
-        for col in table["columns"]
-        if col["metric"] in _METRIC_NAMES.values() and any(published_value(row, col) > 1.0 for row in table["rows"])
+        col.label
+        for col in table.columns
+        if col.metric in _METRIC_NAMES.values() and any(published_value(row, col) > 1.0 for row in table.rows)
     }
-    for row in table["rows"]:
-        for col in table["columns"]:
-            key = (row["label"], column_label(col))
+    for row in table.rows:
+        for col in table.columns:
+            key = (row.label, col.label)
             pub = published_value(row, col)
             values = []
-            resolved, model = run_cells.get(key, (col["dataset"], None))
-            if key in run_cells and col.get("protocol") == "benchmark":
+            resolved, model = run_cells.get(key, (col.dataset, None))
+            if key in run_cells and col.protocol == "benchmark":
+                assert bench is not None  # a benchmark column's table has one
                 values = bench["models"][model]["seconds_per_batch"]
             elif key in run_cells:
                 _, variant, _ = grid_choice(config, model, resolved)
-                values = [
-                    run_value(r, col["split"], col["metric"], col.get("protocol", "dev"))
-                    for r in runs(config, resolved, variant)
-                ]
-            elif row.get("expected"):  # computed from the candidate pools, not run (ansel.report.expected)
-                resolved = dataset_name(config, col["dataset"])
-                values = [expected_value(config, row, resolved, col["split"], col["metric"])]
+                values = [run_value(r, col.split, col.metric, col.protocol) for r in runs(config, resolved, variant)]
+            elif row.expected:  # computed from the candidate pools, not run (ansel.report.expected)
+                resolved = col.run_dataset
+                values = [expected_value(config, row, resolved, col.split, col.metric)]
             scale = 100.0 if key[1] in percent_columns else 1.0
             v = np.asarray(values, dtype=float) * scale
             mean = float(v.mean()) if len(v) else math.nan
             std = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
             tol = 1.0 if scale == 100.0 else 0.01
-            protocol = col.get("protocol", "dev")
-            pub_cell = Cell(
-                col.get("published_dataset", col["dataset"]),
-                col.get("published_split", col["split"]),
-                col.get("published_metric", col["metric"]),
-                protocol,
-            )
-            one_cell = comparable(Cell(resolved, col["split"], col["metric"], protocol), pub_cell, config["datasets"])
+            protocol = col.protocol
+            pub_cell = Cell(col.published_dataset, col.published_split, col.published_metric, protocol)
+            one_cell = comparable(Cell(resolved, col.split, col.metric, protocol), pub_cell, config["datasets"])
             differs = bool(one_cell and len(v) and not math.isnan(pub) and abs(mean - pub) > max(tol, 2 * std))
             records.append(
                 {
-                    "row": row["label"],
+                    "row": row.label,
                     "column": key[1],
                     "model": model or "",
-                    "dataset": col["dataset"],
-                    "run_dataset": resolved if key in run_cells or row.get("expected") else "",
-                    "split": col["split"],
-                    "metric": col["metric"],
+                    "dataset": col.dataset,
+                    "run_dataset": resolved if key in run_cells or row.expected else "",
+                    "split": col.split,
+                    "metric": col.metric,
                     "mean": mean,
                     "std": std,
                     "n": len(v),
                     "published": pub,
                     "differs": differs,
-                    "na": not_applicable(row, col),
+                    "na": row.not_applicable(col),
                     "published_cell": "" if one_cell or math.isnan(pub) else f"{pub_cell}{PROTOCOL_SUFFIX[protocol]}",
                 }
             )
@@ -453,7 +443,7 @@ def nested(cells: pd.DataFrame, provenance: dict[tuple, dict] | None = None) -> 
 
 def render(
     cells: pd.DataFrame,
-    table: dict,
+    table: TableSpec,
     notes: list[str],
     prefix: Path,
     legend: str | None = None,
@@ -476,16 +466,16 @@ def render(
 
 
 def write_table(
-    long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: dict, notes: list[str], prefix: Path
+    long: pd.DataFrame, wide: pd.DataFrame, as_json: dict, table: TableSpec, notes: list[str], prefix: Path
 ) -> None:
     """prefix.csv (``long``), .md, .tex and .html (``wide``, the caption, the spec's notes and
     ``notes``) and .json (``as_json``, DVC's metrics)."""
     long_csv = long.to_csv(index=False)
-    caption = table.get("caption", table["id"])
-    all_notes = list(table.get("notes", [])) + notes
+    caption = table.caption
+    all_notes = list(table.notes) + notes
     md = [f"**{caption}**", "", wide.to_markdown(disable_numparse=True), ""]
     md += [f"- {n}" for n in all_notes]
-    tex = wide.to_latex(escape=True, caption=caption, label=f"tab:{table['id']}")
+    tex = wide.to_latex(escape=True, caption=caption, label=f"tab:{table.id}")
     tex += "".join(f"% {n}\n" for n in all_notes)
     # The HTML report shows this fragment (workflow/report/workflow.rst inlines it); the charset
     # keeps ± and † readable where it is opened on its own.

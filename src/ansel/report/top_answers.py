@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ansel.config import dataset_name
 from ansel.data.canonical import Dataset
 from ansel.evaluation.metrics import rank
 from ansel.report.tables import grid_choice, split_labels, split_run, write_table
+from ansel.specs import TableSpec
 from ansel.targets import Run, processed_dir, spec_seed
 
 
@@ -40,13 +40,13 @@ def find_question(data: Dataset, split: str, text: str, where: str) -> str:
     return hits.qid.iloc[0]
 
 
-def ranked_answers(config: dict, table: dict, models: list[str]) -> pd.DataFrame:
+def ranked_answers(config: dict, table: TableSpec, models: list[str]) -> pd.DataFrame:
     """(qid, aid, answer, label, model, run, score, rank): every candidate of the table's question
     as each of ``models`` (the reference first) ranks it in ``run`` (its directory)."""
-    ds, split, where = dataset_name(config, table["dataset"]), table["split"], f"table {table['id']}"
-    seed = spec_seed(config, table, models)
+    ds, split, where = table.run_dataset, table.split, f"table {table.id}"
+    seed = spec_seed(config, table.seed, table.id, models)
     data = Dataset.load(processed_dir(ds))
-    qid = find_question(data, split, table["question"], where)
+    qid = find_question(data, split, table.question, where)
     frames = []
     for model in models:
         path = Path(Run(ds, grid_choice(config, model, ds)[1], seed).dir) / "run.trec"
@@ -62,12 +62,12 @@ def ranked_answers(config: dict, table: dict, models: list[str]) -> pd.DataFrame
 
 
 def render_top_answers(
-    config: dict, table: dict, models: list[str], published: dict[tuple, float], notes: list[str], prefix: Path
+    config: dict, table: TableSpec, models: list[str], published: dict[tuple, float], notes: list[str], prefix: Path
 ) -> None:
     """prefix.{csv,md,tex,json}: the reference's ``top`` first answers, "score (rank)" per model."""
-    ranked, ref = ranked_answers(config, table, models), table["reference"]
-    labels = {m: table.get("labels", {}).get(m, m) for m in models}
-    top = ranked[ranked.model == ref].nsmallest(table.get("top", 3), "rank").aid.tolist()
+    ranked, ref = ranked_answers(config, table, models), table.reference
+    labels = {m: table.labels.get(m, m) for m in models}
+    top = ranked[ranked.model == ref].nsmallest(table.top, "rank").aid.tolist()
     shown = ranked[ranked.aid.isin(top)].assign(model_label=lambda f: f.model.map(labels))
     cell = shown.set_index(["aid", "model"])
     rows, as_json = [], {}
@@ -86,7 +86,7 @@ def render_top_answers(
         )
         as_json[aid] = {"label": label, **per_model}
     correct = ranked[ranked.label == 1].groupby("model")["rank"].min()
-    where = (table.get("published_dataset", table["dataset"]), table["split"])
+    where = (table.published_dataset, table.split)
     as_json["correct_rank"] = {
         labels[m]: {
             "ours": int(correct[m]) if m in correct else None,
@@ -102,9 +102,9 @@ def render_top_answers(
 
     candidates = ranked[ranked.model == ref]
     notes = notes + [
-        f"Question {candidates.qid.iloc[0]} of {dataset_name(config, table['dataset'])} {table['split']}: "
+        f"Question {candidates.qid.iloc[0]} of {table.run_dataset} {table.split}: "
         f"{len(candidates)} candidates, {int((candidates.label == 1).sum())} correct; seed "
-        f"{spec_seed(config, table, models)}. Rows: {labels[ref]}'s {len(top)} first answers; "
+        f"{spec_seed(config, table.seed, table.id, models)}. Rows: {labels[ref]}'s {len(top)} first answers; "
         "cells: score (rank) per model; label: 1 = correct.",
         f"Rank of the correct answer (the best-ranked one): ours {listed('ours')}; published {listed('published')}.",
     ]

@@ -20,11 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import dataset_name, embeddings_file
+from ansel.config import embeddings_file
 from ansel.data.vocab import run_vocab_file
 from ansel.report.provenance import cell_provenance, provenance_note
 from ansel.report.tables import run_log, run_metric, write_table
 from ansel.settings import ConfigError
+from ansel.specs import TableSpec
 from ansel.targets import Run, Variant, processed_dir, runs
 
 COLLAPSE_TOLERANCE = 0.05  # of the margin
@@ -51,16 +52,16 @@ def _mean_std(values: list[float], digits: int) -> str:
     return f"{v.mean():.{digits}f} ± {std:.{digits}f}"
 
 
-def variant_rows(config: dict, table: dict) -> list[dict]:
+def variant_rows(config: dict, table: TableSpec) -> list[dict]:
     """One record per row: the vectors' measurements and the runs' first epochs and metric."""
-    ds, split, metric = dataset_name(config, table["dataset"]), table["split"], table["metric"]
+    ds, split, metric = table.run_dataset, table.split, table.metric
     records = []
-    for row in table["rows"]:
-        found = runs(config, ds, Variant(row["model"]))
+    for row in table.rows:
+        found = runs(config, ds, Variant(str(row.model)))  # every vector_variants row has one (the schema)
         cfg = _read_json(Path(found[0].dir) / "config.json", "the run's resolved config")  # what it ran with
         if cfg["train"].get("loss") != "hinge":
             raise ConfigError(
-                f"table {table['id']}: row {row['label']!r}: model {row['model']} trains with loss "
+                f"table {table.id}: row {row.label!r}: model {row.model} trains with loss "
                 f"{cfg['train'].get('loss')!r}; the collapse is measured against a hinge margin"
             )
         vectors = embeddings_file(cfg)
@@ -70,8 +71,8 @@ def variant_rows(config: dict, table: dict) -> list[dict]:
         epochs = [_epochs(r, cfg["train"]["margin"]) for r in found]
         records.append(
             {
-                "variant": row["label"],
-                "model": row["model"],
+                "variant": row.label,
+                "model": row.model,
                 "vectors": cfg["embeddings"] or "random",
                 "vocabulary": len(vocab),
                 "coverage": info.get("coverage"),
@@ -90,10 +91,10 @@ def variant_rows(config: dict, table: dict) -> list[dict]:
     return records
 
 
-def render_vector_variants(config: dict, table: dict, notes: list[str], prefix: Path) -> None:
+def render_vector_variants(config: dict, table: TableSpec, notes: list[str], prefix: Path) -> None:
     """prefix.{csv,md,tex,html,json}: a row per variant."""
     records = variant_rows(config, table)
-    split, metric = table["split"], table["metric"]
+    split, metric = table.split, table.metric
     key = f"{split}_{metric}"
 
     def fmt(value, digits=3):

@@ -3,6 +3,7 @@ registered with ``@table_kind("name")``; a spec's ``kind`` (default metrics) pic
 
 A kind knows what its table needs: its models and runs, the files its job reads (the rule's inputs),
 the job's config and how the table renders. Nothing outside this package compares a kind's name.
+``spec_table`` is a table's parsed spec (``ansel.specs``) with its kind's checks passed.
 This module imports nothing of the kinds' own (``ansel.targets`` asks it for a table's kind); the
 kinds are found on first use, as ``ansel.models.registry`` finds architectures.
 """
@@ -15,6 +16,7 @@ import pkgutil
 from typing import TYPE_CHECKING
 
 from ansel.settings import ConfigError
+from ansel.specs import TableSpec, table_spec
 
 if TYPE_CHECKING:
     from ansel.table_kinds.base import TableKind
@@ -47,9 +49,16 @@ def known() -> list[str]:
     return sorted(_discovered())
 
 
-def kind_of(table: dict) -> TableKind:
+def spec_table(config: dict, paper: str, table_id: str) -> TableSpec:
+    """A table's spec (``ansel.specs``: its datasets resolved, its rows' references checked), its
+    kind known and the kind's own checks passed (``TableKind.check``)."""
+    table = table_spec(config, paper, table_id)
+    kind_of(table).check(config, table)
+    return table
+
+
+def kind_of(table: TableSpec) -> TableKind:
     """The kind of a table spec (its ``kind``, default metrics)."""
-    kind = table.get("kind", "metrics")
-    if kind not in _discovered():
-        raise ConfigError(f"table {table['id']}: unknown kind {kind!r}; known: {', '.join(known())}")
-    return _KINDS[kind]
+    if table.kind not in _discovered():
+        raise ConfigError(f"table {table.id}: unknown kind {table.kind!r}; known: {', '.join(known())}")
+    return _KINDS[table.kind]

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import ConfigError, dataset_name, papers_dir, run_config
+from ansel.config import ConfigError, run_config
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
+from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
 from ansel.table_kinds.base import TableKind
 
@@ -16,24 +17,24 @@ from ansel.table_kinds.base import TableKind
 class Metrics(TableKind):
     metric_grid = True
 
-    def datasets(self, table: dict) -> set[str]:
-        return {col["dataset"] for col in table["columns"]}
+    def datasets(self, table: TableSpec) -> set[str]:
+        return {col.dataset for col in table.columns}
 
-    def models(self, table: dict) -> list[str]:
-        return list(dict.fromkeys(m for r in table["rows"] for m in T.row_models(r)))
+    def models(self, table: TableSpec) -> list[str]:
+        return list(dict.fromkeys(m for r in table.rows for m in r.run_models))
 
-    def runs(self, config: dict, table: dict) -> list[T.Run]:
+    def runs(self, config: dict, table: TableSpec) -> list[T.Run]:
         """Every seed of each cell's model on the column's dataset, at every point of its lr grid."""
         return sorted(
             {
                 r
-                for row, _, ds in T.table_cells(config, table)
-                for _, v in T.grid_points(config, row["model"])
-                for r in T.runs(config, ds, v)
+                for cell in table.cells
+                for _, v in T.grid_points(config, cell.model)
+                for r in T.runs(config, cell.dataset, v)
             }
         )
 
-    def files(self, config: dict, table: dict) -> list[str]:
+    def files(self, config: dict, table: TableSpec) -> list[str]:
         """The runs' metrics (dev ones choose the lr), each column's file (``value_file``: a timing, or
         log.csv under ``protocol: last``) and configs (the notes list how they deviate from the paper's
         settings); the context rows' published values; with an ``expected`` row, the columns' processed
@@ -45,79 +46,77 @@ class Metrics(TableKind):
                 [
                     f"{r.dir}/config.json",
                     f"{r.dir}/metrics.json",
-                    *(T.value_file(r, c["split"], c["metric"], c.get("protocol", "dev")) for c in table["columns"]),
+                    *(T.value_file(r, c.split, c.metric, c.protocol) for c in table.columns),
                 ]
             )
-        files += [T.CONTEXT_PUBLISHED] * any(row.get("context") for row in table["rows"])
-        if any(row.get("expected") for row in table["rows"]):  # computed from the columns' candidate pools
-            files += [T.processed_dir(dataset_name(config, c["dataset"])) for c in table["columns"]]
+        files += [T.CONTEXT_PUBLISHED] * any(row.context for row in table.rows)
+        if any(row.expected for row in table.rows):  # computed from the columns' candidate pools
+            files += [T.processed_dir(c.run_dataset) for c in table.columns]
         return list(dict.fromkeys(files + T.provenance_inputs(config, found) + T.significance_inputs(config, table)))
 
-    def check(self, config: dict, paper: str, table: dict) -> None:
+    def check(self, config: dict, table: TableSpec) -> None:
         """The columns name a metric the runs report and a split their dataset evaluates (a timing: the
         training split), before any run trains for a table that could not render."""
-        where = f"{papers_dir() / f'{paper}.yaml'}: table {table['id']}"
         timed = {metric: split for split, metric in T.TIMING_METRICS}
         known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(timed)
-        for i, col in enumerate(table.get("columns", [])):
-            if col["metric"] not in known:
+        for i, col in enumerate(table.columns):
+            if col.metric not in known:
                 raise ConfigError(
-                    f"{where}: columns[{i}].metric: {col['metric']!r} is not a metric the runs report "
+                    f"{table.where}: columns[{i}].metric: {col.metric!r} is not a metric the runs report "
                     f"(known: {', '.join(known)})"
                 )
-            if col.get("protocol") == "benchmark" and col["metric"] not in timed:
+            if col.protocol == "benchmark" and col.metric not in timed:
                 raise ConfigError(
-                    f"{where}: columns[{i}].protocol: benchmark times training steps; "
-                    f"metric {col['metric']!r} is not a timing ({', '.join(sorted(timed))})"
+                    f"{table.where}: columns[{i}].protocol: benchmark times training steps; "
+                    f"metric {col.metric!r} is not a timing ({', '.join(sorted(timed))})"
                 )
-            if col["metric"] in timed:
-                if col["split"] != timed[col["metric"]]:
+            if col.metric in timed:
+                if col.split != timed[col.metric]:
                     raise ConfigError(
-                        f"{where}: columns[{i}].split: {col['split']!r}: {col['metric']} is timed on "
-                        f"{timed[col['metric']]!r}"
+                        f"{table.where}: columns[{i}].split: {col.split!r}: {col.metric} is timed on "
+                        f"{timed[col.metric]!r}"
                     )
                 continue
-            dataset = dataset_name(config, col["dataset"])
-            evaluated = config["datasets"][dataset].get("eval", {}).get("splits")  # a table job's config has none
-            if evaluated is not None and col["split"] not in evaluated:
+            evaluated = config["datasets"][col.run_dataset].get("eval", {}).get("splits")  # a job's config has none
+            if evaluated is not None and col.split not in evaluated:
                 raise ConfigError(
-                    f"{where}: columns[{i}].split: {col['split']!r} is not evaluated on dataset "
-                    f"{dataset!r} (its eval.splits: {', '.join(evaluated)})"
+                    f"{table.where}: columns[{i}].split: {col.split!r} is not evaluated on dataset "
+                    f"{col.run_dataset!r} (its eval.splits: {', '.join(evaluated)})"
                 )
 
-    def benchmark_configs(self, config: dict, table: dict) -> tuple[str | None, dict[str, dict]]:
+    def benchmark_configs(self, config: dict, table: TableSpec) -> tuple[str | None, dict[str, dict]]:
         """The ``protocol: benchmark`` column's: the rows' first-seed configs on its dataset (a timing
         depends on neither the seed nor the lr)."""
-        columns = [c for c in table["columns"] if c.get("protocol") == "benchmark"]
+        columns = [c for c in table.columns if c.protocol == "benchmark"]
         if not columns:
             return None, {}
-        datasets = {dataset_name(config, c["dataset"]) for c in columns}
+        datasets = {c.run_dataset for c in columns}
         if len(datasets) > 1:
             raise ConfigError(
-                f"table {table['id']}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table"
+                f"table {table.id}: benchmark columns on {', '.join(sorted(datasets))}: one dataset a table"
             )
         dataset = datasets.pop()
-        models = dict.fromkeys(row["model"] for row, col, _ in T.table_cells(config, table) if col in columns)
+        models = dict.fromkeys(cell.model for cell in table.cells if cell.column in columns)
         return dataset, {m: run_config(config, dataset, m, T.seeds(config, T.Variant(m))[0]) for m in models}
 
-    def job_config(self, config: dict, papers: dict, paper: str, table: dict) -> dict:
+    def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
         """With an ``expected`` row, the columns' datasets' ``eval`` too: it is computed on the
         questions the runs score."""
-        cfg = super().job_config(config, papers, paper, table)
-        if any(row.get("expected") for row in table["rows"]):
-            for d in {dataset_name(config, c["dataset"]) for c in table["columns"]}:
+        cfg = super().job_config(config, papers, table)
+        if any(row.expected for row in table.rows):
+            for d in {c.run_dataset for c in table.columns}:
                 cfg["datasets"][d] = {**cfg["datasets"][d], "eval": config["datasets"][d].get("eval", {})}
         return cfg
 
-    def seed_count(self, config: dict, table: dict) -> str:
+    def seed_count(self, config: dict, table: TableSpec) -> str:
         """How many seeds a cell averages ("2-5" where models differ); context rows run once."""
-        return T.seed_count(config, self.models({**table, "rows": [r for r in table["rows"] if not r.get("context")]}))
+        return T.seed_count(config, list(dict.fromkeys(m for r in table.rows if not r.context for m in r.run_models)))
 
-    def preset_note(self, config: dict, table: dict) -> str:
+    def preset_note(self, config: dict, table: TableSpec) -> str:
         n = self.seed_count(config, table)
         return f"{super().preset_note(config, table)}; {n} seed{'s' * (n != '1')} per cell"
 
-    def render(self, config: dict, paper: str, table: dict, published: Path, notes: list[str], prefix: Path) -> None:
+    def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         # the report's modules load pandas, ranx and matplotlib: in a table job, not while the DAG is built
         from ansel.report.context import context_notes
         from ansel.report.deviations import table_setting_notes
@@ -127,13 +126,11 @@ class Metrics(TableKind):
         from ansel.report.tables import aggregate, benchmark, grid_notes, protocol_notes, published_lookup
         from ansel.report.tables import render as render_cells
 
-        cells = aggregate(
-            config, paper, table, published_lookup(published, paper, table.get("published_table", table["id"]))
-        )
+        cells = aggregate(config, table, published_lookup(published, table.paper, table.published_table))
         notes = (
             notes
             + grid_notes(config, table)
-            + protocol_notes(table, benchmark(paper, table))
+            + protocol_notes(table, benchmark(table))
             + context_notes(config, table)
             + expected_notes(config, table)
             + table_setting_notes(config, table, config["paper_settings"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import dataset_name
+from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
 from ansel.table_kinds.base import TableKind
 
@@ -15,20 +15,18 @@ from ansel.table_kinds.base import TableKind
 class MisrankedCategories(TableKind):
     # published_results.csv: the questions per category
 
-    def models(self, table: dict) -> list[str]:
-        return [table["model"]]
+    def models(self, table: TableSpec) -> list[str]:
+        return [table.model]
 
-    def runs(self, config: dict, table: dict) -> list[T.Run]:
+    def runs(self, config: dict, table: TableSpec) -> list[T.Run]:
         """Every seed of the model."""
-        return T.runs(config, dataset_name(config, table["dataset"]), T.Variant(table["model"]))
+        return T.runs(config, table.run_dataset, T.Variant(table.model))
 
-    def files(self, config: dict, table: dict) -> list[str]:
+    def files(self, config: dict, table: TableSpec) -> list[str]:
         """The processed dataset and every seed's run.trec."""
-        return [T.processed_dir(dataset_name(config, table["dataset"]))] + [
-            f"{r.dir}/run.trec" for r in self.runs(config, table)
-        ]
+        return [T.processed_dir(table.run_dataset)] + [f"{r.dir}/run.trec" for r in self.runs(config, table)]
 
-    def render(self, config: dict, paper: str, table: dict, published: Path, notes: list[str], prefix: Path) -> None:
+    def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         from ansel.report.misranked_categories import render_misranked  # pandas: in a table job only
 
-        render_misranked(config, table, self.runs(config, table), notes, prefix)
+        render_misranked(table, self.runs(config, table), notes, prefix)

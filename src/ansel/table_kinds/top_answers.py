@@ -3,10 +3,11 @@ ranks them (``ansel.report.top_answers``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import dataset_name
+from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
 from ansel.table_kinds.base import TableKind
 
@@ -15,15 +16,15 @@ from ansel.table_kinds.base import TableKind
 class TopAnswers(TableKind):
     # published_results.csv: the rank of the correct answer (metric correct_rank)
 
-    def models(self, table: dict) -> list[str]:
+    def models(self, table: TableSpec) -> list[str]:
         """The ``reference`` model, then the others."""
-        return list(dict.fromkeys([table["reference"], *table["models"]]))
+        return list(dict.fromkeys([table.reference, *table.models]))
 
-    def runs(self, config: dict, table: dict) -> list[T.Run]:
+    def runs(self, config: dict, table: TableSpec) -> list[T.Run]:
         """Each model's at the table's seed, at every point of its lr grid; where the grid has several
         points, every seed's (their dev metrics choose the point, as in the metrics tables)."""
-        ds, models = dataset_name(config, table["dataset"]), self.models(table)
-        seed = T.spec_seed(config, table, models)
+        ds, models = table.run_dataset, self.models(table)
+        seed = T.spec_seed(config, table.seed, table.id, models)
         found: set[T.Run] = set()
         for model in models:
             points = T.grid_points(config, model)
@@ -32,31 +33,31 @@ class TopAnswers(TableKind):
             )
         return sorted(found)
 
-    def files(self, config: dict, table: dict) -> list[str]:
+    def files(self, config: dict, table: TableSpec) -> list[str]:
         """The processed dataset and the runs' run.trec at the table's seed (metrics.json where an lr
         grid is chosen on dev)."""
-        seed = T.spec_seed(config, table, self.models(table))
-        files = [T.processed_dir(dataset_name(config, table["dataset"]))]
+        seed = T.spec_seed(config, table.seed, table.id, self.models(table))
+        files = [T.processed_dir(table.run_dataset)]
         for r in self.runs(config, table):
             files += [f"{r.dir}/metrics.json"] * (len(T.grid_points(config, r.variant.model)) > 1)
             files += [f"{r.dir}/run.trec"] * (r.seed == seed)
         return files
 
-    def job_config(self, config: dict, papers: dict, paper: str, table: dict) -> dict:
+    def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
         """With the preset's question, where it names another (smoke: one of the synthetic corpus)."""
-        questions = config["papers"][paper].get("questions", {})
-        return {**super().job_config(config, papers, paper, table), "papers": {paper: {"questions": questions}}}
+        questions = config["papers"][table.paper].get("questions", {})
+        return {**super().job_config(config, papers, table), "papers": {table.paper: {"questions": questions}}}
 
-    def render(self, config: dict, paper: str, table: dict, published: Path, notes: list[str], prefix: Path) -> None:
+    def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         from ansel.report.tables import published_lookup  # pandas: in a table job, not while the DAG is built
         from ansel.report.top_answers import render_top_answers
 
-        question = config.get("papers", {}).get(paper, {}).get("questions", {}).get(table["id"], table["question"])
+        question = config.get("papers", {}).get(table.paper, {}).get("questions", {}).get(table.id, table.question)
         render_top_answers(
             config,
-            {**table, "question": question},
+            replace(table, question=question),
             self.models(table),
-            published_lookup(published, paper, table["id"]),
+            published_lookup(published, table.paper, table.id),
             notes,
             prefix,
         )

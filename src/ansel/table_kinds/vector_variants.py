@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import dataset_name, embeddings_file
+from ansel.config import embeddings_file
+from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
 from ansel.table_kinds.base import TableKind
 
@@ -15,31 +16,30 @@ from ansel.table_kinds.base import TableKind
 class VectorVariants(TableKind):
     # published_results.csv has none of its values: the paper has no such table
 
-    def models(self, table: dict) -> list[str]:
-        return [r["model"] for r in table["rows"]]
+    def models(self, table: TableSpec) -> list[str]:
+        return [r.model for r in table.rows if r.model]
 
-    def runs(self, config: dict, table: dict) -> list[T.Run]:
-        ds = dataset_name(config, table["dataset"])
-        return sorted(r for m in self.models(table) for r in T.runs(config, ds, T.Variant(m)))
+    def runs(self, config: dict, table: TableSpec) -> list[T.Run]:
+        return sorted(r for m in self.models(table) for r in T.runs(config, table.run_dataset, T.Variant(m)))
 
-    def files(self, config: dict, table: dict) -> list[str]:
+    def files(self, config: dict, table: TableSpec) -> list[str]:
         """Each run's curve and metrics, and what its vectors measured."""
         found = self.runs(config, table)
         vectors = [str(Path(f).with_suffix(".json")) for r in found if (f := embeddings_file(r.config(config)))]
         return list(
             dict.fromkeys(
-                [T.processed_dir(dataset_name(config, table["dataset"]))]  # vocab.json
+                [T.processed_dir(table.run_dataset)]  # vocab.json
                 + [f"{r.dir}/{name}" for r in found for name in ("config.json", "log.csv", "metrics.json")]
                 + vectors
                 + T.provenance_inputs(config, found)
             )
         )
 
-    def metrics_runs(self, config: dict, table: dict) -> list[T.Run]:
+    def metrics_runs(self, config: dict, table: TableSpec) -> list[T.Run]:
         """Every run: its other inputs need whole run configs, which a table job's config does not carry."""
         return self.runs(config, table)
 
-    def render(self, config: dict, paper: str, table: dict, published: Path, notes: list[str], prefix: Path) -> None:
+    def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         from ansel.report.vector_variants import render_vector_variants  # pandas: in a table job only
 
         render_vector_variants(config, table, notes, prefix)
