@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ansel.gpukit.build import pack
-from ansel.gpukit.unpack import read_archive, unpack
+from ansel.records.kit_pack import pack
+from ansel.records.kit_unpack import read_archive, unpack
 
 pytestmark = pytest.mark.slow
 
@@ -136,7 +136,7 @@ def test_cut_resume_unpack_render(kit, tmp_path):
 
 def test_unknown_record_and_key_named(tmp_path):
     from ansel.config import ConfigError
-    from ansel.gpukit.build import records
+    from ansel.records.kit_pack import records
 
     with pytest.raises(ConfigError, match="no record 'nope'"):
         pack(["nope"], tmp_path / "kit", RECORD)

@@ -1,5 +1,5 @@
 """Issue 54 item 2: a record holds runs of one setting. An archive of another preset, of other overrides,
-or whose run is not the kit's config, and ``ansel record`` of another preset or across a change of
+or whose run is not the kit's config, and ``ansel collect-record`` of another preset or across a change of
 params.yaml, are refused naming both settings; the record stays as it was, byte for byte."""
 
 import copy
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from ansel import local_record
 from ansel import targets as T
 from ansel.config import ConfigError, load
+from ansel.records import collect as collecting
 from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, trained, unpack_refused
 
 SEED2 = RUN.replace("seed1", "seed2")
@@ -73,7 +73,7 @@ def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(
 def _collect_refused(home, out, match: str) -> None:
     before = snapshot(home.parent)
     with pytest.raises(ConfigError, match=match):
-        local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+        collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert snapshot(home.parent) == before
 
 
@@ -99,8 +99,8 @@ def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, fin
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), before)
     out = home / "reports/cpu-x"
     with monkeypatch.context() as m:
-        m.setattr(local_record, "load", lambda preset: before)
-        local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+        m.setattr(collecting, "load", lambda preset: before)
+        collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert json.loads((out / RUN / "config.json").read_text())["train"]["lr"] == 0.02
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), now)
     _collect_refused(

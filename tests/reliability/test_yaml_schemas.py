@@ -6,8 +6,8 @@ import pytest
 
 from ansel.config import ConfigError, root
 from ansel.data import download as dl
-from ansel.gpukit.build import RECORDS, records
-from ansel.records import HEADLINES, load_context
+from ansel.records.front_page import HEADLINES, load_context
+from ansel.records.kit_pack import RECORDS, records
 
 SOURCE = """wikiqa:
   mirror_dir: wikiqa

@@ -1,5 +1,7 @@
 """Pack a GPU record kit (CPU, before any lease): ``ansel gpu-kit --record NAME [NAME ...]``.
 
+Records are declared in ``reports/device/records.yaml`` (``records`` reads and checks it).
+
 The kit is one folder (default ``gpu-kit/``, ignored by git) that the device tool carries: the
 ansel sources, ``run.sh``, ``kit.json`` (per record: its jobs, each run's resolved config and the
 files it reads) and the processed datasets, aligned vectors and vocabularies the jobs read, made
@@ -20,7 +22,9 @@ from ansel import targets as T
 from ansel.code_digest import checkout_commit
 from ansel.config import ConfigError, embeddings_file, load, root
 from ansel.files import write_text_atomic
-from ansel.gpukit import GPU_PARALLEL, KIT_FILE
+from ansel.records.items import item_runs
+from ansel.records.kit_runner.trainings import GPU_PARALLEL
+from ansel.records.layout import KIT_FILE, copy_path, finished, setting_args
 from ansel.schema import check_schema
 from ansel.table_kinds import kind_of
 from ansel.yamlfile import read_yaml
@@ -63,21 +67,6 @@ def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
     )
 
 
-def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
-    """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
-    tables, figures = P.paper_items(config, paper)
-    for t in tables:
-        if t["id"] == item:
-            return f"results/tables/{paper}/{item}.md", kind_of(t).runs(config, t)
-    for f in figures:
-        if f["id"] == item:
-            return f"figures/{paper}/{item}.png", P.figure_runs(config, f)
-    raise ConfigError(
-        f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
-        f"({', '.join(t['id'] for t in [*tables, *figures])})"
-    )
-
-
 SPEED_DEFAULTS = {
     "top": 5,
     "precisions": ["torch", "fp32", "tf32", "bf16"],
@@ -112,16 +101,11 @@ def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
 def run_files(cfg: dict) -> list[str]:
     """What a run reads besides its config: its processed dataset, vectors and vocabulary."""
     files = [T.processed_dir(cfg["dataset"])]
-    if cfg["embeddings"]:
-        files.append(embeddings_file(cfg))
+    if vectors := embeddings_file(cfg):
+        files.append(vectors)
     if cfg.get("vocab"):
         files.append(cfg["vocab"])
     return files
-
-
-def config_args(preset: str, overrides: dict) -> list[str]:
-    """``snakemake --config`` values of a record's preset and overrides (YAML flow, as JSON)."""
-    return [f"preset={preset}", *(f"{k}={json.dumps(v)}" for k, v in overrides.items())]
 
 
 def make_files(files: list[str], preset: str, overrides: dict) -> None:
@@ -134,7 +118,7 @@ def make_files(files: list[str], preset: str, overrides: dict) -> None:
         "--profile",
         "workflow/profiles/local",
         "--config",
-        *config_args(preset, overrides),
+        *setting_args(preset, overrides),
         "--",
         *missing,
     ]
@@ -163,7 +147,8 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     if unknown := [n for n in names if n not in declared]:
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} (declared: {', '.join(declared)})")
     kit_records, files = [], set()
-    costs, examples = kit_costs(), {}
+    costs = kit_costs()
+    examples: dict[str, int] = {}  # {dataset: its training examples}, filled by plan_minutes
     for name in names:
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
@@ -183,14 +168,14 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
             tables = {t["id"]: t for t in P.paper_items(config, paper)[0]}
             for item in ids:
-                dataset, cfgs = (
+                dataset, timed = (
                     kind_of(tables[item]).benchmark_configs(config, tables[item]) if item in tables else (None, {})
                 )
                 if dataset:
                     entry["step_times"].append(
-                        {"file": T.benchmark_file(paper, item), "processed": T.processed_dir(dataset), "configs": cfgs}
+                        {"file": T.benchmark_file(paper, item), "processed": T.processed_dir(dataset), "configs": timed}
                     )
-                    needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != embeddings_file(cfg)})
+                    needed = sorted({f for cfg in timed.values() for f in run_files(cfg) if f != embeddings_file(cfg)})
                     make_files(needed, config["preset"], rec.get("config", {}))
                     files.update(needed)
         runs = record_runs(config, rec["runs"], f"{where}.runs") if "runs" in rec else []
@@ -247,18 +232,18 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         for f in (run["embeddings"], run["config"]["vocab"])
     }
     for f in sorted(files - pruned):
-        _copy(root() / f, out / f)
+        copy_path(root() / f, out / f)
     for rec in kit_records:
         for run in rec["runs"]:
             if run["config"].get("vocab") and not (out / run["embeddings"]).exists():
                 rec.setdefault("pruned", {})[run["embeddings"]] = prune_vectors(run, out)
     for src in SOURCES:
-        _copy(root() / src, out / src)
+        copy_path(root() / src, out / src)
     for rec in kit_records:
         for bench in rec["bench"]:
-            _copy(root() / bench["script"], out / bench["script"])
-        _carry_earlier(rec, out / "work" / rec["name"])
-    shutil.copy2(Path(__file__).with_name("run.sh"), out / "run.sh")
+            copy_path(root() / bench["script"], out / bench["script"])
+        carry_earlier(rec, out / "work" / rec["name"])
+    shutil.copy2(Path(__file__).parent / "kit_runner" / "run.sh", out / "run.sh")
     (out / "run.sh").chmod(0o755)
     kit = {
         "records": kit_records,
@@ -299,26 +284,18 @@ def prune_vectors(run: dict, out: Path) -> str:
     return note
 
 
-def _carry_earlier(rec: dict, work: Path) -> None:
+def carry_earlier(rec: dict, work: Path) -> None:
     """What earlier leases of the record left (``reports/device/<record>/``): finished runs are kept,
     unfinished ones resume from their state.pt; measured costs are not measured again."""
     earlier = root() / "reports/device" / rec["name"]
     for run in rec["runs"]:
         for f in (earlier / run["dir"]).glob("*") if (earlier / run["dir"]).is_dir() else []:
-            _copy(f, work / run["dir"] / f.name)
+            copy_path(f, work / run["dir"] / f.name)
     for f in earlier.glob("costs/*") if rec["measure"] else []:  # the costs and the log they extend
-        _copy(f, work / "costs" / f.name)
+        copy_path(f, work / "costs" / f.name)
     for item in rec["step_times"]:  # a table's steps timed by an earlier lease are not timed again
         if (earlier / item["file"]).exists():
-            _copy(earlier / item["file"], work / item["file"])
-
-
-def _copy(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    if src.is_dir():
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    else:
-        shutil.copy2(src, dst)
+            copy_path(earlier / item["file"], work / item["file"])
 
 
 def size_mb(path: Path) -> float:
@@ -341,8 +318,6 @@ def summary(kit: dict, out: Path) -> str:
                 f"stacked: {', '.join(c['model'] for c in s['configs'])}"
             )
         if rec["runs"]:
-            from ansel.gpukit.device import finished
-
             left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
             known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
             parts.append(
