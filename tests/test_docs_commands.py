@@ -43,7 +43,10 @@ def test_the_readme_is_a_front_page_linking_every_docs_page():
 
 def test_the_readmes_results_table_is_the_records():
     done = subprocess.run(
-        [sys.executable, "-m", "ansel.cli", "records", "--check", "README.md"], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "ansel.cli", "front-page", "--check", "README.md"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
 

@@ -372,7 +372,8 @@ def print_reproduction(r: dict, device: str | None) -> None:
 
 def cmd_gpu_kit(a) -> None:
     from ansel.config import root
-    from ansel.records.kit_pack import SIZE_LIMIT_MB, pack, size_mb, summary
+    from ansel.records.kit_pack import pack
+    from ansel.records.kit_summary import SIZE_LIMIT_MB, size_mb, summary
 
     out = Path(a.out) if a.out else root() / "gpu-kit"
     kit = pack(a.record, out)

@@ -79,7 +79,7 @@ def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
         measured_costs([tmp_path])
 
 
-def test_ansel_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path, monkeypatch):
+def test_ansel_collect_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path, monkeypatch):
     from ansel.records import collect as collecting
 
     checkout, out = tmp_path / "checkout", tmp_path / "reports/cpu-smoke"
@@ -90,7 +90,7 @@ def test_ansel_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path,
     (run / "config.json").write_text('{"dataset": "synthetic_en", "model": "qa_')
     monkeypatch.setattr(collecting, "root", lambda: checkout)
     with pytest.raises(SystemExit, match=rf"^ansel collect-record: {out}: {run / 'config.json'}: not valid JSON"):
-        cli.main(["record", "--preset", "smoke", "--items", "smoke/synthetic", "--out", str(out)])
+        cli.main(["collect-record", "--preset", "smoke", "--items", "smoke/synthetic", "--out", str(out)])
     assert not out.exists()
 
 

@@ -142,7 +142,7 @@ def _unpack_or_keep(archive, home, errors) -> None:
         ({"skip": ("run.trec",)}, r"seed2: a finished run \(metrics.json\) without run.trec: half written"),
     ],
 )
-def test_ansel_record_of_a_half_written_run_places_nothing(home, finished_run, half, named):
+def test_ansel_collect_record_of_a_half_written_run_places_nothing(home, finished_run, half, named):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
@@ -153,7 +153,7 @@ def test_ansel_record_of_a_half_written_run_places_nothing(home, finished_run, h
     assert snapshot(home.parent) == before
 
 
-def test_ansel_record_on_a_full_disk_places_nothing(home, finished_run, monkeypatch):
+def test_ansel_collect_record_on_a_full_disk_places_nothing(home, finished_run, monkeypatch):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
@@ -174,6 +174,6 @@ def test_the_results_table_written_on_a_full_disk_leaves_the_readme_whole(home, 
     before = snapshot(home.parent)
     _disk_full_after(monkeypatch, home, 1)
     with pytest.raises(OSError, match=r"README.md: no space left on device"):
-        main(["records", "--write", "README.md"])
+        main(["front-page", "--write", "README.md"])
     monkeypatch.undo()
     assert snapshot(home.parent) == before

@@ -77,7 +77,7 @@ def _collect_refused(home, out, match: str) -> None:
     assert snapshot(home.parent) == before
 
 
-def test_ansel_record_of_another_preset_into_a_record_is_refused(home, finished_run):
+def test_ansel_collect_record_of_another_preset_into_a_record_is_refused(home, finished_run):
     smoke = load(preset="smoke")
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     cpu = home / "reports/cpu-x/runs/wikiqa/apnet_qa_cnn_wikiqa/seed1"  # a record of the cpu preset
@@ -90,7 +90,7 @@ def test_ansel_record_of_another_preset_into_a_record_is_refused(home, finished_
     )
 
 
-def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, finished_run, monkeypatch):
+def test_ansel_collect_record_across_a_params_change_is_refused_naming_the_key(home, finished_run, monkeypatch):
     """Part 1 collects seed 1 at lr 0.02; params.yaml then says 0.01 and part 2 trains seed 2: the record
     would render one table from both."""
     now = load(preset="smoke")

@@ -130,8 +130,8 @@ def front_page(home, finished_run):
         f"    claim: QA-CNN > Random\n    sources: [{{record: rec, table: t, row: QA-CNN, column: {column}}}]\n"
     )
     (home / "README.md").write_text("# ansel\n\n<!-- results: ansel front-page -->\n<!-- /results -->\n\nmore\n")
-    main(["records", "--write", "README.md"])
-    main(["records", "--check", "README.md"])
+    main(["front-page", "--write", "README.md"])
+    main(["front-page", "--check", "README.md"])
     assert f"{test_map:.4f} ± 0.0000 (n=1)" in (home / "README.md").read_text()
     return home
 
@@ -147,7 +147,7 @@ def test_a_twin_edited_by_hand_never_reaches_the_front_page(front_page):
             match=rf"{TWIN}: cell \('QA-CNN', 'synthetic_en test MAP'\) says [0-9.]+ .* where "
             r"its 1 runs give",
         ):
-            main(["records", verb, "README.md"])
+            main(["front-page", verb, "README.md"])
     assert (front_page / "README.md").read_bytes() == page
 
 
@@ -155,4 +155,4 @@ def test_a_second_stale_results_block_fails_the_check(front_page):
     readme = front_page / "README.md"
     readme.write_text(readme.read_text() + "\n<!-- results: ansel front-page -->\n| stale |\n<!-- /results -->\n")
     with pytest.raises(SystemExit, match=r"README.md: 2 results blocks"):
-        main(["records", "--check", "README.md"])
+        main(["front-page", "--check", "README.md"])

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from ansel.files import write_text_atomic
-from ansel.records.kit_pack import records
+from ansel.records.declared import declared_records
 from ansel.records.layout import LEASES_FILE
 
 
@@ -20,7 +20,7 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
     lines = [
         f"# Device record `{rec['name']}`",
         "",
-        rec.get("about") or records().get(rec["name"], {}).get("about", ""),
+        rec.get("about") or declared_records().get(rec["name"], {}).get("about", ""),
         "",
         f"- preset {rec['preset']}; made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, "
         "`make gpu-unpack`",

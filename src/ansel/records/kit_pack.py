@@ -1,6 +1,7 @@
 """Pack a GPU record kit (CPU, before any lease): ``ansel gpu-kit --record NAME [NAME ...]``.
 
-Records are declared in ``reports/device/records.yaml`` (``records`` reads and checks it).
+Records are declared in ``reports/device/records.yaml`` (``declared`` reads and checks it); what the
+packed kit holds and costs is printed by ``kit_summary``.
 
 The kit is one folder (default ``gpu-kit/``, ignored by git) that the device tool carries: the
 ansel sources, ``run.sh``, ``kit.json`` (per record: its jobs, each run's resolved config and the
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,51 +20,14 @@ from pathlib import Path
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
-from ansel.config import ConfigError, embeddings_file, load, root
+from ansel.config import ConfigError, embeddings_file, root
 from ansel.files import write_text_atomic
-from ansel.records.items import item_runs
-from ansel.records.kit_runner.trainings import GPU_PARALLEL
-from ansel.records.layout import KIT_FILE, copy_path, finished, setting_args
-from ansel.schema import check_schema
+from ansel.records.declared import RECORDS, declared_records, record_config, record_runs
+from ansel.records.layout import DEVICE_DIR, KIT_FILE, copy_path, setting_args
 from ansel.table_kinds import kind_of
-from ansel.yamlfile import read_yaml
 
-RECORDS = "reports/device/records.yaml"
-RECORDS_SCHEMA = "workflow/schemas/records.schema.yaml"
-SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
 SOURCES = ("src/ansel",)
 HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
-
-
-def records(path: Path | None = None) -> dict[str, dict]:
-    """The declared records, each checked against workflow/schemas/records.schema.yaml."""
-    path = path or root() / RECORDS
-    declared = read_yaml(path) or {}  # an empty file declares no record
-    check_schema(declared, root() / RECORDS_SCHEMA, str(path))
-    for name, rec in declared.items():
-        if not ({"bench", "measure", "runs", "speed"} & set(rec)):
-            raise ConfigError(f"{path}: {name}: no job (give bench, measure, speed or runs)")
-    return declared
-
-
-def record_config(rec: dict) -> dict:
-    return load(**{"preset": rec.get("preset", "full"), **rec.get("config", {})})
-
-
-def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
-    """The runs of the record's tables and figures ({paper: [table or figure id]}), optionally only
-    ``models`` and ``seeds``."""
-    found: set[T.Run] = set()
-    for paper, items in spec.get("items", {}).items():
-        for item in items:
-            try:
-                found.update(item_runs(config, paper, item)[1])
-            except ConfigError as e:
-                raise ConfigError(f"{where}.items.{e}") from None
-    models, seeds = spec.get("models"), spec.get("seeds")
-    return sorted(
-        r for r in found if (models is None or r.variant.name in models) and (seeds is None or r.seed in seeds)
-    )
 
 
 SPEED_DEFAULTS = {
@@ -143,7 +106,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     from ansel.models.registry import is_trained
     from ansel.plan import plan_minutes, shape, unmeasured_shapes
 
-    declared = declared if declared is not None else records()
+    declared = declared if declared is not None else declared_records()
     if unknown := [n for n in names if n not in declared]:
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} (declared: {', '.join(declared)})")
     kit_records, files = [], set()
@@ -191,7 +154,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             # untrained rankers (BM25, random) cost no device time: the CPU records time them
             shapes = [
                 cfg
-                for cfg in unmeasured_shapes(config, [root() / "reports/device" / name], m["datasets"])
+                for cfg in unmeasured_shapes(config, [root() / DEVICE_DIR / name], m["datasets"])
                 if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)
             ]
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
@@ -242,7 +205,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     for rec in kit_records:
         for bench in rec["bench"]:
             copy_path(root() / bench["script"], out / bench["script"])
-        carry_earlier(rec, out / "work" / rec["name"])
+        _carry_earlier(rec, out / "work" / rec["name"])
     shutil.copy2(Path(__file__).parent / "kit_runner" / "run.sh", out / "run.sh")
     (out / "run.sh").chmod(0o755)
     kit = {
@@ -284,10 +247,10 @@ def prune_vectors(run: dict, out: Path) -> str:
     return note
 
 
-def carry_earlier(rec: dict, work: Path) -> None:
+def _carry_earlier(rec: dict, work: Path) -> None:
     """What earlier leases of the record left (``reports/device/<record>/``): finished runs are kept,
     unfinished ones resume from their state.pt; measured costs are not measured again."""
-    earlier = root() / "reports/device" / rec["name"]
+    earlier = root() / DEVICE_DIR / rec["name"]
     for run in rec["runs"]:
         for f in (earlier / run["dir"]).glob("*") if (earlier / run["dir"]).is_dir() else []:
             copy_path(f, work / run["dir"] / f.name)
@@ -296,68 +259,3 @@ def carry_earlier(rec: dict, work: Path) -> None:
     for item in rec["step_times"]:  # a table's steps timed by an earlier lease are not timed again
         if (earlier / item["file"]).exists():
             copy_path(earlier / item["file"], work / item["file"])
-
-
-def size_mb(path: Path) -> float:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
-
-
-def summary(kit: dict, out: Path) -> str:
-    """What the kit holds and what the planner says it costs on the device."""
-    lines = []
-    for rec in kit["records"]:
-        parts = []
-        if rec["bench"]:
-            parts.append(f"{len(rec['bench'])} benchmark(s)")
-        if rec["measure"]:
-            parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
-        if rec.get("speed"):
-            s = rec["speed"]
-            parts.append(
-                f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, alone and {s['seeds']} seeds "
-                f"stacked: {', '.join(c['model'] for c in s['configs'])}"
-            )
-        if rec["runs"]:
-            left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
-            known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
-            parts.append(
-                f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
-                f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
-                f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
-                f"shared as measured), {len(left) - len(known)} unmeasured"
-            )
-            if len(known) < len(left):
-                n = len(rec["measure"]["configs"]) if rec["measure"] else 0
-                first = (
-                    f"this kit measures {n} shapes first (unpack it before the next kit)"
-                    if n
-                    else "measure their shapes first (a `measure` key, or record costs-full) and unpack that"
-                )
-                parts.append(
-                    "unmeasured runs start blind (one that cannot end before the deadline at its pace, "
-                    f"its state too large to come back, is stopped at its second epoch): {first}"
-                )
-        lines.append(f"{rec['name']}: {'; '.join(parts)}")
-    size = size_mb(out)
-    lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
-    tree = _tree_mb()
-    if tree is not None:
-        lines.append(
-            f"with it travels the working tree without reports/ (`make gpu-travel`): {tree:.1f} MiB; "
-            f"together {tree + size:.1f} of the device tool's 64 MiB"
-        )
-    return "\n".join(lines)
-
-
-def _tree_mb() -> float | None:
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root(),
-            capture_output=True,
-            check=True,
-        ).stdout.split(b"\0")
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    paths = [root() / os.fsdecode(p) for p in listed if p and not p.startswith(b"reports/")]
-    return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20

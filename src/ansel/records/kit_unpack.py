@@ -32,10 +32,16 @@ from ansel.files import locked, replace_tree, write_text_atomic
 from ansel.jsonfile import read_json
 from ansel.names import plain_name
 from ansel.records.device_readme import write_readme
-from ansel.records.layout import DEVICE_PARTS, KIT_FILE, LEASES_FILE, UNFINISHED_FILES, RecordRefused, run_name
+from ansel.records.layout import (
+    DEVICE_DIR,
+    DEVICE_PARTS,
+    KIT_FILE,
+    LEASES_FILE,
+    UNFINISHED_FILES,
+    RecordRefused,
+    run_name,
+)
 from ansel.records.placing import check_finished, check_same_setting, check_setting, staged_record, write_setting
-
-DEVICE_DIR = "reports/device"
 
 
 def read_archive(files: list[Path]) -> tarfile.TarFile:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ansel.names import plain_name
 
+DEVICE_DIR = "reports/device"  # the device records, one folder each
 RECORD_FILE = "record.json"  # the record's setting
 KIT_FILE = "kit.json"  # a kit's records, jobs and runs (in the kit, and in its archive)
 LEASES_FILE = "leases.json"  # a device record's leases in time order

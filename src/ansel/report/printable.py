@@ -3,7 +3,7 @@ the paper's settings, on its data, at its protocol; a gap (and a † mark) only 
 published value are one cell -- the same data, split, metric and protocol; else "—", the stand-in named.
 
 A record declares its scale (``SCALES``): ``paper`` (the papers' settings) or ``budget`` (cut: fewer
-epochs, filters or batches). The front page (``ansel.records.front_page``) and the paper tables
+epochs, filters or batches). The front page (``ansel.records``) and the paper tables
 (``ansel.report.tables``) print through these functions; ``refusals`` says what a printed row breaks.
 """
 

@@ -31,7 +31,7 @@ def test_a_table_trained_in_parts_is_collected_then_rendered(tmp_path, built_rep
                 sys.executable,
                 "-m",
                 "ansel.cli",
-                "record",
+                "collect-record",
                 "--preset",
                 "smoke",
                 "--items",
