@@ -1,4 +1,4 @@
-"""The front page and docs/: the README's results table is the records' (``ansel records``), it
+"""The front page and docs/: the README's results table is the records' (``ansel front-page``), it
 stays a front page, every docs/ page is linked from it, and every command the pages show in a
 ``bash`` block still works here: a Snakemake command as a dry run, the others as written. A
 command a test cannot run says why in its comment ("not run by the docs test: ..."); one that
@@ -43,7 +43,10 @@ def test_the_readme_is_a_front_page_linking_every_docs_page():
 
 def test_the_readmes_results_table_is_the_records():
     done = subprocess.run(
-        [sys.executable, "-m", "ansel.cli", "records", "--check", "README.md"], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "ansel.cli", "front-page", "--check", "README.md"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
 
@@ -121,7 +124,7 @@ def _checkout(tmp_path, records: dict[str, str], sources: str, protocol: str = "
 
 
 def test_a_row_takes_the_highest_scale_record_on_the_papers_data(tmp_path):
-    from ansel.records import results_table
+    from ansel.records.front_page import results_table
 
     for record in ("cpu-x", "device/x"):
         _record(tmp_path, record)
@@ -138,7 +141,7 @@ def test_a_row_takes_the_highest_scale_record_on_the_papers_data(tmp_path):
 
 
 def test_a_budget_record_prints_no_verdict_and_a_stand_in_no_gap(tmp_path):
-    from ansel.records import results_table
+    from ansel.records.front_page import results_table
 
     _record(tmp_path, "cpu-x", dataset="e")
     _checkout(tmp_path, {"cpu-x": "budget"}, "{record: cpu-x, table: t, row: A, column: d test MAP}")
@@ -150,7 +153,7 @@ def test_a_budget_record_prints_no_verdict_and_a_stand_in_no_gap(tmp_path):
 def test_a_context_row_prints_the_tables_paired_test_against_ours_never_as_a_verdict(tmp_path):
     """Where the record's table compares the headline row with its context row (its baseline's family),
     the row says which is above and the Holm-adjusted p, in plain words; where it does not, the value alone."""
-    from ansel.records import results_table
+    from ansel.records.front_page import results_table
 
     _record(tmp_path, "device/x")
     twin = tmp_path / "reports/device/x/t.json"
@@ -183,7 +186,7 @@ def test_a_context_row_prints_the_tables_paired_test_against_ours_never_as_a_ver
 
 def test_a_headline_not_at_the_papers_protocol_or_naming_no_cell_is_refused(tmp_path):
     from ansel.config import ConfigError
-    from ansel.records import results_table
+    from ansel.records.front_page import results_table
 
     _record(tmp_path, "device/x")
     source = "{record: device/x, table: t, row: A, column: d test MAP}"
@@ -211,7 +214,7 @@ def test_the_front_page_before_issue_52_breaks_the_rule_in_every_row():
     """Rows 2-5 of the README as it was (issue 52's items 2, 1, 4, 3): verdicts from budget records, a
     gap across datasets, a dev-selected headline where the paper reports the last iteration; and no row
     named its vectors."""
-    from ansel.records import check_readme
+    from ansel.records.front_page import check_readme
 
     before = (ROOT / "tests/fixtures/records/readme_before_issue52.md").read_text()
     found = check_readme(before, "README.md")

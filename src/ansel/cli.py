@@ -219,9 +219,9 @@ def cmd_step_times(a) -> None:
     write_text_atomic(Path(a.out), json.dumps(result, indent=2) + "\n")
 
 
-def cmd_records(a) -> None:
+def cmd_front_page(a) -> None:
     from ansel.files import write_text_atomic
-    from ansel.records import check_readme, results_table, splice
+    from ansel.records.front_page import check_readme, results_table, splice
 
     table = results_table()
     if not a.write and not a.check:
@@ -233,16 +233,19 @@ def cmd_records(a) -> None:
         write_text_atomic(path, splice(text, table, str(path)))
     elif broken := check_readme(text, str(path)):
         sys.exit(
-            "ansel records: what may be printed as a result (ansel.report.printable) is broken:\n" + "\n".join(broken)
+            "ansel front-page: what may be printed as a result (ansel.report.printable) is broken:\n"
+            + "\n".join(broken)
         )
     elif splice(text, table, str(path)) != text:
         sys.exit(
-            f"ansel records: {path}'s results table differs from the records; update it: ansel records --write {path}"
+            f"ansel front-page: {path}'s results table differs from the records; update it: "
+            f"ansel front-page --write {path}"
         )
 
 
-def cmd_record(a) -> None:
-    from ansel.local_record import collect, parse_items
+def cmd_collect_record(a) -> None:
+    from ansel.records.collect import collect
+    from ansel.records.items import parse_items
 
     collect(a.preset, parse_items(a.items), Path(a.out))
 
@@ -368,7 +371,8 @@ def print_reproduction(r: dict, device: str | None) -> None:
 
 def cmd_gpu_kit(a) -> None:
     from ansel.config import root
-    from ansel.gpukit.build import SIZE_LIMIT_MB, pack, size_mb, summary
+    from ansel.records.kit_pack import pack
+    from ansel.records.kit_summary import SIZE_LIMIT_MB, size_mb, summary
 
     out = Path(a.out) if a.out else root() / "gpu-kit"
     kit = pack(a.record, out)
@@ -378,7 +382,7 @@ def cmd_gpu_kit(a) -> None:
 
 
 def cmd_gpu_unpack(a) -> None:
-    from ansel.gpukit.unpack import unpack
+    from ansel.records.kit_unpack import unpack
 
     unpack([Path(f) for f in a.file], a.device_minutes, render=not a.no_render)
 
@@ -454,7 +458,7 @@ def main(argv: list[str] | None = None) -> None:
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
     st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
     st.add_argument("--threads", type=int, default=1)
-    r = verb("records", cmd_records, config=None)  # the front page's results table, from the records
+    r = verb("front-page", cmd_front_page, config=None)  # the README's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
     r.add_argument(
         "--check",
@@ -462,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
         help="fail where a row of FILE's results table breaks the rule of "
         "ansel.report.printable or the table differs from the records",
     )
-    rc = verb("record", cmd_record, "preset", "out", config=None)  # runs trained here, as a committed record
+    rc = verb("collect-record", cmd_collect_record, "preset", "out", config=None)  # runs trained here, as a record
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")

@@ -38,9 +38,9 @@ from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import root
 from ansel.data.vocab import run_vocab_file
-from ansel.gpukit import GPU_PARALLEL
 from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
+from ansel.records.kit_runner.trainings import GPU_PARALLEL
 from ansel.settings import ConfigError, SettingError, check, parse
 from ansel.table_kinds import kind_of
 

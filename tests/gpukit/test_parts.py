@@ -10,14 +10,16 @@ import pytest
 
 from ansel.data.canonical import Dataset
 from ansel.data.vocab import Vocab
-from ansel.gpukit import build, device
-from ansel.gpukit.unpack import read_archive
+from ansel.records import kit_pack
+from ansel.records.kit_runner import archive, commands, trainings
+from ansel.records.kit_runner.lease import Lease
+from ansel.records.kit_unpack import read_archive
 
 
 @pytest.fixture
 def corpus_run(tmp_path, monkeypatch):
     """A processed dataset whose texts hold 'a b c' and corpus vectors that also know 'x', 'y'."""
-    monkeypatch.setattr(build, "root", lambda: tmp_path)
+    monkeypatch.setattr(kit_pack, "root", lambda: tmp_path)
     questions = pd.DataFrame({"qid": ["q1"], "text": ["a b"], "tokens": [["a", "b"]], "category": [None]})
     answers = pd.DataFrame({"aid": ["a1"], "text": ["c"], "tokens": [["c"]]})
     cands = pd.DataFrame({"qid": ["q1"], "aid": ["a1"], "label": [1]})
@@ -54,12 +56,12 @@ def test_a_kit_prices_its_runs_by_gpu_costs_only(tmp_path, monkeypatch):
         )
         sources.append(tmp_path / name)
     monkeypatch.setattr(plan, "default_sources", lambda: sources)
-    assert {k: c.device for k, c in build.kit_costs().items()} == {plan.shape_key(both): "cuda/NVIDIA H200"}
+    assert {k: c.device for k, c in kit_pack.kit_costs().items()} == {plan.shape_key(both): "cuda/NVIDIA H200"}
 
 
 def test_vectors_are_cut_to_the_datasets_words_with_their_rows(tmp_path, corpus_run):
     run, vectors = corpus_run
-    note = build.prune_vectors(run, tmp_path / "kit")
+    note = kit_pack.prune_vectors(run, tmp_path / "kit")
     kept = Vocab.load(tmp_path / "kit" / run["config"]["vocab"])
     cut = np.load(tmp_path / "kit" / run["embeddings"])
     assert kept.tokens == ["<pad>", "<unk>", "a", "b", "c"] and note.startswith("5 of 7 words")
@@ -68,19 +70,19 @@ def test_vectors_are_cut_to_the_datasets_words_with_their_rows(tmp_path, corpus_
 
 def test_vectors_too_large_to_travel_go_as_float16(tmp_path, corpus_run, monkeypatch):
     run, vectors = corpus_run
-    monkeypatch.setattr(build, "HALF_ABOVE_MB", 0)
-    assert "float16" in build.prune_vectors(run, tmp_path / "kit")
+    monkeypatch.setattr(kit_pack, "HALF_ABOVE_MB", 0)
+    assert "float16" in kit_pack.prune_vectors(run, tmp_path / "kit")
     cut = np.load(tmp_path / "kit" / run["embeddings"])
     assert cut.dtype == np.float16 and np.allclose(cut, vectors[[0, 1, 3, 5, 6]], rtol=2**-11)
 
 
 def test_a_run_is_admitted_only_if_it_should_end_before_the_deadline():
     run = {"planned_minutes": 1.0}
-    assert not device.fits(run, 1, time.time() + 50)  # 60 s alone, 50 s left
+    assert not trainings.fits(run, 1, time.time() + 50)  # 60 s alone, 50 s left
     until = time.time() + 90
-    assert device.fits(run, 1, until)
-    assert not device.fits(run, 8, until)  # 8 at once on one GPU: 60 s x 8 / 2.4 = 200 s
-    assert device.fits({"planned_minutes": None}, 8, until)  # unmeasured: tried
+    assert trainings.fits(run, 1, until)
+    assert not trainings.fits(run, 8, until)  # 8 at once on one GPU: 60 s x 8 / 2.4 = 200 s
+    assert trainings.fits({"planned_minutes": None}, 8, until)  # unmeasured: tried
 
 
 def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatch):
@@ -94,33 +96,31 @@ def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatc
         def poll(self):
             return 0
 
-    monkeypatch.setattr(device, "_start_run", lambda run, *_: started.append(run["dir"]) or Done())
-    monkeypatch.setattr(device, "LOG", tmp_path / "log.txt")
+    monkeypatch.setattr(trainings, "start_run", lambda run, *_: started.append(run["dir"]) or Done())
     runs = [
         {"dir": d, "planned_minutes": m, "config": {"model": d, "train": {"epochs": 1}}}
         for d, m in (("long", 10.0), ("short", 1.0), ("blind", None))
     ]
     rec = {"name": "r", "runs": runs}
-    out = device.run_trainings(rec, "cpu", 1, time.time() + 120, tmp_path)
+    out = trainings.run_trainings(rec, Lease(tmp_path, "", time.time() + 120, tmp_path / "log.txt"), "cpu", 1, tmp_path)
     assert started == ["short", "blind"] and out["runs"] == {
         "long": "not started",
         "short": "finished",
         "blind": "finished",
     }
-    assert device.fits({"planned_minutes": 1.0}, 4, time.time() + 70, parallel=4)
-    assert not device.fits({"planned_minutes": 1.0}, 4, time.time() + 70)  # 60 s x 4 / 2.4 = 100 s
+    assert trainings.fits({"planned_minutes": 1.0}, 4, time.time() + 70, parallel=4)
+    assert not trainings.fits({"planned_minutes": 1.0}, 4, time.time() + 70)  # 60 s x 4 / 2.4 = 100 s
 
 
 def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     """At its pace so far a run ends after the deadline: stopped when its state.pt cannot come back,
     kept running when it can (a later kit resumes it)."""
     clock = [1000.0]
-    monkeypatch.setattr(device.time, "time", lambda: clock[0])
-    monkeypatch.setattr(device, "STATE_BYTES", 100)
+    monkeypatch.setattr(trainings.time, "time", lambda: clock[0])
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     job_log, state = run_dir / "job.log", run_dir / "state.pt"
-    pace = device.EpochClock("m", epochs=25)
+    pace = trainings.EpochClock("m", epochs=25, state_bytes=100)
     until = 1000.0 + 200  # epochs of 20 s from here: epoch 2 at 1020 ends epoch 25 at 1480
     assert pace.hopeless(run_dir, until) is None  # nothing reported yet
     job_log.write_text("epoch 1: loss 1 dev MAP 0.5 (19.0s)\n")
@@ -130,14 +130,14 @@ def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     job_log.write_text(job_log.read_text() + "epoch 2: loss 1 dev MAP 0.5 (19.0s)\n")
     why = pace.hopeless(run_dir, until)
     assert why and "epoch 2 of 25" in why and "cannot come back" in why
-    small = device.EpochClock("m", epochs=25)
+    small = trainings.EpochClock("m", epochs=25, state_bytes=100)
     state.write_bytes(b"x" * 10)
     clock[0] = 1000.0
     small.hopeless(run_dir, until)
     clock[0] += 20
     job_log.write_text(job_log.read_text() + "epoch 3: loss 1 dev MAP 0.5 (19.0s)\n")
     assert small.hopeless(run_dir, until) is None  # its state comes back
-    quick = device.EpochClock("m", epochs=4)
+    quick = trainings.EpochClock("m", epochs=4, state_bytes=100)
     state.write_bytes(b"x" * 1000)
     quick.hopeless(run_dir, until)
     clock[0] += 20
@@ -150,14 +150,13 @@ def test_an_earlier_leases_epochs_in_the_job_log_are_not_the_runs_pace(tmp_path,
     its pace is read from where this training started (epochs 1-10 above it once made the pace
     one epoch per 3 minutes and stopped 5 runs that would have ended in time)."""
     clock = [1000.0]
-    monkeypatch.setattr(device.time, "time", lambda: clock[0])
-    monkeypatch.setattr(device, "STATE_BYTES", 100)
+    monkeypatch.setattr(trainings.time, "time", lambda: clock[0])
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     job_log = run_dir / "job.log"
     job_log.write_text("".join(f"epoch {e}: loss 1 dev MAP 0.5 (17.0s)\n" for e in range(1, 11)))
     (run_dir / "state.pt").write_bytes(b"x" * 1000)
-    pace = device.EpochClock("m", epochs=25, since=job_log.stat().st_size)
+    pace = trainings.EpochClock("m", epochs=25, since=job_log.stat().st_size, state_bytes=100)
     assert pace.hopeless(run_dir, 1000.0 + 500) is None
     for epoch in (1, 2, 3):
         clock[0] += 17
@@ -165,16 +164,14 @@ def test_an_earlier_leases_epochs_in_the_job_log_are_not_the_runs_pace(tmp_path,
         assert pace.hopeless(run_dir, 1000.0 + 500) is None  # 25 epochs of 17 s end at 1425 + margin
 
 
-def test_a_large_archive_comes_back_in_parts_that_join(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(device, "PART_BYTES", 1000)
+def test_a_large_archive_comes_back_in_parts_that_join(tmp_path):
     kit = {"records": [{"name": "r", "runs": [{"dir": "runs/d/m/seed1"}]}]}
     (tmp_path / "kit.json").write_text(json.dumps(kit))
     run = tmp_path / "work/r/runs/d/m/seed1"
     run.mkdir(parents=True)
     (run / "metrics.json").write_text("{}")
     (run / "run.trec").write_bytes(np.random.default_rng(0).bytes(5000))  # incompressible
-    parts = device.archive(kit, tmp_path / "work", tmp_path / "out", 0)
+    parts = archive.archive(kit, tmp_path, tmp_path / "out", 0, part_bytes=1000)
     assert len(parts) > 1 and all(p.stat().st_size <= 1000 for p in parts)
     assert all(set(p.name) <= set("abcdefghijklmnopqrstuvwxyz0123456789._-TZ") for p in parts)
     with read_archive(parts) as tar:
@@ -184,7 +181,7 @@ def test_a_large_archive_comes_back_in_parts_that_join(tmp_path, monkeypatch):
 def test_unpack_refuses_a_cut_or_foreign_archive_naming_it(tmp_path):
     import tarfile
 
-    from ansel.gpukit.unpack import unpack
+    from ansel.records.kit_unpack import unpack
 
     cut = tmp_path / "record-r-1.tar.gz.part00"
     cut.write_bytes(b"\x1f\x8b\x08\x00" + b"0" * 50)
@@ -200,9 +197,9 @@ def test_unpack_refuses_a_cut_or_foreign_archive_naming_it(tmp_path):
 
 
 def test_a_figure_of_a_models_weights_takes_the_checkouts_weights_of_that_same_run(tmp_path, monkeypatch):
-    """Attention maps read model.pt, which no record keeps: ``ansel record`` links the checkout's weights
+    """Attention maps read model.pt, which no record keeps: ``ansel collect-record`` links the checkout's weights
     into the staged run where the checkout trained that run (same config), and names them otherwise."""
-    from ansel.gpukit.tables import _link_weights
+    from ansel.records.render import link_weights
     from ansel.targets import Run, Variant
 
     checkout, stage, run = tmp_path / "checkout", tmp_path / "stage", Run("wikiqa", Variant("m"), 1)
@@ -211,27 +208,27 @@ def test_a_figure_of_a_models_weights_takes_the_checkouts_weights_of_that_same_r
         (d / run.dir).mkdir(parents=True)
         (d / run.dir / "config.json").write_text(json.dumps({"seed": 1, "lr": 0.1}))
     named = f"{run.dir}/model.pt (weights: a record keeps none"
-    assert _link_weights(run, stage).startswith(named)  # the checkout has no weights of it
+    assert link_weights(run, stage).startswith(named)  # the checkout has no weights of it
     (checkout / run.dir / "model.pt").write_bytes(b"weights")
     (checkout / run.dir / "config.json").write_text(json.dumps({"lr": 0.1, "seed": 1}, indent=2))  # same config
-    assert _link_weights(run, stage) is None and (stage / run.dir / "model.pt").read_bytes() == b"weights"
-    assert _link_weights(run, stage) is None  # a second figure of the run
+    assert link_weights(run, stage) is None and (stage / run.dir / "model.pt").read_bytes() == b"weights"
+    assert link_weights(run, stage) is None  # a second figure of the run
     other = tmp_path / "other"
     (other / run.dir).mkdir(parents=True)
     (other / run.dir / "config.json").write_text(json.dumps({"seed": 1, "lr": 0.2}))  # trained otherwise
-    assert _link_weights(run, other).startswith(named) and not (other / run.dir / "model.pt").exists()
-    assert _link_weights(run, tmp_path / "empty") is None  # the run itself missing: named as a run already
+    assert link_weights(run, other).startswith(named) and not (other / run.dir / "model.pt").exists()
+    assert link_weights(run, tmp_path / "empty") is None  # the run itself missing: named as a run already
 
 
 def test_a_run_keeping_its_last_epoch_is_evaluated_at_it_too_and_carries_its_files(tmp_path):
     """train.keep_last (aMV-LSTM's WikiQA runs): the kit evaluates the last epoch after the selected one
     (ansel evaluate --last); a run without it is not."""
     run = {"processed": "data/processed/d", "embeddings": None, "config": {"train": {"keep_last": True}}}
-    commands = device.run_commands(run, tmp_path / "r", tmp_path, threads=1)
-    assert [c[c.index("ansel.cli") + 1 : c.index("ansel.cli") + 2] for c in commands] == [
+    lines = commands.run_commands(run, tmp_path / "r", tmp_path, threads=1)
+    assert [c[c.index("ansel.cli") + 1 : c.index("ansel.cli") + 2] for c in lines] == [
         ["train"],
         ["evaluate"],
         ["evaluate"],
     ]
-    assert commands[2][-1] == "--last" and "--last" not in commands[1]
-    assert len(device.run_commands({**run, "config": {"train": {}}}, tmp_path / "r", tmp_path, threads=1)) == 2
+    assert lines[2][-1] == "--last" and "--last" not in lines[1]
+    assert len(commands.run_commands({**run, "config": {"train": {}}}, tmp_path / "r", tmp_path, threads=1)) == 2

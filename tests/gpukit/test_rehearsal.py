@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ansel.gpukit.build import pack
-from ansel.gpukit.unpack import read_archive, unpack
+from ansel.records.kit_pack import pack
+from ansel.records.kit_unpack import read_archive, unpack
 
 pytestmark = pytest.mark.slow
 
@@ -136,14 +136,14 @@ def test_cut_resume_unpack_render(kit, tmp_path):
 
 def test_unknown_record_and_key_named(tmp_path):
     from ansel.config import ConfigError
-    from ansel.gpukit.build import records
+    from ansel.records.declared import declared_records
 
     with pytest.raises(ConfigError, match="no record 'nope'"):
         pack(["nope"], tmp_path / "kit", RECORD)
     bad = tmp_path / "records.yaml"
     bad.write_text("r: {preset: smoke, runz: {}}\n")
     with pytest.raises(ConfigError, match=r"records.yaml: r: unknown key .runz.; allowed: about, preset"):
-        records(bad)
+        declared_records(bad)
 
 
 def test_a_record_with_runs_measures_only_their_shapes(tmp_path):

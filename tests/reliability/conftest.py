@@ -61,11 +61,11 @@ def _train_and_evaluate(processed: Path, run_dir: Path, timings: Path, max_batch
 @pytest.fixture(scope="session")
 def finished_run(processed, tmp_path_factory) -> dict[str, bytes]:
     """{file name: bytes} of one trained and evaluated run, run.trec gzipped as a kit brings it back."""
-    from ansel.gpukit.device import _gzip
+    from ansel.records.layout import gzip_file
 
     run = tmp_path_factory.mktemp("finished") / "seed1"
     _train_and_evaluate(processed, run, run / "timings.json", 2)
-    _gzip(run / "run.trec", run / "run.trec.gz")
+    gzip_file(run / "run.trec", run / "run.trec.gz")
     return {
         name: (run / name).read_bytes()
         for name in ("metrics.json", "config.json", "log.csv", "run.trec", "run.trec.gz", "timings.json")
@@ -122,7 +122,7 @@ def kit_archive(tmp_path):
 def device_record(home, finished_run, kit_archive) -> dict:
     """reports/device/rec as a first lease (record-rec-1) placed it: the finished run, preset smoke, no
     overrides; returns the run's config."""
-    from ansel.gpukit.unpack import unpack
+    from ansel.records.kit_unpack import unpack
     from tests.reliability.kit_archives import kit_record, run_members
 
     config = json.loads(finished_run["config.json"])

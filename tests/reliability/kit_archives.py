@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ansel.gpukit.unpack import unpack
+from ansel.records.kit_unpack import unpack
 
 RUN = "runs/synthetic_en/qa_cnn/seed1"  # the finished run's folder in a record
 

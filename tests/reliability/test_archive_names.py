@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ansel.gpukit.unpack import unpack
+from ansel.records.kit_unpack import unpack
 from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, unpack_refused
 
 

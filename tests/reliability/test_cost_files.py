@@ -1,6 +1,6 @@
 """Issue 54 item 8: a measured-costs file cut short, of the wrong shape, with an unknown key or a
 negative cost, a run's config.json cut short, a negative --device-minutes: each refused naming the
-file (and key), by `ansel plan`, `make gpu-kit` (its costs) and `ansel record`, with nothing written."""
+file (and key), by `ansel plan`, `make gpu-kit` (its costs) and `ansel collect-record`, with nothing written."""
 
 import json
 
@@ -37,7 +37,7 @@ def test_a_broken_costs_file_in_a_record_is_refused_naming_it(tmp_path, monkeypa
     with pytest.raises(SystemExit, match=rf"^ansel plan: {costs}: {message}"):
         cli.main(["plan", "--preset", "smoke", "--costs", str(record)])
     from ansel import plan
-    from ansel.gpukit.build import kit_costs
+    from ansel.records.kit_pack import kit_costs
 
     monkeypatch.setattr(plan, "default_sources", lambda: [record])  # what `make gpu-kit` prices with
     with pytest.raises(ConfigError, match=rf"^{costs}: {message}"):
@@ -79,8 +79,8 @@ def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
         measured_costs([tmp_path])
 
 
-def test_ansel_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path, monkeypatch):
-    from ansel import local_record
+def test_ansel_collect_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path, monkeypatch):
+    from ansel.records import collect as collecting
 
     checkout, out = tmp_path / "checkout", tmp_path / "reports/cpu-smoke"
     run = checkout / "results/runs/synthetic_en/qa_cnn/seed1"
@@ -88,9 +88,9 @@ def test_ansel_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path,
     for name in ("metrics.json", "run.trec", "log.csv"):
         (run / name).write_text("{}\n")
     (run / "config.json").write_text('{"dataset": "synthetic_en", "model": "qa_')
-    monkeypatch.setattr(local_record, "root", lambda: checkout)
-    with pytest.raises(SystemExit, match=rf"^ansel record: {out}: {run / 'config.json'}: not valid JSON"):
-        cli.main(["record", "--preset", "smoke", "--items", "smoke/synthetic", "--out", str(out)])
+    monkeypatch.setattr(collecting, "root", lambda: checkout)
+    with pytest.raises(SystemExit, match=rf"^ansel collect-record: {out}: {run / 'config.json'}: not valid JSON"):
+        cli.main(["collect-record", "--preset", "smoke", "--items", "smoke/synthetic", "--out", str(out)])
     assert not out.exists()
 
 

@@ -15,12 +15,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from ansel import local_record
 from ansel import targets as T
 from ansel.cli import main
 from ansel.config import ConfigError, load
-from ansel.gpukit import unpack as unpacking
-from ansel.gpukit.unpack import unpack
+from ansel.records import collect as collecting
+from ansel.records import kit_unpack as unpacking
+from ansel.records.kit_unpack import unpack
 from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, trained, unpack_refused
 from tests.reliability.test_save_errors import _full_disk
 
@@ -142,26 +142,26 @@ def _unpack_or_keep(archive, home, errors) -> None:
         ({"skip": ("run.trec",)}, r"seed2: a finished run \(metrics.json\) without run.trec: half written"),
     ],
 )
-def test_ansel_record_of_a_half_written_run_places_nothing(home, finished_run, half, named):
+def test_ansel_collect_record_of_a_half_written_run_places_nothing(home, finished_run, half, named):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
-    local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+    collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), smoke, **half)
     before = snapshot(home.parent)
     with pytest.raises(ConfigError, match=named):
-        local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+        collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert snapshot(home.parent) == before
 
 
-def test_ansel_record_on_a_full_disk_places_nothing(home, finished_run, monkeypatch):
+def test_ansel_collect_record_on_a_full_disk_places_nothing(home, finished_run, monkeypatch):
     smoke, out = load(preset="smoke"), home / "reports/cpu-x"
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
-    local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+    collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), smoke)
     before = snapshot(home.parent)
     _disk_full_after(monkeypatch, out.parent, 4)
     with pytest.raises(ConfigError, match=r"reports/cpu-x: .*o space left on device.*nothing was placed"):
-        local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+        collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     monkeypatch.undo()
     assert snapshot(home.parent) == before
 
@@ -170,10 +170,10 @@ def test_the_results_table_written_on_a_full_disk_leaves_the_readme_whole(home, 
     (home / "reports").mkdir(exist_ok=True)
     (home / "reports/headlines.yaml").write_text("records: {}\nheadlines: []\n")
     readme = home / "README.md"
-    readme.write_text("# ansel\n\n" + "words " * 2000 + "\n<!-- results: ansel records -->\n<!-- /results -->\n")
+    readme.write_text("# ansel\n\n" + "words " * 2000 + "\n<!-- results: ansel front-page -->\n<!-- /results -->\n")
     before = snapshot(home.parent)
     _disk_full_after(monkeypatch, home, 1)
     with pytest.raises(OSError, match=r"README.md: no space left on device"):
-        main(["records", "--write", "README.md"])
+        main(["front-page", "--write", "README.md"])
     monkeypatch.undo()
     assert snapshot(home.parent) == before

@@ -1,5 +1,5 @@
 """Issue 54 item 2: a record holds runs of one setting. An archive of another preset, of other overrides,
-or whose run is not the kit's config, and ``ansel record`` of another preset or across a change of
+or whose run is not the kit's config, and ``ansel collect-record`` of another preset or across a change of
 params.yaml, are refused naming both settings; the record stays as it was, byte for byte."""
 
 import copy
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from ansel import local_record
 from ansel import targets as T
 from ansel.config import ConfigError, load
+from ansel.records import collect as collecting
 from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, trained, unpack_refused
 
 SEED2 = RUN.replace("seed1", "seed2")
@@ -73,11 +73,11 @@ def test_a_kit_of_changed_params_cannot_add_runs_beside_the_records_old_ones(
 def _collect_refused(home, out, match: str) -> None:
     before = snapshot(home.parent)
     with pytest.raises(ConfigError, match=match):
-        local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+        collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert snapshot(home.parent) == before
 
 
-def test_ansel_record_of_another_preset_into_a_record_is_refused(home, finished_run):
+def test_ansel_collect_record_of_another_preset_into_a_record_is_refused(home, finished_run):
     smoke = load(preset="smoke")
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), smoke)
     cpu = home / "reports/cpu-x/runs/wikiqa/apnet_qa_cnn_wikiqa/seed1"  # a record of the cpu preset
@@ -90,7 +90,7 @@ def test_ansel_record_of_another_preset_into_a_record_is_refused(home, finished_
     )
 
 
-def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, finished_run, monkeypatch):
+def test_ansel_collect_record_across_a_params_change_is_refused_naming_the_key(home, finished_run, monkeypatch):
     """Part 1 collects seed 1 at lr 0.02; params.yaml then says 0.01 and part 2 trains seed 2: the record
     would render one table from both."""
     now = load(preset="smoke")
@@ -99,8 +99,8 @@ def test_ansel_record_across_a_params_change_is_refused_naming_the_key(home, fin
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 1), before)
     out = home / "reports/cpu-x"
     with monkeypatch.context() as m:
-        m.setattr(local_record, "load", lambda preset: before)
-        local_record.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
+        m.setattr(collecting, "load", lambda preset: before)
+        collecting.collect("smoke", {"smoke": ["synthetic"]}, out, report=lambda line: None)
     assert json.loads((out / RUN / "config.json").read_text())["train"]["lr"] == 0.02
     trained(home, finished_run, T.Run("synthetic_en", T.Variant("qa_cnn"), 2), now)
     _collect_refused(

@@ -1,7 +1,7 @@
 """Issue 54 item 4: a metrics.json that its run file does not give is never shown. An archive whose
 metrics.json says test MAP +0.1 over its run.trec.gz is refused (nothing placed); a table without
 significance tests refuses such a run; a JSON twin edited by hand, or a second stale results block in
-README.md, makes ``ansel records`` fail."""
+README.md, makes ``ansel front-page`` fail."""
 
 import json
 
@@ -129,9 +129,9 @@ def front_page(home, finished_run):
         "  - paper: P\n    published: {spec: apnet, table: wikiqa, row: AP-CNN, dataset: wikiqa, split: test, metric: MAP}\n"
         f"    claim: QA-CNN > Random\n    sources: [{{record: rec, table: t, row: QA-CNN, column: {column}}}]\n"
     )
-    (home / "README.md").write_text("# ansel\n\n<!-- results: ansel records -->\n<!-- /results -->\n\nmore\n")
-    main(["records", "--write", "README.md"])
-    main(["records", "--check", "README.md"])
+    (home / "README.md").write_text("# ansel\n\n<!-- results: ansel front-page -->\n<!-- /results -->\n\nmore\n")
+    main(["front-page", "--write", "README.md"])
+    main(["front-page", "--check", "README.md"])
     assert f"{test_map:.4f} ± 0.0000 (n=1)" in (home / "README.md").read_text()
     return home
 
@@ -147,12 +147,12 @@ def test_a_twin_edited_by_hand_never_reaches_the_front_page(front_page):
             match=rf"{TWIN}: cell \('QA-CNN', 'synthetic_en test MAP'\) says [0-9.]+ .* where "
             r"its 1 runs give",
         ):
-            main(["records", verb, "README.md"])
+            main(["front-page", verb, "README.md"])
     assert (front_page / "README.md").read_bytes() == page
 
 
 def test_a_second_stale_results_block_fails_the_check(front_page):
     readme = front_page / "README.md"
-    readme.write_text(readme.read_text() + "\n<!-- results: ansel records -->\n| stale |\n<!-- /results -->\n")
+    readme.write_text(readme.read_text() + "\n<!-- results: ansel front-page -->\n| stale |\n<!-- /results -->\n")
     with pytest.raises(SystemExit, match=r"README.md: 2 results blocks"):
-        main(["records", "--check", "README.md"])
+        main(["front-page", "--check", "README.md"])

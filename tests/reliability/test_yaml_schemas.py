@@ -6,8 +6,8 @@ import pytest
 
 from ansel.config import ConfigError, root
 from ansel.data import download as dl
-from ansel.gpukit.build import RECORDS, records
-from ansel.records import HEADLINES, load_context
+from ansel.records.declared import RECORDS, declared_records
+from ansel.records.front_page import HEADLINES, load_context
 
 SOURCE = """wikiqa:
   mirror_dir: wikiqa
@@ -46,7 +46,7 @@ def sources_file(tmp_path, monkeypatch):
 def test_the_committed_files_pass():
     dl.load_sources.cache_clear()
     assert "wikiqa" in dl.load_sources()
-    assert records()
+    assert declared_records()
     context, headlines = load_context(root())
     assert context.scales and headlines
 
@@ -55,7 +55,7 @@ def test_the_example_files_here_pass(sources_file, tmp_path):
     sources_file.write_text(SOURCE)
     assert dl.load_sources()["wikiqa"]["mirror_dir"] == "wikiqa"
     (tmp_path / "records.yaml").write_text(RECORD)
-    assert set(records(tmp_path / "records.yaml")) == {"r"}
+    assert set(declared_records(tmp_path / "records.yaml")) == {"r"}
 
 
 @pytest.mark.parametrize(
@@ -116,7 +116,7 @@ def test_records_yaml_refused_naming_file_and_key_path(tmp_path, old, new, messa
     path = tmp_path / "records.yaml"
     path.write_text(RECORD.replace(old, new, 1))
     with pytest.raises(ConfigError, match=rf"^{path}: {message}"):
-        records(path)
+        declared_records(path)
     assert RECORDS == "reports/device/records.yaml"
 
 

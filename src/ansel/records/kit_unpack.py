@@ -2,12 +2,12 @@
 
 Each record goes to ``reports/device/<record>/`` in the layout of every record (``runs/<dataset>/
 <model>/seed<k>/``, ``costs/``, ``bench/``, ``device.json``), an earlier unpack of the same record
-kept where this one has nothing newer; then its README is written from what the archive holds.
-A record with finished runs has its tables rendered from them (``render_record_tables``).
+kept where this one has nothing newer; then its README is written from what the archive holds
+(``device_readme``). A record with finished runs has its tables rendered from them (``render``).
 
 An archive is data (DESIGN.md principle 16): a member that is not a plain file or folder is refused,
 every name read from it (a record, a run's dataset, model and seed) is checked as a plain name, and
-each record is staged and checked whole (``ansel.placing``: its setting against the record's, each
+each record is staged and checked whole (``ansel.records.placing``: its setting against the record's, each
 run's config against the kit's, each finished run's metrics.json against its run file) before it
 replaces the record, under a lock on ``reports/device/``. A refusal names the archive's file and
 places nothing.
@@ -16,7 +16,6 @@ places nothing.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import io
 import json
 import re
@@ -30,24 +29,19 @@ from pathlib import Path
 from ansel import targets as T
 from ansel.config import root
 from ansel.files import locked, replace_tree, write_text_atomic
-from ansel.gpukit import KIT_FILE
-from ansel.gpukit.build import records
 from ansel.jsonfile import read_json
 from ansel.names import plain_name
-from ansel.placing import (
+from ansel.records.device_readme import write_readme
+from ansel.records.layout import (
+    DEVICE_DIR,
+    DEVICE_PARTS,
+    KIT_FILE,
+    LEASES_FILE,
+    UNFINISHED_FILES,
     RecordRefused,
-    check_finished,
-    check_same_setting,
-    check_setting,
     run_name,
-    staged_record,
-    write_setting,
 )
-
-DEVICE_DIR = "reports/device"
-LEASES = "leases.json"
-RECORD_PARTS = {"device.json", "costs", "bench", "results", "runs"}  # what archive.py puts in a record
-UNFINISHED_FILES = {"config.json", "job.log", "state.pt"}
+from ansel.records.placing import check_finished, check_same_setting, check_setting, staged_record, write_setting
 
 
 def read_archive(files: list[Path]) -> tarfile.TarFile:
@@ -66,8 +60,8 @@ def unpack(
         raise SystemExit(f"ansel gpu-unpack: no such file: {', '.join(missing)}")
     shown = ", ".join(map(str, files))
     dest.mkdir(parents=True, exist_ok=True)
-    with locked(dest), tempfile.TemporaryDirectory(dir=dest, prefix=".unpack-") as tmp:
-        tmp = Path(tmp) / "archive"
+    with locked(dest), tempfile.TemporaryDirectory(dir=dest, prefix=".unpack-") as tmp_dir:
+        tmp = Path(tmp_dir) / "archive"
         try:
             kit = _extract(files, tmp, shown)
             with contextlib.ExitStack() as stages:
@@ -162,8 +156,8 @@ def _stage(
                 f"{dest / rec['name'] / name}/config.json",
                 f"the kit's config of it ({KIT_FILE})",
             )
-    if odd := sorted(p.name for p in src.iterdir() if p.name not in RECORD_PARTS):
-        raise RecordRefused(f"{src / odd[0]}: not a part of a record ({', '.join(sorted(RECORD_PARTS))})")
+    if odd := sorted(p.name for p in src.iterdir() if p.name not in DEVICE_PARTS):
+        raise RecordRefused(f"{src / odd[0]}: not a part of a record ({', '.join(sorted(DEVICE_PARTS))})")
     for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
         _check_run(run, src, kit_runs)
     _merge(src, stage)
@@ -173,11 +167,11 @@ def _stage(
         (src.parent / "log.txt").read_text() if (src.parent / "log.txt").exists() else "",
     )
     write_setting(stage, {k: rec.get(k) for k in ("name", "preset", "config", "about", "items")})
-    waiting = {}
+    waiting: dict[str, list[str]] = {}
     if render and rec.get("items"):
-        from ansel.gpukit.tables import render_record_tables
+        from ansel.records.render import render_items
 
-        _, waiting = render_record_tables(rec, stage, siblings(dest, rec))
+        _, waiting = render_items(rec, stage, siblings(dest, rec))
     write_readme(rec, stage, waiting)
 
 
@@ -232,7 +226,7 @@ def lease_entry(archive: Path, kit: dict, src: Path, device_minutes: float | Non
 def add_lease(dst: Path, entry: dict, log: str) -> None:
     """``leases.json`` (the record's leases in time order, one per archive: unpacking again replaces
     it) and the lease's runner log under ``logs/``."""
-    path = dst / LEASES
+    path = dst / LEASES_FILE
     leases = [e for e in (json.loads(path.read_text()) if path.exists() else []) if e["archive"] != entry["archive"]]
     leases = sorted([*leases, entry], key=lambda e: e.get("started") or 0)
     write_text_atomic(path, json.dumps(leases, indent=1) + "\n")
@@ -256,91 +250,3 @@ def _merge(src: Path, dst: Path) -> None:
             if part.is_dir()
             else shutil.copy2(part, dst / part.name)
         )
-
-
-def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = None) -> None:
-    leases = json.loads((dst / LEASES).read_text()) if (dst / LEASES).exists() else []
-    minutes = [e["device_minutes"] for e in leases if e.get("device_minutes")]
-    lines = [
-        f"# Device record `{rec['name']}`",
-        "",
-        rec.get("about") or records().get(rec["name"], {}).get("about", ""),
-        "",
-        f"- preset {rec['preset']}; made by: `make gpu-kit RECORD={rec['name']}`, `bash gpu-kit/run.sh`, "
-        "`make gpu-unpack`",
-        f"- leases: {len(leases)}; device-minutes: {sum(minutes):.1f}"
-        + (f" ({len(leases) - len(minutes)} not given)" if len(minutes) < len(leases) else "")
-        + " (a lease shared by several records counts whole in each)",
-        "",
-        "## Leases",
-        "",
-    ]
-    for lease in leases:
-        when = datetime.datetime.fromtimestamp(lease["started"], datetime.UTC) if lease.get("started") else None
-        others = [r for r in lease.get("records", []) if r != rec["name"]]
-        lines += [
-            f"### {when:%Y-%m-%d %H:%M} UTC" if when else "### (no start time)",
-            "",
-            f"- device: {lease.get('gpu') or 'CPU'} ({lease.get('nvidia_smi') or ''}), torch "
-            f"{lease.get('torch', '?')}, CUDA {lease.get('cuda') or '-'}, {lease.get('cores', '?')} cores",
-            f"- kit of commit {lease.get('kit_commit')}"
-            + (f", with {', '.join(f'`{o}`' for o in others)}" if others else ""),
-            f"- device-minutes: {lease['device_minutes']:.1f}"
-            if lease.get("device_minutes")
-            else "- device-minutes: not given",
-            f"- runner log: `logs/{lease['archive'].replace('.tar.gz', '.txt')}`",
-        ]
-        for session in lease.get("sessions") or []:
-            for phase in session["phases"]:
-                lines.append(_phase_line(phase))
-        lines.append("")
-    lines += ["## What is here", ""]
-    for vectors, note in (rec.get("pruned") or {}).items():
-        lines.append(
-            f"- `{vectors}` travelled cut to {note}: the seeds' initial weights after the embedding "
-            "table are other draws than a run on the whole table would make"
-        )
-    costs = sorted(dst.glob("costs/*.json"))
-    for path in costs:
-        n = len(json.loads(path.read_text()))
-        lines.append(f"- `costs/{path.name}`: {n} run shapes measured (read by `ansel plan` by default)")
-    if rec["measure"]:
-        measured = {k for p in costs for k in json.loads(p.read_text())}
-        lines.append(f"- shapes in the kit: {len(rec['measure']['configs'])}; measured so far: {len(measured)}")
-    runs = sorted(dst.glob("runs/*/*/seed*"))
-    if runs:
-        done = [r for r in runs if (r / "metrics.json").exists()]
-        cut = [r for r in runs if r not in done]
-        kept = [r for r in cut if (r / "state.pt").exists()]
-        lines.append(
-            f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with a state.pt that "
-            "resumes them in the next kit of this record built on the machine that unpacked it: never "
-            f"committed, a clone starts them again; {len(cut) - len(kept)} start again: their state "
-            "was too large to come back)"
-        )
-    rendered = sorted(p.name for p in dst.glob("*.md") if p.name not in ("README.md", "NOTES.md"))
-    if rendered:
-        lines.append("- rendered by the normal table and figure rules: " + ", ".join(f"`{n}`" for n in rendered))
-    for item, missing in (waiting or {}).items():
-        lines.append(f"- `{item}` waits for {len(missing)} runs no device record holds yet (e.g. `{missing[0]}`)")
-    if (dst / "NOTES.md").exists():
-        lines.append("- what the numbers say: NOTES.md")
-    for bench in sorted(dst.glob("bench/*.txt")):
-        lines += ["", f"## `{bench.name}`", "", "```", bench.read_text().rstrip(), "```"]
-    write_text_atomic(dst / "README.md", "\n".join(lines) + "\n")
-
-
-def _phase_line(phase: dict) -> str:
-    util = (
-        f", GPU busy {phase['gpu_util_mean']}% on average (max {phase['gpu_util_max']}%), "
-        f"memory up to {phase['gpu_mem_max_mb']:.0f} MB"
-        if "gpu_util_mean" in phase
-        else ""
-    )
-    extra = ""
-    if "runs" in phase:
-        counts: dict[str, int] = {}
-        for status in phase["runs"].values():
-            counts[status] = counts.get(status, 0) + 1
-        extra = f" ({phase['jobs']} at a time: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")"
-    return f"- {phase['phase']}: {phase.get('status', 'done')} in {phase['seconds']} s{util}{extra}"

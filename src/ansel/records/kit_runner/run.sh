@@ -8,4 +8,4 @@ set -euo pipefail
 kit="$(cd "$(dirname "$0")" && pwd)"
 cd "$kit"
 export PYTHONPATH="$kit/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-exec "${PYTHON:-python3}" -m ansel.gpukit.device "$@"
+exec "${PYTHON:-python3}" -m ansel.records.kit_runner run --kit "$kit" "$@"

@@ -4,7 +4,7 @@ record's scale and, per headline, the paper's published cell, its claim and the 
 A row takes its cell from the highest-scale record on the paper's own data; a verdict only from runs
 at the paper's settings, data and protocol; a gap only where ours is the published cell; it names the
 word vectors its runs started from. Each cell read from a record's JSON twin is checked against its
-runs' files (``check_cell``): a twin edited by hand never reaches the page. ``ansel records`` prints
+runs' files (``check_cell``): a twin edited by hand never reaches the page. ``ansel front-page`` prints
 the table; ``--write README.md`` puts it between the README's markers (one block); ``--check
 README.md`` fails where a row breaks the rule or the two differ."""
 
@@ -41,7 +41,7 @@ from ansel.yamlfile import read_yaml
 HEADLINES = "reports/headlines.yaml"
 HEADLINES_SCHEMA = "workflow/schemas/headlines.schema.yaml"
 PUBLISHED = "workflow/papers/published_results.csv"
-START, END = "<!-- results: ansel records -->", "<!-- /results -->"
+START, END = "<!-- results: ansel front-page -->", "<!-- /results -->"
 HEADER = (
     "| paper | cell | published | ours (mean ± std over seeds) | gap | word vectors "
     "| the paper's main claim, our paired test | record |"
@@ -57,7 +57,8 @@ def parse_column(label: str) -> Cell:
     words = label[: len(label) - len(PROTOCOL_SUFFIX[protocol])].split(" ")
     if len(words) != 3:
         raise ConfigError(f"column {label!r}: not '<dataset> <split> <metric>[ (protocol)]'")
-    return Cell(*words, protocol)
+    dataset, split, metric = words
+    return Cell(dataset, split, metric, protocol)
 
 
 def _number(value: float, percent: bool) -> str:
@@ -352,7 +353,7 @@ def check_cell(cell: dict, twin: Path, entry: dict, where: str) -> None:
         f"{where}: {twin}: cell ({entry['row']!r}, {entry['column']!r}) says {cell['mean']:.6f} ± "
         f"{cell['std']:.6f} (n={cell['n']}) where its {len(v)} runs give {v.mean():.6f} ± "
         f"{v.std(ddof=1) if len(v) > 1 else 0.0:.6f}: the twin was not rendered from them; render it "
-        "again (ansel record / make gpu-unpack)"
+        "again (ansel collect-record / make gpu-unpack)"
     )
 
 

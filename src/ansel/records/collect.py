@@ -1,12 +1,12 @@
-"""A record of runs trained in this checkout (``ansel record``): the finished runs of a preset's tables
-and figures copied from ``results/`` into ``reports/<name>/`` in every record's layout, and those
-items rendered from them by the normal rules (``gpukit.tables``) once all their runs are there.
+"""A record of runs trained in this checkout (``ansel collect-record``): the finished runs of a preset's
+tables and figures copied from ``results/`` into ``reports/<name>/`` in every record's layout, and those
+items rendered from them by the normal rules (``render``) once all their runs are there.
 
 A long table can so be trained in parts (a model, some seeds), each part collected and committed as it
 finishes: the record keeps what earlier parts collected, and renders when the last part is in. A run
 is collected only if its ``config.json`` is the preset's resolved config for it: a run left in
 ``results/runs/`` by another preset (same path, other epochs) is named, never mixed in; and the record
-as a whole holds one setting (``ansel.placing``): runs it holds of another are refused, never mixed.
+as a whole holds one setting (``placing``): runs it holds of another are refused, never mixed.
 """
 
 from __future__ import annotations
@@ -19,12 +19,10 @@ from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError, load, root
 from ansel.files import locked, replace_tree
-from ansel.gpukit.build import _copy, item_runs
-from ansel.gpukit.device import _gzip
-from ansel.gpukit.tables import render_record_tables
 from ansel.jsonfile import read_json
-from ansel.placing import (
-    RecordRefused,
+from ansel.records.items import item_runs
+from ansel.records.layout import FINISHED_FILES, RecordRefused, copy_path, gzip_file
+from ansel.records.placing import (
     check_finished,
     check_same_setting,
     check_setting,
@@ -32,28 +30,17 @@ from ansel.placing import (
     staged_record,
     write_setting,
 )
+from ansel.records.render import render_items
 
-RUN_FILES = ("metrics.json", "config.json", "log.csv")
 # Of the formats the rules write, what a CPU record keeps: the table, its data, its cells' provenance, the figure.
 KEPT = (".md", ".csv", ".json", ".png")
-
-
-def parse_items(items: list[str]) -> dict[str, list[str]]:
-    """``["amvlstm/table3", ...]`` as {paper: [item, ...]}."""
-    spec: dict[str, list[str]] = {}
-    for text in items:
-        paper, _, item = text.partition("/")
-        if not paper or not item:
-            raise ConfigError(f"--items: {text!r}: write paper/item (e.g. amvlstm/table3)")
-        spec.setdefault(paper, []).append(item)
-    return spec
 
 
 def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -> dict[str, list[str]]:
     """Copy the finished runs of ``items`` ({paper: [table or figure id]}) under ``preset`` into ``out``,
     render the items whose runs are all in ``out``, and return {item: its runs still missing}.
 
-    The record is staged and placed whole (``ansel.placing``): runs of another setting than the record's
+    The record is staged and placed whole (``placing``): runs of another setting than the record's
     (another preset; a run of it trained before params.yaml changed) are refused naming both, a copied
     run replaces its old self wholly, and a half-written run or a full disk places nothing."""
     config = load(preset=preset)
@@ -64,7 +51,7 @@ def collect(preset: str, items: dict[str, list[str]], out: Path, report=print) -
     out = out.absolute()
     try:
         with locked(out.parent), staged_record(out) as stage:
-            check_setting(stage, preset, {}, f"ansel record --preset {preset}")
+            check_setting(stage, preset, {}, f"ansel collect-record --preset {preset}")
             waiting = _collect(config, preset, items, sorted(runs), stage, out, report)
             replace_tree(stage, out)
     except RecordRefused as e:
@@ -94,22 +81,22 @@ def _collect(
             continue
         check_finished(src, "run.trec", root() / T.processed_dir(run.dataset))
         shutil.rmtree(dst, ignore_errors=True)  # the run replaces its old self wholly
-        for name in RUN_FILES:
-            _copy(src / name, dst / name)
+        for name in FINISHED_FILES:
+            copy_path(src / name, dst / name)
         timings = root() / f"results/timings/{run.dataset}/{run.variant.name}/seed{run.seed}.json"
         if timings.exists():
-            _copy(timings, dst / "timings.json")
-        _gzip(src / "run.trec", dst / "run.trec.gz")
+            copy_path(timings, dst / "timings.json")
+        gzip_file(src / "run.trec", dst / "run.trec.gz")
         if (src / "run_last.trec").exists():  # train.keep_last: the last epoch's evaluation too
-            _copy(src / "metrics_last.json", dst / "metrics_last.json")
-            _gzip(src / "run_last.trec", dst / "run_last.trec.gz")
+            copy_path(src / "metrics_last.json", dst / "metrics_last.json")
+            gzip_file(src / "run_last.trec", dst / "run_last.trec.gz")
         copied += 1
     _check_held(config, preset, {r.dir.removeprefix("results/"): r for r in runs}, stage, out)
     write_setting(stage, {"preset": preset, "config": {}})
     report(f"{out}: {copied} runs copied from results/runs, {missing} not trained yet")
     if other:
         report(f"{len(other)} runs trained with other settings than preset {preset!r} (not copied), e.g. {other[0]}")
-    placed, waiting = render_record_tables({"items": items, "preset": preset}, stage)
+    placed, waiting = render_items({"items": items, "preset": preset}, stage)
     for f in placed:
         if f.suffix in KEPT:
             report(f"rendered {out / f.name}")

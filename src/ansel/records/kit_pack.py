@@ -1,5 +1,8 @@
 """Pack a GPU record kit (CPU, before any lease): ``ansel gpu-kit --record NAME [NAME ...]``.
 
+Records are declared in ``reports/device/records.yaml`` (``declared`` reads and checks it); what the
+packed kit holds and costs is printed by ``kit_summary``.
+
 The kit is one folder (default ``gpu-kit/``, ignored by git) that the device tool carries: the
 ansel sources, ``run.sh``, ``kit.json`` (per record: its jobs, each run's resolved config and the
 files it reads) and the processed datasets, aligned vectors and vocabularies the jobs read, made
@@ -10,7 +13,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,64 +20,14 @@ from pathlib import Path
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.code_digest import checkout_commit
-from ansel.config import ConfigError, embeddings_file, load, root
+from ansel.config import ConfigError, embeddings_file, root
 from ansel.files import write_text_atomic
-from ansel.gpukit import GPU_PARALLEL, KIT_FILE
-from ansel.schema import check_schema
+from ansel.records.declared import RECORDS, declared_records, record_config, record_runs
+from ansel.records.layout import DEVICE_DIR, KIT_FILE, copy_path, setting_args
 from ansel.table_kinds import kind_of
-from ansel.yamlfile import read_yaml
 
-RECORDS = "reports/device/records.yaml"
-RECORDS_SCHEMA = "workflow/schemas/records.schema.yaml"
-SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
 SOURCES = ("src/ansel",)
 HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
-
-
-def records(path: Path | None = None) -> dict[str, dict]:
-    """The declared records, each checked against workflow/schemas/records.schema.yaml."""
-    path = path or root() / RECORDS
-    declared = read_yaml(path) or {}  # an empty file declares no record
-    check_schema(declared, root() / RECORDS_SCHEMA, str(path))
-    for name, rec in declared.items():
-        if not ({"bench", "measure", "runs", "speed"} & set(rec)):
-            raise ConfigError(f"{path}: {name}: no job (give bench, measure, speed or runs)")
-    return declared
-
-
-def record_config(rec: dict) -> dict:
-    return load(**{"preset": rec.get("preset", "full"), **rec.get("config", {})})
-
-
-def record_runs(config: dict, spec: dict, where: str) -> list[T.Run]:
-    """The runs of the record's tables and figures ({paper: [table or figure id]}), optionally only
-    ``models`` and ``seeds``."""
-    found: set[T.Run] = set()
-    for paper, items in spec.get("items", {}).items():
-        for item in items:
-            try:
-                found.update(item_runs(config, paper, item)[1])
-            except ConfigError as e:
-                raise ConfigError(f"{where}.items.{e}") from None
-    models, seeds = spec.get("models"), spec.get("seeds")
-    return sorted(
-        r for r in found if (models is None or r.variant.name in models) and (seeds is None or r.seed in seeds)
-    )
-
-
-def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
-    """A table's or figure's output file (.md / .png) and the runs it reads (none: dataset statistics)."""
-    tables, figures = P.paper_items(config, paper)
-    for t in tables:
-        if t.id == item:
-            return f"results/tables/{paper}/{item}.md", kind_of(t).runs(config, t)
-    for f in figures:
-        if f["id"] == item:
-            return f"figures/{paper}/{item}.png", P.figure_runs(config, f)
-    raise ConfigError(
-        f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
-        f"({', '.join(t['id'] for t in [*tables, *figures])})"
-    )
 
 
 SPEED_DEFAULTS = {
@@ -112,16 +64,11 @@ def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
 def run_files(cfg: dict) -> list[str]:
     """What a run reads besides its config: its processed dataset, vectors and vocabulary."""
     files = [T.processed_dir(cfg["dataset"])]
-    if cfg["embeddings"]:
-        files.append(embeddings_file(cfg))
+    if vectors := embeddings_file(cfg):
+        files.append(vectors)
     if cfg.get("vocab"):
         files.append(cfg["vocab"])
     return files
-
-
-def config_args(preset: str, overrides: dict) -> list[str]:
-    """``snakemake --config`` values of a record's preset and overrides (YAML flow, as JSON)."""
-    return [f"preset={preset}", *(f"{k}={json.dumps(v)}" for k, v in overrides.items())]
 
 
 def make_files(files: list[str], preset: str, overrides: dict) -> None:
@@ -134,7 +81,7 @@ def make_files(files: list[str], preset: str, overrides: dict) -> None:
         "--profile",
         "workflow/profiles/local",
         "--config",
-        *config_args(preset, overrides),
+        *setting_args(preset, overrides),
         "--",
         *missing,
     ]
@@ -159,11 +106,12 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     from ansel.models.registry import is_trained
     from ansel.plan import plan_minutes, shape, unmeasured_shapes
 
-    declared = declared if declared is not None else records()
+    declared = declared if declared is not None else declared_records()
     if unknown := [n for n in names if n not in declared]:
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} (declared: {', '.join(declared)})")
     kit_records, files = [], set()
-    costs, examples = kit_costs(), {}
+    costs = kit_costs()
+    examples: dict[str, int] = {}  # {dataset: its training examples}, filled by plan_minutes
     for name in names:
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
@@ -183,14 +131,14 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         for paper, ids in entry["items"].items():  # tables whose seconds per batch are timed as a benchmark
             tables = P.items_by_id(config, paper)[0]
             for item in ids:
-                dataset, cfgs = (
+                dataset, timed = (
                     kind_of(tables[item]).benchmark_configs(config, tables[item]) if item in tables else (None, {})
                 )
                 if dataset:
                     entry["step_times"].append(
-                        {"file": T.benchmark_file(paper, item), "processed": T.processed_dir(dataset), "configs": cfgs}
+                        {"file": T.benchmark_file(paper, item), "processed": T.processed_dir(dataset), "configs": timed}
                     )
-                    needed = sorted({f for cfg in cfgs.values() for f in run_files(cfg) if f != embeddings_file(cfg)})
+                    needed = sorted({f for cfg in timed.values() for f in run_files(cfg) if f != embeddings_file(cfg)})
                     make_files(needed, config["preset"], rec.get("config", {}))
                     files.update(needed)
         runs = record_runs(config, rec["runs"], f"{where}.runs") if "runs" in rec else []
@@ -206,7 +154,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             # untrained rankers (BM25, random) cost no device time: the CPU records time them
             shapes = [
                 cfg
-                for cfg in unmeasured_shapes(config, [root() / "reports/device" / name], m["datasets"])
+                for cfg in unmeasured_shapes(config, [root() / DEVICE_DIR / name], m["datasets"])
                 if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)
             ]
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
@@ -247,18 +195,18 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
         for f in (run["embeddings"], run["config"]["vocab"])
     }
     for f in sorted(files - pruned):
-        _copy(root() / f, out / f)
+        copy_path(root() / f, out / f)
     for rec in kit_records:
         for run in rec["runs"]:
             if run["config"].get("vocab") and not (out / run["embeddings"]).exists():
                 rec.setdefault("pruned", {})[run["embeddings"]] = prune_vectors(run, out)
     for src in SOURCES:
-        _copy(root() / src, out / src)
+        copy_path(root() / src, out / src)
     for rec in kit_records:
         for bench in rec["bench"]:
-            _copy(root() / bench["script"], out / bench["script"])
+            copy_path(root() / bench["script"], out / bench["script"])
         _carry_earlier(rec, out / "work" / rec["name"])
-    shutil.copy2(Path(__file__).with_name("run.sh"), out / "run.sh")
+    shutil.copy2(Path(__file__).parent / "kit_runner" / "run.sh", out / "run.sh")
     (out / "run.sh").chmod(0o755)
     kit = {
         "records": kit_records,
@@ -302,87 +250,12 @@ def prune_vectors(run: dict, out: Path) -> str:
 def _carry_earlier(rec: dict, work: Path) -> None:
     """What earlier leases of the record left (``reports/device/<record>/``): finished runs are kept,
     unfinished ones resume from their state.pt; measured costs are not measured again."""
-    earlier = root() / "reports/device" / rec["name"]
+    earlier = root() / DEVICE_DIR / rec["name"]
     for run in rec["runs"]:
         for f in (earlier / run["dir"]).glob("*") if (earlier / run["dir"]).is_dir() else []:
-            _copy(f, work / run["dir"] / f.name)
+            copy_path(f, work / run["dir"] / f.name)
     for f in earlier.glob("costs/*") if rec["measure"] else []:  # the costs and the log they extend
-        _copy(f, work / "costs" / f.name)
+        copy_path(f, work / "costs" / f.name)
     for item in rec["step_times"]:  # a table's steps timed by an earlier lease are not timed again
         if (earlier / item["file"]).exists():
-            _copy(earlier / item["file"], work / item["file"])
-
-
-def _copy(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    if src.is_dir():
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    else:
-        shutil.copy2(src, dst)
-
-
-def size_mb(path: Path) -> float:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
-
-
-def summary(kit: dict, out: Path) -> str:
-    """What the kit holds and what the planner says it costs on the device."""
-    lines = []
-    for rec in kit["records"]:
-        parts = []
-        if rec["bench"]:
-            parts.append(f"{len(rec['bench'])} benchmark(s)")
-        if rec["measure"]:
-            parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
-        if rec.get("speed"):
-            s = rec["speed"]
-            parts.append(
-                f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, alone and {s['seeds']} seeds "
-                f"stacked: {', '.join(c['model'] for c in s['configs'])}"
-            )
-        if rec["runs"]:
-            from ansel.gpukit.device import finished
-
-            left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
-            known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
-            parts.append(
-                f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
-                f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
-                f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
-                f"shared as measured), {len(left) - len(known)} unmeasured"
-            )
-            if len(known) < len(left):
-                n = len(rec["measure"]["configs"]) if rec["measure"] else 0
-                first = (
-                    f"this kit measures {n} shapes first (unpack it before the next kit)"
-                    if n
-                    else "measure their shapes first (a `measure` key, or record costs-full) and unpack that"
-                )
-                parts.append(
-                    "unmeasured runs start blind (one that cannot end before the deadline at its pace, "
-                    f"its state too large to come back, is stopped at its second epoch): {first}"
-                )
-        lines.append(f"{rec['name']}: {'; '.join(parts)}")
-    size = size_mb(out)
-    lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
-    tree = _tree_mb()
-    if tree is not None:
-        lines.append(
-            f"with it travels the working tree without reports/ (`make gpu-travel`): {tree:.1f} MiB; "
-            f"together {tree + size:.1f} of the device tool's 64 MiB"
-        )
-    return "\n".join(lines)
-
-
-def _tree_mb() -> float | None:
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root(),
-            capture_output=True,
-            check=True,
-        ).stdout.split(b"\0")
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    paths = [root() / os.fsdecode(p) for p in listed if p and not p.startswith(b"reports/")]
-    return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20
+            copy_path(earlier / item["file"], work / item["file"])

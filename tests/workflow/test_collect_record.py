@@ -1,4 +1,4 @@
-"""`ansel record`: a table trained here in parts becomes a committed record, each part collected as it
+"""`ansel collect-record`: a table trained here in parts becomes a committed record, each part collected as it
 finishes, the table rendered by the normal rule once its last run is in; a run trained with other
 settings than the preset's is named and left out."""
 
@@ -31,7 +31,7 @@ def test_a_table_trained_in_parts_is_collected_then_rendered(tmp_path, built_rep
                 sys.executable,
                 "-m",
                 "ansel.cli",
-                "record",
+                "collect-record",
                 "--preset",
                 "smoke",
                 "--items",

@@ -1,4 +1,5 @@
-"""A device record's tables and figures, by the normal table and figure rules (CPU, at unpack).
+"""A record's tables and figures, by the workflow's own table and figure rules (CPU: at unpack for a
+device record, at ``ansel collect-record`` for a record of runs trained here).
 
 Snakemake runs in a staging directory that links the checkout's workflow, sources and data and
 holds the runs where the rules read them (``results/runs/...``, each run's timings under
@@ -6,7 +7,7 @@ holds the runs where the rules read them (``results/runs/...``, each run's timin
 inputs there, never retrained. The runs are the record's and those of the other device records of
 the same preset (a table split over two leases renders once both are in). An item whose runs are
 not all there yet is left for a later record, and named; so is a figure drawn from a model's weights
-(attention maps), which no record keeps, unless the checkout trained that run (``ansel record``). The record's untrained rows (BM25, word
+(attention maps), which no record keeps, unless the checkout trained that run (``ansel collect-record``). The record's untrained rows (BM25, word
 counts, random: no device time, and their packages are not on the device) are scored here first
 by ``ansel train`` and ``ansel evaluate`` and kept in the record like the others.
 """
@@ -20,18 +21,20 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import root
-from ansel.gpukit.build import _copy, config_args, item_runs
-from ansel.placing import run_name
+from ansel.records.items import item_runs
+from ansel.records.kit_runner.commands import run_commands
+from ansel.records.layout import LAST_RUN_FILES, RUN_FILES, copy_path, gzip_file, run_name, setting_args
 from ansel.table_kinds import kind_of
 
 LINKED = ("Snakefile", "params.yaml", "presets", "workflow", "src", "data")
 
 
-def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tuple[list[Path], dict[str, list[str]]]:
+def render_items(rec: dict, dst: Path, siblings: Sequence[Path] = ()) -> tuple[list[Path], dict[str, list[str]]]:
     """The record's items rendered into ``dst`` from its runs and ``siblings``' (records of the same
     preset); returns the files placed and {item: its runs not in any record yet}."""
     items = rec.get("items") or {}
@@ -46,7 +49,7 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
                 _stage_run(metrics.parent, stage)
         for record in [*siblings, dst]:  # tables' step times (``ansel step-times``), timed on the device
             for f in sorted(record.glob("results/benchmarks/*/*.json")):
-                _copy(f, stage / f.relative_to(record))
+                copy_path(f, stage / f.relative_to(record))
         _score_cpu_runs(rec, dst, stage)
         targets, waiting = _targets(rec, stage)
         if not targets:
@@ -63,7 +66,7 @@ def render_record_tables(rec: dict, dst: Path, siblings: list[Path] = ()) -> tup
             "table",
             "figure",
             "--config",
-            *config_args(rec["preset"], rec.get("config", {})),
+            *setting_args(rec["preset"], rec.get("config", {})),
             "--",
             *targets,
         ]
@@ -99,8 +102,6 @@ def _stage_run(src: Path, stage: Path) -> None:
 def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
     """The record's untrained runs, scored on this CPU (as the kit's runs are on the device) and kept
     in the record."""
-    from ansel.gpukit.device import LAST_RUN_FILES, RUN_FILES, _gzip, run_commands
-
     for run in rec.get("cpu_runs", []):
         out = dst / run["dir"]
         if not (out / "metrics.json").exists():
@@ -111,7 +112,7 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
                 subprocess.run(cmd, check=True, cwd=stage)
             for trec in ("run.trec", "run_last.trec"):
                 if (work / trec).exists():
-                    _gzip(work / trec, work / f"{trec}.gz")
+                    gzip_file(work / trec, work / f"{trec}.gz")
             out.mkdir(parents=True, exist_ok=True)
             for name in RUN_FILES:
                 shutil.copy2(work / name, out / name)
@@ -124,7 +125,7 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
 def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     """The record's tables (.md; the rule writes every format) and figures (.png) whose runs are all
     staged, and {item: the runs it still waits for}; a figure drawn from weights gets them linked into
-    the stage here (``_link_weights``) or waits for them."""
+    the stage here (``link_weights``) or waits for them."""
     from ansel.config import load
 
     config = load(preset=rec["preset"], **rec.get("config", {}))
@@ -137,7 +138,7 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
             if item in tables and kind_of(tables[item]).benchmark_configs(config, tables[item])[0]:  # its step times
                 missing += [f] if not (stage / (f := T.benchmark_file(paper, item))).exists() else []
             if item in figures and "model.pt" in P.FIGURE_RUN_FILES[figures[item]["kind"]]:
-                missing += [w for r in runs if (w := _link_weights(r, stage))]
+                missing += [w for r in runs if (w := link_weights(r, stage))]
             if missing:
                 waiting[f"{paper}/{item}"] = missing
             else:
@@ -145,9 +146,9 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
     return targets, waiting
 
 
-def _link_weights(run: T.Run, stage: Path) -> str | None:
+def link_weights(run: T.Run, stage: Path) -> str | None:
     """A figure drawn from a model's weights (attention maps): a record keeps no weights, so the staged
-    run takes the checkout's ``model.pt`` where the checkout trained that same run (``ansel record``);
+    run takes the checkout's ``model.pt`` where the checkout trained that same run (``ansel collect-record``);
     else (a device record at home) the weights it waits for, named."""
     staged, trained = stage / run.dir, root() / run.dir
     if not (staged / "config.json").exists() or (staged / "model.pt").exists():

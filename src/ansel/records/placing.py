@@ -1,4 +1,4 @@
-"""A record changes only as a whole (DESIGN.md principle 16): ``ansel gpu-unpack`` and ``ansel record``
+"""A record changes only as a whole (DESIGN.md principle 16): ``ansel gpu-unpack`` and ``ansel collect-record``
 build the new record in a staging directory beside it (a copy of the old one, the new runs checked
 and added, its tables rendered), and only then rename it into place, all under a lock on the records'
 folder; anything refused or failing on the way leaves the record as it was.
@@ -19,14 +19,7 @@ from typing import Iterator
 from ansel.evaluation.agreement import check_run
 from ansel.files import write_text_atomic
 from ansel.jsonfile import read_json
-from ansel.names import plain_name
-
-RECORD_FILE = "record.json"
-FINISHED_FILES = ("metrics.json", "config.json", "log.csv")  # and the run file (run.trec or run.trec.gz)
-
-
-class RecordRefused(ValueError):
-    """A record change refused before anything was placed; the message names the files."""
+from ansel.records.layout import FINISHED_FILES, RECORD_FILE, RecordRefused
 
 
 @contextlib.contextmanager
@@ -85,16 +78,6 @@ def check_same_setting(run_cfg: dict, expected: dict, where: str, against: str) 
             f"({first_difference(settings(run_cfg), settings(expected))}): a record holds runs of "
             "one resolved config; nothing was placed"
         )
-
-
-def run_name(cfg: dict, where: str) -> str:
-    """``runs/<dataset>/<model>/seed<k>`` of a run's config, each name checked as a plain name."""
-    try:
-        return "runs/{}/{}/seed{}".format(
-            *(plain_name(cfg.get(k), f"{where}: {k}") for k in ("dataset", "model", "seed"))
-        )
-    except ValueError as e:
-        raise RecordRefused(str(e)) from None
 
 
 def check_finished(run: Path, trec: str, processed: Path) -> None:

@@ -1,0 +1,79 @@
+"""What a packed kit holds and what the planner says it costs on the device, and whether it fits what
+the device tool carries (printed by ``ansel gpu-kit``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from ansel.config import root
+from ansel.records.kit_runner.trainings import GPU_PARALLEL
+from ansel.records.layout import finished
+
+SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
+
+
+def size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def summary(kit: dict, out: Path) -> str:
+    """What the kit holds and what the planner says it costs on the device."""
+    lines = []
+    for rec in kit["records"]:
+        parts = []
+        if rec["bench"]:
+            parts.append(f"{len(rec['bench'])} benchmark(s)")
+        if rec["measure"]:
+            parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
+        if rec.get("speed"):
+            s = rec["speed"]
+            parts.append(
+                f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, alone and {s['seeds']} seeds "
+                f"stacked: {', '.join(c['model'] for c in s['configs'])}"
+            )
+        if rec["runs"]:
+            left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
+            known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
+            parts.append(
+                f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
+                f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
+                f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
+                f"shared as measured), {len(left) - len(known)} unmeasured"
+            )
+            if len(known) < len(left):
+                n = len(rec["measure"]["configs"]) if rec["measure"] else 0
+                first = (
+                    f"this kit measures {n} shapes first (unpack it before the next kit)"
+                    if n
+                    else "measure their shapes first (a `measure` key, or record costs-full) and unpack that"
+                )
+                parts.append(
+                    "unmeasured runs start blind (one that cannot end before the deadline at its pace, "
+                    f"its state too large to come back, is stopped at its second epoch): {first}"
+                )
+        lines.append(f"{rec['name']}: {'; '.join(parts)}")
+    size = size_mb(out)
+    lines.append(f"kit {out}: {size:.1f} MiB (limit {SIZE_LIMIT_MB})")
+    tree = _tree_mb()
+    if tree is not None:
+        lines.append(
+            f"with it travels the working tree without reports/ (`make gpu-travel`): {tree:.1f} MiB; "
+            f"together {tree + size:.1f} of the device tool's 64 MiB"
+        )
+    return "\n".join(lines)
+
+
+def _tree_mb() -> float | None:
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root(),
+            capture_output=True,
+            check=True,
+        ).stdout.split(b"\0")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    paths = [root() / os.fsdecode(p) for p in listed if p and not p.startswith(b"reports/")]
+    return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20
