@@ -3,7 +3,7 @@
 module above the one that holds it. Figures, not a timed test.
 
 What is counted. The table job runs ``ansel table --config <file> ...`` (the table rule); this runs
-the same command (``ansel.cli.main``: the spec's parse, the runs' check, ``build_table``) with the
+the same command (``ansel.cli.main``: the spec's parse, the runs' check, the kind's rendering) with the
 rule's own config file (``logs/table/<paper>/<table>.config.json``, which the rule writes: build
 the table through Snakemake first, so its inputs exist too), rendering to a temporary prefix, under
 ``sys.setprofile``. The roots are the parsed command line (the ``argparse.Namespace`` the verb is
@@ -164,7 +164,7 @@ def measure(paper: str, table: str, typed: bool) -> Tracer:
     config = ROOT / "logs" / "table" / paper / f"{table}.config.json"
     if not config.exists():
         sys.exit(f"{config}: no config of the table's job; build results/tables/{paper}/{table}.md first")
-    from ansel.report import build  # noqa: F401
+    from ansel.report import notes  # noqa: F401
     from ansel.table_kinds import kind_of  # noqa: F401 (imported before tracing: import time is no path)
 
     spec = yaml.safe_load((ROOT / "workflow" / "papers" / f"{paper}.yaml").read_text())

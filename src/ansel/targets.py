@@ -19,7 +19,7 @@ from ansel.specs import Column, TableSpec
 
 # the papers' published values (a table kind's ``published``: ansel.table_kinds)
 PUBLISHED_RESULTS = "workflow/papers/published_results.csv"
-# published values of the context rows (``context: true``; ansel.report.context), in any paper's table
+# published values of the context rows (``context: true``; ansel.report.notes), in any paper's table
 CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
 # of the run directory, whose files are the same bytes for the same seed.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import ConfigError, run_config
+from ansel.config import ConfigError, model_config, run_config
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
@@ -100,9 +100,10 @@ class Metrics(TableKind):
         return dataset, {m: run_config(config, dataset, m, T.seeds(config, T.Variant(m))[0]) for m in models}
 
     def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
-        """With an ``expected`` row, the columns' datasets' ``eval`` too: it is computed on the
-        questions the runs score."""
-        cfg = super().job_config(config, papers, table)
+        """With the papers' settings the notes compare the runs against (``paper_settings``); with an
+        ``expected`` row, the columns' datasets' ``eval`` too: it is computed on the questions the
+        runs score."""
+        cfg = {**super().job_config(config, papers, table), "paper_settings": paper_settings(papers, table)}
         if any(row.expected for row in table.rows):
             for d in {c.run_dataset for c in table.columns}:
                 cfg["datasets"][d] = {**cfg["datasets"][d], "eval": config["datasets"][d].get("eval", {})}
@@ -118,9 +119,7 @@ class Metrics(TableKind):
 
     def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         # the report's modules load pandas, ranx and matplotlib: in a table job, not while the DAG is built
-        from ansel.report.context import context_notes
-        from ansel.report.deviations import table_setting_notes
-        from ansel.report.expected import expected_notes
+        from ansel.report.notes import context_notes, expected_notes, table_setting_notes
         from ansel.report.provenance import provenance_note, table_provenance
         from ansel.report.significance import annotate
         from ansel.report.tables import aggregate, benchmark, grid_notes, protocol_notes, published_lookup
@@ -133,7 +132,7 @@ class Metrics(TableKind):
             + protocol_notes(table, benchmark(table))
             + context_notes(config, table)
             + expected_notes(config, table)
-            + table_setting_notes(config, table, config["paper_settings"])
+            + table_setting_notes(config, table)
         )
         cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
         provenance = table_provenance(config, table)
@@ -146,3 +145,19 @@ class Metrics(TableKind):
             provenance=provenance,
             show_n="-" in self.seed_count(config, table),
         )
+
+
+def paper_settings(papers: dict, table: TableSpec) -> dict[str, dict[str, dict]]:
+    """{dataset: {model: {"run": run config, "lr_grid": [...]}}} per cell of the paper's rows (the
+    spec's dataset; a context row is not the paper's): the run config under the papers' settings
+    (``papers``: params.yaml as written) and the paper's lr grid, resolved while the DAG is built, so
+    that the table job (``ansel.report.notes``) resolves no run config."""
+    settings: dict[str, dict[str, dict]] = {}
+    for cell in table.cells:
+        if not cell.row.context:
+            seed = T.seeds(papers, T.Variant(cell.model))[0]
+            settings.setdefault(cell.column.dataset, {})[cell.model] = {
+                "run": run_config(papers, cell.column.dataset, cell.model, seed),
+                "lr_grid": model_config(papers, cell.model)["train"].get("lr_grid", []),
+            }
+    return settings
