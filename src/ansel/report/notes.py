@@ -111,9 +111,9 @@ def table_setting_notes(config: dict, table: TableSpec) -> list[str]:
         path = Path(runs(config, resolved, shown)[0].dir) / "config.json"
         used = json.loads(path.read_text())
         name = (label, dataset if several else None)
-        settings = config["paper_settings"][dataset][model]
-        paper = copy.deepcopy(settings["run"])
-        if used["train"].get("lr") in settings["lr_grid"]:
+        settings = config["paper_settings"]  # a cell's run config in two parts (``Metrics.job_config``)
+        paper = copy.deepcopy({**settings["models"][model], **settings["datasets"][dataset]})
+        if used["train"].get("lr") in settings["lr_grids"][model]:
             paper["train"]["lr"] = used["train"]["lr"]  # a point of the paper's own grid (see the grid note)
         rows.append((name, paper, used))
         used_by_label.append((name, used))

@@ -147,17 +147,30 @@ class Metrics(TableKind):
         )
 
 
-def paper_settings(papers: dict, table: TableSpec) -> dict[str, dict[str, dict]]:
-    """{dataset: {model: {"run": run config, "lr_grid": [...]}}} per cell of the paper's rows (the
-    spec's dataset; a context row is not the paper's): the run config under the papers' settings
-    (``papers``: params.yaml as written) and the paper's lr grid, resolved while the DAG is built, so
-    that the table job (``ansel.report.notes``) resolves no run config."""
-    settings: dict[str, dict[str, dict]] = {}
+# The settings a run's config takes from its dataset (``ansel.config.run_config``); the rest is its
+# model's, but for ``dataset`` and ``vocab`` (a path under it), which the notes leave out (its identity).
+RUN_DATASET_KEYS = ("max_len_q", "max_len_a", "eval")
+
+
+def paper_settings(papers: dict, table: TableSpec) -> dict[str, dict]:
+    """The run configs of the paper's cells (a context row is not the paper's) under the papers'
+    settings (``papers``: params.yaml as written; the spec's datasets), resolved while the DAG is
+    built, so that the table job (``ansel.report.notes``) resolves none: ``models``' part of a
+    cell's run config and its ``datasets``' (less ``dataset`` and ``vocab``), kept apart so that a
+    table of many cells carries each once, and the models' ``lr_grids``."""
+    models: dict[str, dict] = {}
+    datasets: dict[str, dict] = {}
+    lr_grids: dict[str, list] = {}
     for cell in table.cells:
-        if not cell.row.context:
-            seed = T.seeds(papers, T.Variant(cell.model))[0]
-            settings.setdefault(cell.column.dataset, {})[cell.model] = {
-                "run": run_config(papers, cell.column.dataset, cell.model, seed),
-                "lr_grid": model_config(papers, cell.model)["train"].get("lr_grid", []),
-            }
-    return settings
+        if cell.row.context:
+            continue
+        model, dataset = cell.model, cell.column.dataset
+        run = run_config(papers, dataset, model, T.seeds(papers, T.Variant(model))[0])
+        own = {k: v for k, v in run.items() if k not in (*RUN_DATASET_KEYS, "dataset", "vocab")}
+        if models.setdefault(model, own) != own:
+            raise ValueError(
+                f"models.{model}: its run config depends on the dataset beyond {RUN_DATASET_KEYS}; see run_config"
+            )
+        datasets[dataset] = {k: run[k] for k in RUN_DATASET_KEYS}
+        lr_grids[model] = model_config(papers, model)["train"].get("lr_grid", [])
+    return {"models": models, "datasets": datasets, "lr_grids": lr_grids}
