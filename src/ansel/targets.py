@@ -168,6 +168,26 @@ def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
     return [(lr, Variant(model) if lr == train.get("lr") else Variant(model, ("lr", lr))) for lr in train["lr_grid"]]
 
 
+@dataclass(frozen=True)
+class LrGrid:
+    """A model's ``train.lr_grid`` and what the tables choose its point on: the mean over seeds of
+    ``metric`` on ``split`` (its dev split, never a test split)."""
+
+    lrs: tuple[float, ...]
+    split: str
+    metric: str
+
+
+def lr_grid(config: dict, model: str) -> LrGrid | None:
+    """The model's lr grid; None where it has none or the config does not carry the model."""
+    if model not in config.get("models", {}):
+        return None
+    train = model_config(config, model)["train"]
+    if "lr_grid" not in train:
+        return None
+    return LrGrid(tuple(train["lr_grid"]), train.get("dev_split", "dev"), train["select_metric"])
+
+
 def raw_manifest(config: dict, dataset: str) -> str:
     """The download manifest of the raw files a (resolved) dataset is preprocessed from."""
     return f"data/raw/{config['datasets'][dataset]['source']}/manifest.json"

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import model_config, root
+from ansel.config import root
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.files import write_text_atomic
@@ -35,6 +35,7 @@ from ansel.targets import (
     Variant,
     benchmark_file,
     grid_points,
+    lr_grid,
     metric_file,
     processed_dir,
     runs,
@@ -214,10 +215,11 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant,
     points = grid_points(config, model)
     if len(points) == 1:
         return (*points[0], math.nan)
-    train = model_config(config, model)["train"]
-    split, metric = train.get("dev_split", "dev"), train["select_metric"]
+    grid = lr_grid(config, model)
+    assert grid is not None  # a model of more than one point has a grid
     scored = [
-        (float(np.mean([run_metric(r, split, metric) for r in runs(config, dataset, v)])), lr, v) for lr, v in points
+        (float(np.mean([run_metric(r, grid.split, grid.metric) for r in runs(config, dataset, v)])), lr, v)
+        for lr, v in points
     ]
     dev, lr, v = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
     return lr, v, dev
@@ -229,14 +231,8 @@ def grid_notes(config: dict, table: TableSpec) -> list[str]:
     chosen: dict[tuple, dict[str, str]] = {}  # key -> {row label: lr}, in row order
     for cell in table.cells:
         model, ds = cell.model, cell.dataset
-        train = model_config(config, model)["train"] if model in config.get("models", {}) else {}
-        if "lr_grid" in train:
-            grid = tuple(train["lr_grid"])
-            key = (
-                (None, None, None, grid)
-                if len(grid) == 1
-                else (ds, train.get("dev_split", "dev"), train["select_metric"], grid)
-            )
+        if grid := lr_grid(config, model):
+            key = (None, None, None, grid.lrs) if len(grid.lrs) == 1 else (ds, grid.split, grid.metric, grid.lrs)
             chosen.setdefault(key, {})[cell.row.label] = f"{grid_choice(config, model, ds)[0]:g}"
     notes = []
     for (ds, split, metric, grid), rows in chosen.items():
