@@ -3,7 +3,7 @@
 module above the one that holds it. Figures, not a timed test.
 
 What is counted. The table job runs ``ansel table --config <file> ...`` (the table rule); this runs
-the same command (``ansel.cli.main``: the spec's parse, the runs' check, ``build_table``) with the
+the same command (``ansel.cli.main``: the spec's parse, the runs' check, the kind's rendering) with the
 rule's own config file (``logs/table/<paper>/<table>.config.json``, which the rule writes: build
 the table through Snakemake first, so its inputs exist too), rendering to a temporary prefix, under
 ``sys.setprofile``. The roots are the parsed command line (the ``argparse.Namespace`` the verb is
@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+import json
 import sys
 import tempfile
 from collections import Counter
@@ -164,13 +165,13 @@ def measure(paper: str, table: str, typed: bool) -> Tracer:
     config = ROOT / "logs" / "table" / paper / f"{table}.config.json"
     if not config.exists():
         sys.exit(f"{config}: no config of the table's job; build results/tables/{paper}/{table}.md first")
-    from ansel.report import build  # noqa: F401
-    from ansel.table_kinds import kind_of  # noqa: F401 (imported before tracing: import time is no path)
+    from ansel.report import notes  # noqa: F401 (imported before tracing: import time is no path)
+    from ansel.specs import parse_table
+    from ansel.table_kinds import kind_of
 
     spec = yaml.safe_load((ROOT / "workflow" / "papers" / f"{paper}.yaml").read_text())
-    kind = next(t.get("kind", "metrics") for t in spec["tables"] if t["id"] == table)
-    csv = "dataset_stats_published.csv" if kind == "dataset_stats" else "published_results.csv"
-    published = (ROOT / "workflow" / "papers" / csv).as_posix()
+    raw = next(t for t in spec["tables"] if t["id"] == table)  # parsed uncached: the traced run parses it again
+    published = (ROOT / kind_of(parse_table(json.loads(config.read_text()), paper, raw)).published).as_posix()
     tracer = Tracer(typed)
     with tempfile.TemporaryDirectory() as tmp:
         argv = ["table", "--config", str(config), "--paper", paper, "--table", table]

@@ -251,13 +251,23 @@ def cmd_collect_record(a) -> None:
 
 
 def cmd_table(a) -> None:
+    """One table job: its config (``--config``) is the slice of the resolved config the table depends
+    on (``TableKind.job_config``); the notes every table starts with, then its kind's rendering."""
     from ansel.evaluation.agreement import check_runs
-    from ansel.report.build import build_table
     from ansel.table_kinds import kind_of, spec_table
 
     table = spec_table(a.config, a.paper, a.table)
-    check_runs(kind_of(table).metrics_runs(a.config, table))  # only what the run files give
-    build_table(a.config, table, Path(a.published), Path(a.out_prefix))
+    kind = kind_of(table)
+    check_runs(kind.metrics_runs(a.config, table))  # only what the run files give
+    alias = a.config.get("dataset_alias", {})
+    aliases = {d: alias[d] for d in kind.datasets(table) if d in alias}
+    notes = [kind.preset_note(a.config, table)]
+    if aliases:
+        notes.append(
+            "datasets replaced by the preset (ours only; published values are the paper's): "
+            + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items()))
+        )
+    kind.render(a.config, table, Path(a.published), notes, Path(a.out_prefix))
 
 
 def cmd_stats(a) -> None:

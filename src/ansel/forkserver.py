@@ -40,7 +40,7 @@ PRELOAD = (
     "matplotlib.pyplot",
     "ansel.training.trainer",
     "ansel.evaluation.evaluate",
-    "ansel.report.build",
+    "ansel.report.notes",
     "ansel.report.figures",
 )
 

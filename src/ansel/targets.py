@@ -19,7 +19,7 @@ from ansel.specs import Column, TableSpec
 
 # the papers' published values (a table kind's ``published``: ansel.table_kinds)
 PUBLISHED_RESULTS = "workflow/papers/published_results.csv"
-# published values of the context rows (``context: true``; ansel.report.context), in any paper's table
+# published values of the context rows (``context: true``; ansel.report.notes), in any paper's table
 CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
 # of the run directory, whose files are the same bytes for the same seed.
@@ -166,6 +166,26 @@ def grid_points(config: dict, model: str) -> list[tuple[float, Variant]]:
     if "lr_grid" not in train:
         return [(train.get("lr"), Variant(model))]
     return [(lr, Variant(model) if lr == train.get("lr") else Variant(model, ("lr", lr))) for lr in train["lr_grid"]]
+
+
+@dataclass(frozen=True)
+class LrGrid:
+    """A model's ``train.lr_grid`` and what the tables choose its point on: the mean over seeds of
+    ``metric`` on ``split`` (its dev split, never a test split)."""
+
+    lrs: tuple[float, ...]
+    split: str
+    metric: str
+
+
+def lr_grid(config: dict, model: str) -> LrGrid | None:
+    """The model's lr grid; None where it has none or the config does not carry the model."""
+    if model not in config.get("models", {}):
+        return None
+    train = model_config(config, model)["train"]
+    if "lr_grid" not in train:
+        return None
+    return LrGrid(tuple(train["lr_grid"]), train.get("dev_split", "dev"), train["select_metric"])
 
 
 def raw_manifest(config: dict, dataset: str) -> str:

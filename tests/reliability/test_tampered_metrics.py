@@ -10,6 +10,8 @@ import pytest
 from ansel import targets as T
 from ansel.cli import main
 from ansel.config import load
+from ansel.table_kinds import spec_table
+from ansel.table_kinds.metrics import paper_settings
 from tests.reliability.kit_archives import RUN, kit_record, run_members, snapshot, unpack_refused
 
 MINI = """
@@ -51,7 +53,8 @@ def mini(home, finished_run, repo_root):
         if part.name != "papers":
             (home / "workflow" / part.name).symlink_to(part)
     (home / "workflow/papers/mini.yaml").write_text(MINI)
-    config = {**load(preset="smoke"), "seeds": 1, "paper_settings": load(preset="full")}
+    config = {**load(preset="smoke"), "seeds": 1}
+    config["paper_settings"] = paper_settings(load(preset="full"), spec_table(config, "mini", "t"))
     config["models"]["qa_cnn"].pop("seeds", None)
     run = home / T.Run("synthetic_en", T.Variant("qa_cnn"), 1).dir
     run.mkdir(parents=True)

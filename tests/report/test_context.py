@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from ansel.report.context import context_notes
+from ansel.report.notes import context_notes
 from ansel.report.tables import aggregate
 from ansel.specs import parse_table
 from ansel.table_kinds import kind_of
@@ -83,7 +83,8 @@ def test_a_table_with_context_rows_reads_the_context_results(runs):
 
 def test_context_rows_are_left_out_of_the_settings_notes(runs):
     from ansel.config import load
-    from ansel.report.deviations import table_setting_notes
+    from ansel.report.notes import table_setting_notes
+    from ansel.table_kinds.metrics import paper_settings
 
     for model, arch, seeds in (("nn", "random", (1, 2)), ("lexical_word_count", "word_count", (1,))):
         for seed in seeds:  # the nn runs used 5 epochs where the (fake) paper says 3
@@ -91,5 +92,5 @@ def test_context_rows_are_left_out_of_the_settings_notes(runs):
             (runs / f"results/runs/syn/{model}/seed{seed}/config.json").write_text(json.dumps(used))
     papers = load(preset="full")
     papers["models"] |= {"nn": {"arch": "random", "train": {"epochs": 3}}, "lexical_word_count": {"arch": "word_count"}}
-    notes = " ".join(table_setting_notes(CONFIG, TABLE, papers))
+    notes = " ".join(table_setting_notes({**CONFIG, "paper_settings": paper_settings(papers, TABLE)}, TABLE))
     assert "train.epochs 3 → 5" in notes and "Word Cnt" not in notes

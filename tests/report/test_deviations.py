@@ -1,4 +1,4 @@
-from ansel.report.deviations import deviation_notes, differences, embeddings_note
+from ansel.report.notes import deviation_notes, differences, embeddings_note
 
 
 def test_differences_lists_changed_nested_keys_and_skips_identity():

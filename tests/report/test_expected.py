@@ -12,7 +12,8 @@ import pytest
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import METRICS
 from ansel.evaluation.metrics import per_question
-from ansel.report.expected import expected_notes, expected_random, expected_split_metric
+from ansel.report.expected import expected_random, expected_split_metric
+from ansel.report.notes import expected_notes
 from ansel.report.tables import aggregate, published_lookup, render
 from ansel.specs import parse_table
 from ansel.table_kinds import kind_of

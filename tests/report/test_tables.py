@@ -128,6 +128,7 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
     from ansel.cli import main
     from ansel.config import load, run_config
     from ansel.table_kinds import spec_table
+    from ansel.table_kinds.metrics import paper_settings
 
     papers = load(preset="full")
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))  # specs from the checkout, outputs here
@@ -137,9 +138,9 @@ def test_table_verb_renders_a_real_spec_from_fake_runs(tmp_path, monkeypatch, re
         "seeds": 2,
         "datasets": {"synthetic_en": {"source": "synthetic"}, "synthetic_zh": {"source": "synthetic"}},
         "dataset_alias": {},
-        "paper_settings": papers,
     }
     table = spec_table(config, "smoke", "synthetic")
+    config["paper_settings"] = paper_settings(papers, table)
     (tmp_path / "data/raw/synthetic").mkdir(parents=True)
     (tmp_path / "data/raw/synthetic/manifest.json").write_text(json.dumps({"corpus.json": {"sha256": "ab" * 32}}))
     for i, run in enumerate(kind_of(table).runs(config, table)):  # every metric of every split: 0.1 * (i % 7)

@@ -24,8 +24,6 @@ from math import log2
 import pandas as pd
 
 from ansel.evaluation.config import METRICS
-from ansel.specs import Row, TableSpec
-from ansel.targets import processed_dir
 
 EXPECTED = {"random": "the exact expectation under a uniformly random ranking of each question's candidates"}
 
@@ -72,55 +70,3 @@ def expected_split_metric(cands: pd.DataFrame, metric: str, no_positive: str = "
     return float(
         sum(count * expected_random(int(n), int(k))[metric] for (n, k), count in shapes.items()) / shapes.sum()
     )
-
-
-def eval_candidates(config: dict, dataset: str, split: str) -> tuple[pd.DataFrame, str]:
-    """A (resolved) dataset's candidates of ``split`` as its runs' evaluation scores them (the
-    dataset's ``eval`` sample, when it asks for one), and its ``no_positive`` rule; read from
-    data/processed/<dataset>."""
-    from ansel.data.batches import sample_split
-    from ansel.data.canonical import Dataset
-
-    data = Dataset.load(processed_dir(dataset))
-    if split not in data.splits:
-        raise KeyError(f"{processed_dir(dataset)}: no split {split!r}; it has {', '.join(data.splits)}")
-    ev = config.get("datasets", {}).get(dataset, {}).get("eval", {})
-    cands = data.splits[split]
-    if ev.get("sample_questions"):  # the same draw as the runs' (ansel.evaluation.evaluate.eval_data)
-        cands = sample_split(cands, ev["sample_questions"], ev.get("sample_seed", 0))
-    return cands, ev.get("no_positive", "drop")
-
-
-def expected_value(config: dict, row: Row, dataset: str, split: str, metric: str) -> float:
-    """A computed row's value (``row.expected``) on a (resolved) dataset's split."""
-    kind = row.expected
-    if kind not in EXPECTED:
-        raise KeyError(f"row {row.label!r}: expected {kind!r} is not one of {', '.join(EXPECTED)}")
-    cands, no_positive = eval_candidates(config, dataset, split)
-    return expected_split_metric(cands, metric, no_positive)
-
-
-def expected_notes(config: dict, table: TableSpec) -> list[str]:
-    """What each computed row is, and the pools it was computed from (questions, candidates and
-    positives per question), per column dataset and split."""
-    rows = [row for row in table.rows if row.expected]
-    if not rows:
-        return []
-    pools_seen = []
-    for resolved, split in dict.fromkeys((c.run_dataset, c.split) for c in table.columns):
-        cands, no_positive = eval_candidates(config, resolved, split)
-        q = pools(cands)
-        scored = q if no_positive == "zero" else q[q.k > 0]
-        shapes = scored.groupby(["n", "k"]).size().sort_values(ascending=False, kind="stable")
-        listed = ", ".join(
-            f"{c} with {n} candidate{'s' * (n != 1)} / {k} positive{'s' * (k != 1)}"
-            for (n, k), c in shapes.head(4).items()
-        )
-        more = f", {shapes.iloc[4:].sum()} of {len(shapes) - 4} other shapes" if len(shapes) > 4 else ""
-        pools_seen.append(f"{resolved} {split}: {len(scored)} questions scored ({listed}{more})")
-    return [
-        f"{row.label} (ours) is computed, not run: {EXPECTED[str(row.expected)]} (P@1 = k/n; MRR = "
-        "E[1/rank of the first positive] = sum_r (1/r) C(n-r, k-1)/C(n, k) for n candidates, k positives; "
-        "ansel.report.expected), averaged over the questions the runs are scored on; " + "; ".join(pools_seen)
-        for row in rows
-    ]

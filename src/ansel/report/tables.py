@@ -22,15 +22,24 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import model_config
+from ansel.config import root
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.files import write_text_atomic
-from ansel.report.context import context_lookup, context_rows
-from ansel.report.expected import expected_value
+from ansel.report.expected import EXPECTED, expected_split_metric
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
 from ansel.specs import Column, Row, TableSpec
-from ansel.targets import Run, Variant, benchmark_file, grid_points, metric_file, runs
+from ansel.targets import (
+    CONTEXT_PUBLISHED,
+    Run,
+    Variant,
+    benchmark_file,
+    grid_points,
+    lr_grid,
+    metric_file,
+    processed_dir,
+    runs,
+)
 
 # row/column: the rendered table's labels; digits: decimals shown; differs: the † marker; na: no
 # model of the row applies to the column's dataset (``ansel.targets.not_applicable``), shown n/a;
@@ -206,10 +215,11 @@ def grid_choice(config: dict, model: str, dataset: str) -> tuple[float, Variant,
     points = grid_points(config, model)
     if len(points) == 1:
         return (*points[0], math.nan)
-    train = model_config(config, model)["train"]
-    split, metric = train.get("dev_split", "dev"), train["select_metric"]
+    grid = lr_grid(config, model)
+    assert grid is not None  # a model of more than one point has a grid
     scored = [
-        (float(np.mean([run_metric(r, split, metric) for r in runs(config, dataset, v)])), lr, v) for lr, v in points
+        (float(np.mean([run_metric(r, grid.split, grid.metric) for r in runs(config, dataset, v)])), lr, v)
+        for lr, v in points
     ]
     dev, lr, v = max(scored, key=lambda t: t[0])  # max keeps the first of equal values
     return lr, v, dev
@@ -221,14 +231,8 @@ def grid_notes(config: dict, table: TableSpec) -> list[str]:
     chosen: dict[tuple, dict[str, str]] = {}  # key -> {row label: lr}, in row order
     for cell in table.cells:
         model, ds = cell.model, cell.dataset
-        train = model_config(config, model)["train"] if model in config.get("models", {}) else {}
-        if "lr_grid" in train:
-            grid = tuple(train["lr_grid"])
-            key = (
-                (None, None, None, grid)
-                if len(grid) == 1
-                else (ds, train.get("dev_split", "dev"), train["select_metric"], grid)
-            )
+        if grid := lr_grid(config, model):
+            key = (None, None, None, grid.lrs) if len(grid.lrs) == 1 else (ds, grid.split, grid.metric, grid.lrs)
             chosen.setdefault(key, {})[cell.row.label] = f"{grid_choice(config, model, ds)[0]:g}"
     notes = []
     for (ds, split, metric, grid), rows in chosen.items():
@@ -293,13 +297,59 @@ def benchmark(table: TableSpec) -> dict | None:
     return json.loads(path.read_text())
 
 
+# context rows (``context: true`` in a spec), not the paper's: their published values are other sources',
+# in workflow/papers/context_results.csv (dataset, split, model = the params.yaml model, metric, value, source)
+_CONTEXT_COLUMNS = ["dataset", "split", "model", "metric", "value", "source"]
+
+
+def context_results() -> pd.DataFrame:
+    """workflow/papers/context_results.csv, its columns checked (naming the file)."""
+    path = root() / CONTEXT_PUBLISHED
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in _CONTEXT_COLUMNS if c not in df]
+    if missing:
+        raise KeyError(f"{path}: missing column(s) {', '.join(missing)}; it has {', '.join(df.columns)}")
+    return df
+
+
+def context_lookup() -> dict[tuple, float]:
+    """{(dataset, split, model, metric): value} of every context result."""
+    return {(r.dataset, r.split, r.model, r.metric): float(r.value) for r in context_results().itertuples()}
+
+
+def eval_candidates(config: dict, dataset: str, split: str) -> tuple[pd.DataFrame, str]:
+    """A (resolved) dataset's candidates of ``split`` as its runs' evaluation scores them (the
+    dataset's ``eval`` sample, when it asks for one), and its ``no_positive`` rule; read from
+    data/processed/<dataset>."""
+    from ansel.data.batches import sample_split
+    from ansel.data.canonical import Dataset
+
+    data = Dataset.load(processed_dir(dataset))
+    if split not in data.splits:
+        raise KeyError(f"{processed_dir(dataset)}: no split {split!r}; it has {', '.join(data.splits)}")
+    ev = config.get("datasets", {}).get(dataset, {}).get("eval", {})
+    cands = data.splits[split]
+    if ev.get("sample_questions"):  # the same draw as the runs' (ansel.evaluation.evaluate.eval_data)
+        cands = sample_split(cands, ev["sample_questions"], ev.get("sample_seed", 0))
+    return cands, ev.get("no_positive", "drop")
+
+
+def expected_value(config: dict, row: Row, dataset: str, split: str, metric: str) -> float:
+    """A computed row's value (``row.expected``) on a (resolved) dataset's split."""
+    kind = row.expected
+    if kind not in EXPECTED:
+        raise KeyError(f"row {row.label!r}: expected {kind!r} is not one of {', '.join(EXPECTED)}")
+    cands, no_positive = eval_candidates(config, dataset, split)
+    return expected_split_metric(cands, metric, no_positive)
+
+
 def aggregate(config: dict, table: TableSpec, published: dict[tuple, float]) -> pd.DataFrame:
     """One row per (row label, column): ours mean/std/n over seeds and the published value (looked
     up under the column's ``published_dataset`` and ``published_split``, default its own)."""
     records = []
     run_cells = {(c.row.label, c.column.label): (c.dataset, c.model) for c in table.cells}
     bench = benchmark(table)
-    context = context_lookup() if context_rows(table) else {}  # other papers' values, by model
+    context = context_lookup() if any(row.context for row in table.rows) else {}  # other papers' values, by model
 
     def published_value(row: Row, col: Column) -> float:
         where = (col.published_dataset, col.published_split)

@@ -56,14 +56,10 @@ class TableKind(ABC):
         return None, {}
 
     def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
-        """The slice of the config the table job reads (so only it triggers re-rendering): the report's,
-        the models' configs (a row with an lr grid shows its point best on dev), and ``paper_settings``:
-        ``papers`` (params.yaml as written) for the same models and datasets, which the notes compare
-        the runs against."""
-        models = sorted(self.models(table))
-        datasets = sorted(self.datasets(table) & set(papers["datasets"]))
-        settings = {**T.models_config(papers, models), "datasets": {d: papers["datasets"][d] for d in datasets}}
-        return {**T.report_config(config), **T.models_config(config, models), "paper_settings": settings}
+        """The slice of the config the table job reads (so only it triggers re-rendering): the report's
+        and the models' configs (a row with an lr grid shows its point best on dev); ``papers``:
+        params.yaml as written, for a kind whose notes compare the runs against the papers' settings."""
+        return {**T.report_config(config), **T.models_config(config, sorted(self.models(table)))}
 
     def preset_note(self, config: dict, table: TableSpec) -> str:
         """The table's first note: the preset it was made under."""

@@ -28,12 +28,6 @@ class DatasetStats(TableKind):
         """Its datasets' statistics (rule dataset_stats)."""
         return sorted({T.stats_file(row.run_dataset) for row in table.rows if row.run_dataset})
 
-    def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
-        """No dataset's settings: there is no run to compare with the paper's."""
-        cfg = super().job_config(config, papers, table)
-        cfg["paper_settings"]["datasets"] = {}
-        return cfg
-
     def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         from ansel.report import dataset_stats as S  # pandas: in a table job, not while the DAG is built
         from ansel.report.tables import render as render_cells

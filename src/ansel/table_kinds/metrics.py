@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ansel import targets as T
-from ansel.config import ConfigError, run_config
+from ansel.config import ConfigError, model_config, run_config
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
@@ -100,9 +100,10 @@ class Metrics(TableKind):
         return dataset, {m: run_config(config, dataset, m, T.seeds(config, T.Variant(m))[0]) for m in models}
 
     def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
-        """With an ``expected`` row, the columns' datasets' ``eval`` too: it is computed on the
-        questions the runs score."""
-        cfg = super().job_config(config, papers, table)
+        """With the papers' settings the notes compare the runs against (``paper_settings``); with an
+        ``expected`` row, the columns' datasets' ``eval`` too: it is computed on the questions the
+        runs score."""
+        cfg = {**super().job_config(config, papers, table), "paper_settings": paper_settings(papers, table)}
         if any(row.expected for row in table.rows):
             for d in {c.run_dataset for c in table.columns}:
                 cfg["datasets"][d] = {**cfg["datasets"][d], "eval": config["datasets"][d].get("eval", {})}
@@ -118,9 +119,7 @@ class Metrics(TableKind):
 
     def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         # the report's modules load pandas, ranx and matplotlib: in a table job, not while the DAG is built
-        from ansel.report.context import context_notes
-        from ansel.report.deviations import table_setting_notes
-        from ansel.report.expected import expected_notes
+        from ansel.report.notes import context_notes, expected_notes, table_setting_notes
         from ansel.report.provenance import provenance_note, table_provenance
         from ansel.report.significance import annotate
         from ansel.report.tables import aggregate, benchmark, grid_notes, protocol_notes, published_lookup
@@ -133,7 +132,7 @@ class Metrics(TableKind):
             + protocol_notes(table, benchmark(table))
             + context_notes(config, table)
             + expected_notes(config, table)
-            + table_setting_notes(config, table, config["paper_settings"])
+            + table_setting_notes(config, table)
         )
         cells, significance_notes, significance_json = annotate(config, table, cells)  # baseline and claims
         provenance = table_provenance(config, table)
@@ -146,3 +145,32 @@ class Metrics(TableKind):
             provenance=provenance,
             show_n="-" in self.seed_count(config, table),
         )
+
+
+# The settings a run's config takes from its dataset (``ansel.config.run_config``); the rest is its
+# model's, but for ``dataset`` and ``vocab`` (a path under it), which the notes leave out (its identity).
+RUN_DATASET_KEYS = ("max_len_q", "max_len_a", "eval")
+
+
+def paper_settings(papers: dict, table: TableSpec) -> dict[str, dict]:
+    """The run configs of the paper's cells (a context row is not the paper's) under the papers'
+    settings (``papers``: params.yaml as written; the spec's datasets), resolved while the DAG is
+    built, so that the table job (``ansel.report.notes``) resolves none: ``models``' part of a
+    cell's run config and its ``datasets``' (less ``dataset`` and ``vocab``), kept apart so that a
+    table of many cells carries each once, and the models' ``lr_grids``."""
+    models: dict[str, dict] = {}
+    datasets: dict[str, dict] = {}
+    lr_grids: dict[str, list] = {}
+    for cell in table.cells:
+        if cell.row.context:
+            continue
+        model, dataset = cell.model, cell.column.dataset
+        run = run_config(papers, dataset, model, T.seeds(papers, T.Variant(model))[0])
+        own = {k: v for k, v in run.items() if k not in (*RUN_DATASET_KEYS, "dataset", "vocab")}
+        if models.setdefault(model, own) != own:
+            raise ValueError(
+                f"models.{model}: its run config depends on the dataset beyond {RUN_DATASET_KEYS}; see run_config"
+            )
+        datasets[dataset] = {k: run[k] for k in RUN_DATASET_KEYS}
+        lr_grids[model] = model_config(papers, model)["train"].get("lr_grid", [])
+    return {"models": models, "datasets": datasets, "lr_grids": lr_grids}
