@@ -7,6 +7,8 @@ functions, so adding a row to a spec adds its runs. The runs and their files are
 
 from __future__ import annotations
 
+from typing import Callable, Iterable
+
 from ansel.config import ConfigError, load_paper
 from ansel.specs import TableSpec, figure_spec, table_spec
 from ansel.table_kinds import kind_of, spec_table
@@ -48,8 +50,7 @@ def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
 
 def figure_metrics_runs(config: dict, figure: dict) -> list[Run]:
     """``metrics_runs`` of a figure (a heatmap's: its table's)."""
-    if figure["kind"] == "heatmap":
-        table = figure_table(config, figure)
+    if table := heatmap_table(config, figure):
         return kind_of(table).metrics_runs(config, table)
     return reading_metrics(_figure_inputs(config, figure), figure_runs(config, figure))
 
@@ -61,8 +62,7 @@ def figure_models(config: dict, figure: dict) -> list[str]:
     if figure["kind"] == "sweep":
         swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
         return list(dict.fromkeys([*swept, figure["reference_model"]]))
-    if figure["kind"] == "heatmap":
-        table = figure_table(config, figure)
+    if table := heatmap_table(config, figure):
         return kind_of(table).models(table)
     return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
 
@@ -72,8 +72,7 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
     kind = figure["kind"]
     if kind not in FIGURE_RUN_FILES:
         raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
-    if kind == "heatmap":
-        table = figure_table(config, figure)
+    if table := heatmap_table(config, figure):
         return kind_of(table).runs(config, table)
     ds = figure["run_dataset"]
     if kind == "attention_maps":
@@ -85,6 +84,11 @@ def figure_runs(config: dict, figure: dict) -> list[Run]:
     else:
         variants = [Variant(m) for m in figure_models(config, figure)]
     return sorted({r for v in variants for r in runs(config, ds, v)})
+
+
+def heatmap_table(config: dict, figure: dict) -> TableSpec | None:
+    """A heatmap's table, whose runs and files it reads (``figure_table``); None for other kinds."""
+    return figure_table(config, figure) if figure["kind"] == "heatmap" else None
 
 
 def figure_table(config: dict, figure: dict) -> TableSpec:
@@ -100,8 +104,7 @@ def figure_table(config: dict, figure: dict) -> TableSpec:
 
 def figure_inputs(config: dict, figure: dict) -> list[str]:
     """``_figure_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
-    if figure["kind"] == "heatmap":
-        table = figure_table(config, figure)
+    if table := heatmap_table(config, figure):
         return kind_of(table).inputs(config, table)
     return with_run_files(_figure_inputs(config, figure), figure_metrics_runs(config, figure))
 
@@ -149,19 +152,19 @@ def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
 
 def paper_inputs(config: dict) -> list[str]:
     """Every file the preset's tables and figures read (run files, statistics, processed data)."""
-    files: set[str] = set()
-    for paper in config["papers"]:
-        tables, figures = paper_items(config, paper)
-        files.update(f for t in tables for f in kind_of(t).inputs(config, t))
-        files.update(f for fig in figures for f in figure_inputs(config, fig))
-    return sorted(files)
+    return sorted(_gathered(config, lambda t: kind_of(t).inputs(config, t), lambda f: figure_inputs(config, f)))
 
 
 def paper_runs(config: dict) -> list[Run]:
     """Every run the preset's tables and figures read."""
-    found: set[Run] = set()
+    return sorted(_gathered(config, lambda t: kind_of(t).runs(config, t), lambda f: figure_runs(config, f)))
+
+
+def _gathered(config: dict, of_table: Callable[[TableSpec], Iterable], of_figure: Callable[[dict], Iterable]) -> set:
+    """The union of ``of_table`` over the preset's tables and ``of_figure`` over its figures."""
+    found: set = set()
     for paper in config["papers"]:
         tables, figures = paper_items(config, paper)
-        found.update(r for t in tables for r in kind_of(t).runs(config, t))
-        found.update(r for fig in figures for r in figure_runs(config, fig))
-    return sorted(found)
+        found.update(x for t in tables for x in of_table(t))
+        found.update(x for f in figures for x in of_figure(f))
+    return found

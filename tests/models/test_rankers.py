@@ -4,7 +4,7 @@ from torch import nn
 from ansel.models.compositions import AttentivePooling, MaxPooling, QuestionAttentionPooling
 from ansel.models.encoders import BiLSTMEncoder
 from ansel.models.layers import masked_mean
-from ansel.models.rankers import PairRanker, PooledRanker, assemble
+from ansel.models.rankers import PairRanker, PooledRanker, Sides, assemble
 from ansel.models.scorers import CosineScorer, MLPScorer
 
 VOCAB, DIM = 30, 6
@@ -32,7 +32,7 @@ def test_pooling_without_question_context_is_siamese(padded_pairs):
     assert vq.shape == va.shape == (4, 6)
     torch.testing.assert_close(ranker(q, a), ranker.scorer(vq, va))
     # the same parts as a pair ranker score the same
-    torch.testing.assert_close(PairRanker(embed, encoder, ranker.pooling, ranker.scorer)(q, a), ranker(q, a))
+    torch.testing.assert_close(PairRanker(Sides(embed, encoder), ranker.pooling, ranker.scorer)(q, a), ranker(q, a))
 
 
 def test_compositions_over_both_sides_or_a_question_context_make_a_pair_ranker(padded_pairs):

@@ -5,7 +5,7 @@ raw_dir), ``check(options)`` (a KeyError naming an unknown read option, before a
 ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
 Readers register themselves with ``@source("name")``, which gives the class its ``name``
 (``readers.common.Reader``: the fetch of the files sources.yaml lists under it, the check of its
-read options); every module of ``ansel.data.readers`` is discovered and imported on first use, so
+read options, the read of its ``pairs`` into canonical tables); every module of ``ansel.data.readers`` is discovered and imported on first use, so
 a new reader is its module and nothing else.
 """
 

@@ -23,8 +23,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -47,35 +45,31 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
     rng = np.random.default_rng(seed)
     out = pd.Series("train", index=categories.index, dtype=object)
     for _, idx in categories.groupby(categories).groups.items():
-        order = np.asarray(idx)[rng.permutation(len(idx))]
-        start = 0
-        for name, frac in fractions.items():
-            n = int(round(frac * len(order)))
-            out.loc[order[start : start + n]] = name
-            start += n
+        out.loc[idx] = common.assign_splits(len(idx), fractions, rng)
     return out
 
 
 @source("cmeddialog")
-class CMedDialog(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+class CMedDialog(common.Reader, tokenizer="chinese"):
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         df = read_csv(raw_dir / FILE)
-        seed = options.get("seed", 13)
-        pairs = pd.DataFrame(
+        fractions = options.get("split", {"dev": 0.1, "test": 0.1})
+        return pd.DataFrame(
             {
-                "split": stratified_split(df.department, options.get("split", {"dev": 0.1, "test": 0.1}), seed),
+                "split": stratified_split(df.department, fractions, options.get("seed", 13)),
                 "question": df.title + " " + df.ask,
                 "answer": df.answer,
                 "label": 1,
                 "category": df.department,
             }
         )
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "chinese"))
-        defaults = {
+
+    def defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The LawQA protocol's candidates, seeded like the split."""
+        seed = options.get("seed", 13)
+        return {
             "negatives": {"method": "other_category", "splits": ["train"], "seed": seed},
             "pools": {"size": 100, "splits": ["dev", "test"], "seed": seed},
         }
-        return apply_options(ds, {**defaults, **options})

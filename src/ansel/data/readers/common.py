@@ -7,8 +7,12 @@ import io
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import numpy as np
+import pandas as pd
+
+from ansel.data.canonical import Dataset
 from ansel.data.download import fetch_dataset
-from ansel.data.preprocess import check_options
+from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.files import save_atomic
 
 
@@ -17,11 +21,20 @@ class RawFormatError(ValueError):
 
 
 class Reader:
-    """What every reader shares: its registered ``name`` (set by ``@source``) and its own read
-    ``options`` (COMMON_OPTIONS besides)."""
+    """What every reader shares: its registered ``name`` (set by ``@source``), its own read
+    ``options`` (COMMON_OPTIONS besides) and ``read``: the reader's ``pairs`` as canonical tables,
+    then the common options. A reader writes ``pairs`` and, where it needs them, the hooks below;
+    its class statement names its default ``tokenizer`` where that is not English."""
 
     name = ""
     options: dict[str, str] = {}
+    tokenizer = "english"  # the default of read option ``tokenizer``
+    ids_global = False  # from_pairs: one question may stand in several splits
+
+    def __init_subclass__(cls, tokenizer: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if tokenizer:
+            cls.tokenizer = tokenizer
 
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         """The files ``sources.yaml`` lists under the reader's name (option ``files`` restricts)."""
@@ -30,6 +43,37 @@ class Reader:
     def check(self, options: dict[str, Any]) -> None:
         """Refuse a read option the reader does not know, naming the reader."""
         check_options(self.name, options, self.options)
+
+    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        self.check(options)
+        options = {**self.defaults(options), **options}
+        return apply_options(self.tables(raw_dir, options), options)
+
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
+        """One row per (question, candidate): the columns ``from_pairs`` reads."""
+        raise NotImplementedError(f"{self.name}: a reader defines pairs or its own read")
+
+    def defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Read options the reader sets where the dataset's config does not (none by default)."""
+        return {}
+
+    def tables(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        """The canonical tables of ``pairs``, before the common options."""
+        tokenizer = options.get("tokenizer", self.tokenizer)
+        return from_pairs(options.get("name", self.name), self.pairs(raw_dir, options), tokenizer, self.ids_global)
+
+
+def assign_splits(n: int, fractions: dict[str, float], rng: np.random.Generator) -> np.ndarray:
+    """A split name for each of ``n`` items: in one random order, round(fraction * n) items to each
+    named split in turn, the rest to train."""
+    order = rng.permutation(n)
+    names = np.full(n, "train", dtype=object)
+    start = 0
+    for name, frac in fractions.items():
+        k = int(round(frac * n))
+        names[order[start : start + k]] = name
+        start += k
+    return names
 
 
 def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:

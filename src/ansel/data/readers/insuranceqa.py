@@ -22,8 +22,6 @@ from typing import Any
 
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -87,11 +85,10 @@ def read_pool(path: Path, vocab: dict[str, str], split: str) -> pd.DataFrame:
 
 
 @source("insuranceqa_v1")
-class InsuranceQAV1(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+class InsuranceQAV1(common.Reader, tokenizer="whitespace"):
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         vocab = read_vocabulary(common.require(raw_dir / "vocabulary"))
         answers = read_answers(common.require(raw_dir / "answers.label.token_idx"), vocab)
         parts = []
@@ -111,5 +108,4 @@ class InsuranceQAV1(common.Reader):
                 f"not in {raw_dir / 'answers.label.token_idx'}"
             )
         pairs["answer"] = pairs.aid.map(text)
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
-        return apply_options(ds, options)
+        return pairs

@@ -33,8 +33,6 @@ from typing import Any
 
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -102,16 +100,18 @@ def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -
 
 @source("insuranceqa_v2")
 class InsuranceQAV2(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The tokenizer of the language read."""
         language = options.get("language", "en")
         if language not in TOKENIZERS:
             raise ValueError(f"insuranceqa_v2: language {language!r} is not one of {list(TOKENIZERS)}")
+        return {"tokenizer": TOKENIZERS[language]}
+
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
+        language = options.get("language", "en")
         answers = read_answers(raw_dir / ANSWERS, language)
-        pairs = pd.concat(
+        return pd.concat(
             [read_split(raw_dir / f, s, language, answers).assign(split=s) for s, f in FILES.items()], ignore_index=True
         )
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", TOKENIZERS[language]))
-        return apply_options(ds, options)

@@ -26,8 +26,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -62,11 +60,10 @@ def read_file(path: Path) -> pd.DataFrame:
 
 
 @source("lawqa")
-class LawQA(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+class LawQA(common.Reader, tokenizer="whitespace"):
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         names = {
             key: options.get(key, default)
             for key, default in (("train_file", "t_r_a_i_n.txt"), ("test_file", "t_e_s_t_LONG.txt"))
@@ -86,6 +83,4 @@ class LawQA(common.Reader):
             test.loc[test.group.isin(dev), "split"] = "dev"
             test["qid"] = test.split + "-" + test.group
         train["qid"] = "train-q" + pd.Series(pd.factorize(train.question)[0], index=train.index).astype(str)
-        pairs = pd.concat([train, test], ignore_index=True).drop(columns="group")
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
-        return apply_options(ds, options)
+        return pd.concat([train, test], ignore_index=True).drop(columns="group")

@@ -18,8 +18,6 @@ from typing import Any
 
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -38,12 +36,9 @@ def read_csv(path: Path) -> pd.DataFrame:
 
 
 @source("legalqa_siat")
-class LegalQASiat(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+class LegalQASiat(common.Reader, tokenizer="chinese"):
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         mapping = options.get("splits", {"dev": "dev", "test": "test"})
-        pairs = pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()], ignore_index=True)
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "chinese"))
-        return apply_options(ds, options)
+        return pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()], ignore_index=True)

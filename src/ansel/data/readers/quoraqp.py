@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -86,23 +85,11 @@ def check_fractions(source: str, key: str, fractions: Any) -> dict[str, float]:
     return fractions
 
 
-def random_split(n: int, fractions: dict[str, float], seed: int) -> np.ndarray:
-    order = np.random.default_rng(seed).permutation(n)
-    names = np.full(n, "train", dtype=object)
-    start = 0
-    for name, frac in fractions.items():
-        k = int(round(frac * n))
-        names[order[start : start + k]] = name
-        start += k
-    return names
-
-
 @source("quoraqp")
-class QuoraQP(common.Reader):
-    options = BIMPM_OPTIONS  # its own read options (COMMON_OPTIONS besides)
+class QuoraQP(common.Reader, tokenizer="whitespace"):
+    options = BIMPM_OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         if "seed" in options and "resplit" not in options:
             raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
         resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
@@ -114,23 +101,23 @@ class QuoraQP(common.Reader):
             ignore_index=True,
         )
         if resplit:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
-            pairs["split"] = random_split(len(pairs), resplit, options.get("seed", 13))
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
-        if resplit:  # train, then the splits in the option's order (not the order they first occur)
-            ds.splits = {s: ds.splits[s] for s in ["train", *resplit] if s in ds.splits}
-        return apply_options(ds, options)
+            pairs["split"] = common.assign_splits(len(pairs), resplit, np.random.default_rng(options.get("seed", 13)))
+        return pairs
+
+    def tables(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
+        ds = super().tables(raw_dir, options)
+        if "resplit" in options:  # train, then the splits in the option's order (not the order they first occur)
+            ds.splits = {s: ds.splits[s] for s in ["train", *options["resplit"]] if s in ds.splits}
+        return ds
 
 
 @source("quoraqp_raw")
 class QuoraQPRaw(common.Reader):
-    options = RAW_OPTIONS  # its own read options (COMMON_OPTIONS besides)
+    options = RAW_OPTIONS
+    ids_global = True  # a question of the release is in pairs of several splits (aMV-LSTM splits by pair)
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         pairs = read_raw(raw_dir / RAW_FILE)
-        pairs["split"] = random_split(
-            len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}), options.get("seed", 13)
-        )
-        # a question of the release is in pairs of several splits (aMV-LSTM splits by pair): its ids are global
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"), ids_global=True)
-        return apply_options(ds, options)
+        rng = np.random.default_rng(options.get("seed", 13))
+        pairs["split"] = common.assign_splits(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}), rng)
+        return pairs

@@ -22,8 +22,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.readers.synthetic import new_words
 from ansel.data.registry import source
@@ -100,13 +98,11 @@ class SyntheticMapping(common.Reader):
         raw_dir.mkdir(parents=True, exist_ok=True)
         common.write_tsv(raw_dir / FILE, FIELDS, generate(options))
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         path = raw_dir / FILE
         pairs = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE)
         missing = [c for c in FIELDS if c not in pairs.columns]
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}")
         pairs["where"] = FILE + ":" + (pairs.index + 2).astype(str)  # the header is line 1
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
-        return apply_options(ds, options)
+        return pairs

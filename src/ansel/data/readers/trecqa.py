@@ -23,8 +23,6 @@ from typing import Any
 
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -110,17 +108,14 @@ def read_train(raw_dir: Path, which: str) -> pd.DataFrame:
 
 
 @source("trecqa")
-class TrecQA(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+class TrecQA(common.Reader, tokenizer="whitespace"):
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         parts = {
             "train": read_train(raw_dir, options.get("train", "TRAIN-ALL")),
             "dev": read_xml(common.require(raw_dir / "DEV.xml")),
             "test": read_xml(common.require(raw_dir / "TEST.xml")),
         }
         pairs = pd.concat([p.assign(split=s, qid=s + "-" + p.qid) for s, p in parts.items()], ignore_index=True)
-        pairs = pairs[pairs.answer.notna()]  # questions without candidates cannot be ranked
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "whitespace"))
-        return apply_options(ds, options)
+        return pairs[pairs.answer.notna()]  # questions without candidates cannot be ranked

@@ -19,8 +19,6 @@ from typing import Any
 
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -43,10 +41,7 @@ def read_split(path: Path) -> pd.DataFrame:
 
 @source("wikiqa")
 class WikiQA(common.Reader):
-    options = OPTIONS  # its own read options (COMMON_OPTIONS besides)
+    options = OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
-        pairs = pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS], ignore_index=True)
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
-        return apply_options(ds, options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
+        return pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS], ignore_index=True)

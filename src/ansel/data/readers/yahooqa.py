@@ -23,8 +23,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ansel.data.canonical import Dataset
-from ansel.data.preprocess import apply_options, from_pairs
 from ansel.data.readers import common
 from ansel.data.registry import source
 from ansel.data.unpickle import load_plain
@@ -68,36 +66,23 @@ def read_sample(path: Path) -> pd.DataFrame:
 def split_questions(pairs: pd.DataFrame, fractions: dict[str, float], seed: int) -> pd.Series:
     """A split name per row, assigning whole questions at random (seeded); the rest is train."""
     questions = pd.unique(pairs.question)
-    order = np.random.default_rng(seed).permutation(len(questions))
-    names = np.full(len(questions), "train", dtype=object)
-    start = 0
-    for name, frac in fractions.items():
-        n = int(round(frac * len(questions)))
-        names[order[start : start + n]] = name
-        start += n
+    names = common.assign_splits(len(questions), fractions, np.random.default_rng(seed))
     return pairs.question.map(dict(zip(questions, names)))
 
 
 @source("yahooqa")
 class YahooQA(common.Reader):
-    options = {}  # its own read options (COMMON_OPTIONS besides)
-
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
-        pairs = read_env(raw_dir / "env.pkl")
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
-        return apply_options(ds, options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
+        return read_env(raw_dir / "env.pkl")
 
 
 @source("yahooqa_sample")
 class YahooQASample(common.Reader):
-    options = SAMPLE_OPTIONS  # its own read options (COMMON_OPTIONS besides)
+    options = SAMPLE_OPTIONS
 
-    def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
-        self.check(options)
+    def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
         pairs["split"] = split_questions(
             pairs, options.get("split", {"dev": 0.1, "test": 0.1}), options.get("seed", 13)
         )
-        ds = from_pairs(options.get("name", self.name), pairs, options.get("tokenizer", "english"))
-        return apply_options(ds, options)
+        return pairs
