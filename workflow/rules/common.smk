@@ -8,6 +8,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from ansel import table_kinds as K
+from ansel.run_files import stored
 
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
 # here from its output path, and never parses a name back into a config.
@@ -87,9 +88,15 @@ def source_fetch(source):
 
 
 def table_inputs(w):
-    """The files a table job reads (TableKind.inputs)."""
+    """The files a table job reads (TableKind.inputs), each as it is stored: a record rendering in place
+    holds its run files gzipped (ansel.run_files)."""
     table = K.spec_table(C, w.paper, w.table)
-    return K.kind_of(table).inputs(C, table)
+    return [str(stored(f)) for f in K.kind_of(table).inputs(C, table)]
+
+
+def figure_inputs(w):
+    """The files a figure job reads (paper_targets.figure_inputs), each as it is stored (table_inputs)."""
+    return [str(stored(f)) for f in P.figure_inputs(C, P.spec_figure(C, w.paper, w.figure))]
 
 
 def table_cfg(w):

@@ -88,7 +88,7 @@ rule step_times:
 
 rule figure:
     input:
-        lambda w: P.figure_inputs(C, P.spec_figure(C, w.paper, w.figure)),
+        figure_inputs,
         spec="workflow/papers/{paper}.yaml",
         code=package_code("report") + ["src/ansel/specs.py"],
     output:

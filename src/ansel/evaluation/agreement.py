@@ -16,6 +16,7 @@ import pandas as pd
 
 from ansel.evaluation.metrics import read_trec_run, split_metrics
 from ansel.jsonfile import read_json
+from ansel.run_files import stored
 
 _FIRST = ("MAP",)  # named first where several disagree (the table's usual column)
 
@@ -26,7 +27,7 @@ def read_run_file(path: Path) -> pd.DataFrame:
     try:
         rows = read_trec_run(path)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing") from None
+        raise  # its message names the file
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
         raise ValueError(f"{path}: not a whole run file ({type(e).__name__}: {e})") from None
     if rows.score.isna().any() or rows.aid.isna().any():
@@ -102,8 +103,8 @@ def _checked(run_dir: Path, processed: Path, key: tuple) -> dict:
 
 
 def checked_metrics(run_dir: Path, processed: Path) -> dict:
-    """``check_run`` of a pipeline run (its run.trec), once while its files are unchanged."""
-    files = (run_dir / "metrics.json", run_dir / "run.trec", run_dir / "config.json")
+    """``check_run`` of a run (its run.trec, plain or gzipped), once while its files are unchanged."""
+    files = (run_dir / "metrics.json", stored(run_dir / "run.trec"), run_dir / "config.json")
     key = (run_dir.resolve(), processed.resolve(), *(p.stat().st_mtime_ns if p.exists() else None for p in files))
     return _checked(run_dir, processed, key)
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.evaluation.config import METRICS
+from ansel.run_files import stored
 
 
 def rank(scored: pd.DataFrame) -> pd.DataFrame:
@@ -124,7 +125,11 @@ def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:
 
 
 def read_trec_run(path) -> pd.DataFrame:
+    """qid, aid, rank, score of a run file, plain or gzipped (``ansel.run_files.stored``)."""
+    found = stored(path)
+    if not found.exists():
+        raise FileNotFoundError(f"{path}: missing" + ("" if found.suffix == ".gz" else f", and no {found.name}.gz"))
     df = pd.read_csv(
-        path, sep=" ", header=None, names=["qid", "q0", "aid", "rank", "score", "run"], dtype={"qid": str, "aid": str}
+        found, sep=" ", header=None, names=["qid", "q0", "aid", "rank", "score", "run"], dtype={"qid": str, "aid": str}
     )
     return df[["qid", "aid", "rank", "score"]]

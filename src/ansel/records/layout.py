@@ -5,7 +5,7 @@ setting: preset and overrides), ``runs/<dataset>/<model>/seed<k>/`` (each run's 
 file gzipped), the tables and figures rendered from them, a README; a device record adds ``costs/``,
 ``bench/``, ``results/benchmarks/`` (a table's step times), ``device.json``, ``leases.json`` and ``logs/``.
 The kit's runner on the GPU image writes this layout too, so this module imports only the standard
-library and ``ansel.names``.
+library, ``ansel.names`` and ``ansel.run_files``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from ansel.names import plain_name
+from ansel.run_files import stored
 
 DEVICE_DIR = "reports/device"  # the device records, one folder each
 RECORD_FILE = "record.json"  # the record's setting
@@ -45,7 +46,7 @@ def run_name(cfg: dict, where: str) -> str:
 
 def finished(run_dir: Path) -> bool:
     """Trained and evaluated: its metrics.json and its run file (plain where it ran, gzipped in a record)."""
-    return (run_dir / "metrics.json").exists() and any((run_dir / f).exists() for f in ("run.trec", "run.trec.gz"))
+    return (run_dir / "metrics.json").exists() and stored(run_dir / "run.trec").exists()
 
 
 def gzip_file(src: Path, dst: Path) -> None:

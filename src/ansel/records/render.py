@@ -1,9 +1,10 @@
 """A record's tables and figures, by the workflow's own table and figure rules (CPU: at unpack for a
 device record, at ``ansel collect-record`` for a record of runs trained here).
 
-Snakemake runs in a staging directory that links the checkout's workflow, sources and data and
-holds the runs where the rules read them (``results/runs/...``, each run's timings under
-``results/timings/...``), with only the ``table`` and ``figure`` rules allowed: a run's files are
+Snakemake runs in a staging directory that links the checkout's workflow, sources and data, and each
+run's files where the rules read them (``results/runs/...``, each run's timings under
+``results/timings/...``) as the record keeps them (run files gzipped: the rules read either form,
+``ansel.run_files``), with only the ``table`` and ``figure`` rules allowed: a run's files are
 inputs there, never retrained. The runs are the record's and those of the other device records of
 the same preset (a table split over two leases renders once both are in). An item whose runs are
 not all there yet is left for a later record, and named; so is a figure drawn from a model's weights
@@ -14,7 +15,6 @@ by ``ansel train`` and ``ansel evaluate`` and kept in the record like the others
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -46,7 +46,7 @@ def render_items(rec: dict, dst: Path, siblings: Sequence[Path] = ()) -> tuple[l
             (stage / name).symlink_to(root() / name)
         for record in [*siblings, dst]:  # this record's own runs last: they win
             for metrics in sorted(record.glob("runs/*/*/seed*/metrics.json")):
-                _stage_run(metrics.parent, stage)
+                link_run(metrics.parent, stage)
         for record in [*siblings, dst]:  # tables' step times (``ansel step-times``), timed on the device
             for f in sorted(record.glob("results/benchmarks/*/*.json")):
                 copy_path(f, stage / f.relative_to(record))
@@ -80,23 +80,23 @@ def render_items(rec: dict, dst: Path, siblings: Sequence[Path] = ()) -> tuple[l
         return placed, waiting
 
 
-def _stage_run(src: Path, stage: Path) -> None:
-    """A record run's files where the rules read them (run.trec unpacked; timings beside)."""
+def link_run(src: Path, stage: Path) -> None:
+    """A record run's files linked where the rules read them (``results/runs/...``; its timings under
+    ``results/timings/...``) as the record keeps them, run files gzipped: nothing copied or unpacked."""
     cfg = json.loads((src / "config.json").read_text())
-    into = stage / "results" / run_name(cfg, f"{src / 'config.json'}")
-    into.mkdir(parents=True, exist_ok=True)
-    for name in ("metrics.json", "config.json", "log.csv"):
-        shutil.copy2(src / name, into / name)
-    if (src / "metrics_last.json").exists():  # train.keep_last: the last epoch's evaluation too
-        shutil.copy2(src / "metrics_last.json", into / "metrics_last.json")
-    for trec in ("run.trec", "run_last.trec"):
-        if trec == "run.trec" or (src / f"{trec}.gz").exists():
-            with gzip.open(src / f"{trec}.gz", "rb") as f, open(into / trec, "wb") as out:
-                shutil.copyfileobj(f, out)
-    if (src / "timings.json").exists():
-        timings = stage / "results/timings" / f"{run_name(cfg, str(src))[len('runs/') :]}.json"
-        timings.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src / "timings.json", timings)
+    name = run_name(cfg, f"{src / 'config.json'}")
+    into = stage / "results" / name
+    shutil.rmtree(into, ignore_errors=True)  # a run wholly of the last record staging it
+    into.mkdir(parents=True)
+    for f in sorted(src.iterdir()):
+        link = (
+            stage / "results/timings" / f"{name.removeprefix('runs/')}.json"
+            if f.name == "timings.json"
+            else into / f.name
+        )
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(f.absolute())
 
 
 def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
@@ -119,7 +119,7 @@ def _score_cpu_runs(rec: dict, dst: Path, stage: Path) -> None:
             for name in LAST_RUN_FILES:
                 if (work / name).exists():
                     shutil.copy2(work / name, out / name)
-            _stage_run(out, stage)  # an earlier unpack's are staged with the record's other runs
+            link_run(out, stage)  # an earlier unpack's are staged with the record's other runs
 
 
 def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:

@@ -28,6 +28,7 @@ from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, ME
 from ansel.files import write_text_atomic
 from ansel.report.expected import EXPECTED, expected_split_metric
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
+from ansel.run_files import stored
 from ansel.specs import Column, Row, TableSpec
 from ansel.targets import (
     CONTEXT_PUBLISHED,
@@ -190,7 +191,7 @@ def split_run(path: Path, split: str) -> pd.DataFrame:
     rank column, which could say otherwise."""
     from ansel.evaluation.metrics import rank, read_trec_run
 
-    if not path.exists():
+    if not stored(path).exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
     run = read_trec_run(path)
     rows = run[run.qid.str.startswith(f"{split}:")]
