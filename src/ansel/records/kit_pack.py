@@ -124,6 +124,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             "measure": None,
             "speed": None,
             "runs": [],
+            "stacks": [],
             "cpu_runs": [],
             "step_times": [],
             "items": rec.get("runs", {}).get("items", {}),
@@ -183,6 +184,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
                         "peak_mb": cost.peak_mb if cost else None,
                     }
                 )
+            entry["stacks"] = kit_stacks(entry["runs"], costs, examples)
         kit_records.append(entry)
     if out.exists():
         shutil.rmtree(out)
@@ -215,6 +217,30 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     }
     write_text_atomic(out / KIT_FILE, json.dumps(kit, indent=1) + "\n")
     return kit
+
+
+def kit_stacks(runs: list[dict], costs: dict, examples: dict) -> list[dict]:
+    """The record's rows whose seeds train as one stacked model (``ansel train --seeds``) where the planner
+    prices them so (``plan.row_stack``: a stack of as many seeds measured on the device, cheaper than
+    the seeds alone): each its runs' folders, its planned device-minutes and measured peak memory."""
+    from ansel.plan import row_stack, shape
+    from ansel.plan_stacks import row_key
+
+    rows: dict[str, list[dict]] = {}
+    for run in runs:
+        rows.setdefault(row_key(run["config"]), []).append(run)
+    stacks = []
+    for seeds in rows.values():
+        cfg = seeds[0]["config"]
+        if len(seeds) > 1 and isinstance(parts := row_stack(cfg, len(seeds), costs, examples), dict):
+            stacks.append(
+                {
+                    "dirs": [r["dir"] for r in sorted(seeds, key=lambda r: r["config"]["seed"])],
+                    "planned_minutes": sum(parts.values()),
+                    "peak_mb": costs[shape(cfg)].stacks[len(seeds)].peak_mb,
+                }
+            )
+    return stacks
 
 
 def prune_vectors(run: dict, out: Path) -> str:
