@@ -621,6 +621,15 @@ def costliest_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dic
     return [first[k] for k in sorted(minutes, key=lambda k: -minutes[k])[:n]]
 
 
+def stackless_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dict | None = None) -> list[dict]:
+    """A run config (seed 1's where there is one) of each of the ``n`` shapes whose rows would stack but
+    have no stack of their seeds measured (``stacked``'s "lacking"), those whose runs cost the most
+    device-minutes alone first: what a speed entry times next."""
+    examples = {} if examples is None else examples
+    lacking = reproduction(config, costs, examples)["stacked"]["lacking"]
+    return [cfg for cfg in costliest_shapes(config, costs, len(costs), examples) if shape(cfg) in lacking][:n]
+
+
 def run_batches(cfg: dict, cost: Cost | None, examples: dict) -> int | None:
     """Training batches of one of the run's epochs: from the processed data, else (a fresh clone) as
     the run that measured its shape trained."""

@@ -293,3 +293,25 @@ def test_a_stack_is_one_training_of_its_seeds_then_each_seeds_evaluation(tmp_pat
 def test_a_stacks_pace_is_read_from_its_seeds_epoch_lines(tmp_path):
     (tmp_path / "job.log").write_text("seed 1: epoch 3: loss 1\nseed 2: epoch 4: loss 1\n")
     assert trainings.last_epoch(tmp_path / "job.log") == 4
+
+
+def test_the_speed_entry_times_the_costliest_shapes_that_would_stack_but_have_no_stack_measured():
+    from ansel.config import load
+    from ansel.plan import Cost, shape
+    from ansel.plan_stacks import Stack
+    from ansel.targets import Run, Variant
+
+    papers = {paper: {"tables": [], "figures": []} for paper in load()["papers"]}
+    config = load(preset="smoke", papers={**papers, "smoke": {"tables": ["synthetic"], "figures": []}})
+    cnn_en, cnn_zh, lstm_en = (
+        Run(d, Variant(m), 1).config(config)
+        for d, m in [("synthetic_en", "qa_cnn"), ("synthetic_zh", "qa_cnn"), ("synthetic_en", "qa_lstm")]
+    )
+    costs = {
+        shape(cnn_en): Cost(1.0, 1.0, "cuda/X", "t", batches=10),
+        shape(lstm_en): Cost(2.0, 1.0, "cuda/X", "t", batches=10),  # costlier, but LSTMs do not stack
+        shape(cnn_zh): Cost(3.0, 1.0, "cuda/X", "t", batches=10, stacks={2: Stack(2, 1.0, "cuda/X", "t")}),
+    }
+    entry = kit_pack.speed_entry(config, {"top": 0, "stack_top": 5}, costs, "here")
+    assert [(c["dataset"], c["model"]) for c in entry["configs"]] == [("synthetic_en", "qa_cnn")]
+    assert "stack_top" not in entry and entry["seeds"] == 5

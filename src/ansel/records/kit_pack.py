@@ -32,6 +32,7 @@ HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
 
 SPEED_DEFAULTS = {
     "top": 5,
+    "stack_top": 0,
     "precisions": ["torch", "fp32", "tf32", "bf16"],
     "seeds": 5,
     "batches": 5,
@@ -42,11 +43,14 @@ SPEED_DEFAULTS = {
 
 def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
     """The speed entry's settings and its shapes (one seed-1 config each): the preset's ``top`` costliest
-    (the planner's minutes over their runs, measured costs) and those of the ``items``' runs."""
+    (the planner's minutes over their runs, measured costs), its ``stack_top`` costliest whose rows
+    would stack but have no stack measured (``plan.stackless_shapes``) and those of the ``items``' runs."""
     from ansel.models.registry import is_trained
-    from ansel.plan import costliest_shapes, shape
+    from ansel.plan import costliest_shapes, shape, stackless_shapes
 
     chosen = {shape(cfg): cfg for cfg in costliest_shapes(config, costs, spec.get("top", SPEED_DEFAULTS["top"]))}
+    if stack_top := spec.get("stack_top", SPEED_DEFAULTS["stack_top"]):
+        chosen |= {shape(cfg): cfg for cfg in stackless_shapes(config, costs, stack_top) if shape(cfg) not in chosen}
     runs = record_runs(config, {"items": spec["items"]}, where) if spec.get("items") else []
     counts: dict[str, int] = {}  # the items' shapes, those of the most runs first
     for cfg in (run.config(config) for run in runs):
@@ -57,7 +61,7 @@ def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
     chosen = dict(sorted(chosen.items(), key=lambda kv: (kv[0] in counts, -counts.get(kv[0], 0))))
     if models := spec.get("models"):  # only these, in this order
         chosen = {k: cfg for m in models for k, cfg in chosen.items() if cfg["model"] == m}
-    settings = {k: spec.get(k, v) for k, v in SPEED_DEFAULTS.items() if k != "top"}
+    settings = {k: spec.get(k, v) for k, v in SPEED_DEFAULTS.items() if k not in ("top", "stack_top")}
     return {**settings, "configs": list(chosen.values())}
 
 
