@@ -208,11 +208,15 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
             cfg = read_json(config)
             if missing := [k for k in ("dataset", "model", "train") if k not in cfg]:
                 raise ConfigError(f"{config}: not a run's config (no {', '.join(missing)})")
-            try:
-                if cost := _run_cost(src, config.parent, cfg, outside, stacks):
-                    keep(shape(cfg), cost)
-            except ConfigError as e:
-                raise ConfigError(f"{config}: not a run's config ({e})") from None
+            if measured := _run_cost(src, config.parent, cfg, outside):
+                try:
+                    key = shape(cfg)
+                except ConfigError as e:
+                    raise ConfigError(f"{config}: not a run's config ({e})") from None
+                if isinstance(measured, Stack):
+                    stacks.setdefault(key, {})[measured.seeds] = measured
+                else:
+                    keep(key, measured)
     fits = {d: Overhead.fit(runs) for d, runs in outside.items()}
     return {
         k: dataclasses.replace(
@@ -235,21 +239,17 @@ def _file_shape(path: Path, key: str) -> str:
         raise ConfigError(f"{path}: {key}: not a run shape (the JSON of ``ansel.plan.shape``: {e})") from None
 
 
-def _run_cost(
-    src: Path, run_dir: Path, cfg: dict, outside: dict[str, list], stacks: dict[str, dict[int, Stack]]
-) -> Cost | None:
+def _run_cost(src: Path, run_dir: Path, cfg: dict, outside: dict[str, list]) -> Cost | Stack | None:
     """The cost a run's timings measured, its seconds outside its epochs added to ``outside``; a run
-    trained in a stack of seeds measured its stack's steps: added to ``stacks``, no cost of its own."""
+    trained in a stack of seeds measured its stack's steps (a ``Stack``), no cost of its own."""
     timings = src / "results/timings" / cfg["dataset"] / cfg["model"] / f"{run_dir.name}.json"
     timings = timings if timings.exists() else run_dir / "timings.json"  # a record keeps it in the run
     if timings.exists():
         try:
             train = read_json(timings)["train"]
             if seeds := train.get("stacked_seeds"):
-                if cost := timings_cost(train, str(timings)):
-                    stack = Stack(seeds, cost.seconds_per_batch, cost.device, cost.source, cost.peak_mb)
-                    stacks.setdefault(shape(cfg), {})[seeds] = stack
-                return None
+                stack = timings_cost(train, str(timings))
+                return stack and Stack(seeds, stack.seconds_per_batch, stack.device, stack.source, stack.peak_mb)
             cost = timings_cost(train, str(timings))
             if cost and (seconds := outside_seconds(train)):
                 outside.setdefault(cost.device, []).append(seconds)
