@@ -143,6 +143,16 @@ def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     clock[0] += 20
     job_log.write_text(job_log.read_text() + "epoch 4: loss 1 dev MAP 0.5 (19.0s)\n")
     assert quick.hopeless(run_dir, until) is None  # it ends in time
+    stack_dir = tmp_path / "stack"  # a stack of 20 seeds: every seed's state must come back to resume it
+    stack_dir.mkdir()
+    (stack_dir / "state.pt").write_bytes(b"x" * 10)
+    stack = trainings.EpochClock("m", epochs=25, state_bytes=100, seeds=20)
+    clock[0] = 1000.0
+    (stack_dir / "job.log").write_text("seed 1: epoch 1: loss 1\nseed 2: epoch 1: loss 1\n")
+    stack.hopeless(stack_dir, until)
+    clock[0] += 20
+    (stack_dir / "job.log").write_text("seed 1: epoch 2: loss 1\nseed 2: epoch 2: loss 1\n")
+    assert "its state (0 MiB) cannot come back" in stack.hopeless(stack_dir, until)
 
 
 def test_an_earlier_leases_epochs_in_the_job_log_are_not_the_runs_pace(tmp_path, monkeypatch):

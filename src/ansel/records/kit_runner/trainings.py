@@ -120,7 +120,7 @@ def run_trainings(
             since = job_log.stat().st_size if job_log.exists() else 0
             running[key] = job, start_job(job, lease, device, threads, work)
             cfg = job["runs"][0]["config"]
-            progress[key] = EpochClock(cfg["model"], cfg["train"]["epochs"], since)
+            progress[key] = EpochClock(cfg["model"], cfg["train"]["epochs"], since, seeds=len(job["runs"]))
         time.sleep(0.5)
     return {"phase": "train", "start": started, "end": time.time(), "jobs": n_jobs, "threads": threads, "runs": status}
 
@@ -133,8 +133,8 @@ def name(job: dict) -> str:
 class EpochClock:
     """A running training's pace, from the epochs its job.log reports (``epoch N: ...``) as they come."""
 
-    def __init__(self, model: str, epochs: int, since: int = 0, state_bytes: int = STATE_BYTES):
-        self.model, self.epochs = model, epochs
+    def __init__(self, model: str, epochs: int, since: int = 0, state_bytes: int = STATE_BYTES, seeds: int = 1):
+        self.model, self.epochs, self.seeds = model, epochs, seeds  # a stack resumes only with every seed's state
         self.since = since  # job.log's size when this training started: earlier leases' lines are not its pace
         self.state_bytes = state_bytes  # the most state.pt that comes back unfinished
         self.seen: list[tuple[float, int]] = []  # (when first seen, last finished epoch)
@@ -151,7 +151,7 @@ class EpochClock:
         (t0, e0), (t1, e1) = self.seen[0], self.seen[-1]
         ends = t1 + (t1 - t0) / (e1 - e0) * (self.epochs - e1)
         state = run_dir / "state.pt"
-        state_mb = state.stat().st_size / 2**20 if state.exists() else 0
+        state_mb = self.seeds * state.stat().st_size / 2**20 if state.exists() else 0  # seeds' states alike
         if ends <= until - ARCHIVE_MARGIN_S or state_mb <= self.state_bytes / 2**20:
             return None
         return (
@@ -182,7 +182,8 @@ def drop_hopeless(todo: list[dict], hopeless: set[str], status: dict[str, str]) 
 def fits(job: dict, at_once: int, until: float, parallel: float = GPU_PARALLEL) -> bool:
     """Whether the job (a run, or a stack of seeds), sharing the device with ``at_once - 1`` others
     (``parallel`` jobs' worth of work at a time), should end before ``until`` (one of no measured cost
-    is tried)."""
+    is tried). ``parallel`` was measured for runs alone; a stack's slowing beside others is not measured
+    yet and taken as a run's."""
     if job["planned_minutes"] is None:
         return True
     return job["planned_minutes"] * 60 * max(1.0, at_once / parallel) <= until - time.time()
