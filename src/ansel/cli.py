@@ -381,14 +381,18 @@ def print_reproduction(r: dict, device: str | None) -> None:
             f"stacked: {s['leases']} fifteen-minute leases one stack or run at a time; stacks or runs over one "
             f"command's {COMMAND_MINUTES} minutes: {len(s['long'])} ({sum(s['long']):.1f} minutes)"
         )
-    for title, shapes in (
-        ("unpriced", r["unpriced"]),
-        ("priced alone, their seeds stackable but no stack measured", s["lacking"]),
+    for title, shapes, measured_by in (
+        ("unpriced", r["unpriced"], "`ansel plan --measure` on the device"),
+        (
+            "priced alone, their seeds stackable but no stack measured",
+            s["lacking"],
+            "a speed entry's `stack_top` on the device (record gpu-stacks), the costliest first",
+        ),
     ):
         if shapes:
             print(
                 f"{title}: {len(shapes)} shapes, {sum(n for _, n, _ in shapes.values())} runs "
-                "(what a speed entry measures: `ansel plan --measure`, the gpu-speed record's stacks, on the device)"
+                f"(what measures them: {measured_by})"
             )
         for key, (cfg, n, why) in sorted(shapes.items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])):
             print(f"- {n:3d} runs, {cfg['dataset']} {cfg['arch']} (e.g. {cfg['model']}), {why}: {key}")
