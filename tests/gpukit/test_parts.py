@@ -3,6 +3,7 @@ archive split into parts the device tool brings back."""
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -325,3 +326,13 @@ def test_the_speed_entry_times_the_costliest_shapes_that_would_stack_but_have_no
     entry = kit_pack.speed_entry(config, {"top": 0, "stack_top": 5}, costs, "here")
     assert [(c["dataset"], c["model"]) for c in entry["configs"]] == [("synthetic_en", "qa_cnn")]
     assert "stack_top" not in entry and entry["seeds"] == 5
+
+
+def test_the_kits_summary_prices_a_stack_as_one_job():
+    from ansel.records.kit_summary import summary
+
+    runs = [{"dir": f"runs/d/m/seed{k}", "planned_minutes": 2.0, "peak_mb": None} for k in (1, 2, 3)]
+    stack = {"dirs": [r["dir"] for r in runs[:2]], "planned_minutes": 2.5, "peak_mb": None}
+    rec = {"name": "r", "bench": [], "measure": None, "runs": runs, "stacks": [stack]}
+    text = summary({"records": [rec]}, Path("/nonexistent-kit"))
+    assert "the 3 left (2 in 1 stacks of seeds): 4.5 device-minutes one run or stack at a time for the 3" in text
