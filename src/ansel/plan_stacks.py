@@ -1,7 +1,8 @@
 """A row's seeds priced as one stacked model (``ansel train --seeds``, ``training.seed_stack``) where
 that was measured: the speed entry (``training.speed``) times each shape's seeds stacked beside one
-seed alone, in one process, into ``bench/speed.json``; ``plan.measured_costs`` attaches those stacks
-(``Stack``) to the shape's cost measured by the same process.
+seed alone, in one process, into ``bench/speed.json``, and a run trained in a stack keeps its stack's
+epoch times (``stacked_seeds`` in its timings); ``plan.measured_costs`` attaches those stacks (``Stack``)
+to the shape's cost measured on the same device.
 
 A stack is priced from its own step (seconds per step of all its seeds together) and, not timed for a
 stack yet, the rest of its alone run's parts as the stacked training spends them: each seed's dev scoring
@@ -41,21 +42,16 @@ def read_stacks(src: Path, costs: dict) -> tuple[dict[str, dict[int, Stack]], di
         return {}, {}
     stacks: dict[str, dict[int, Stack]] = {}
     failed: dict[str, str] = {}
+
+    def at(key: str, variant: str) -> str:  # "bf16 stacked x5" of a shape: that shape at bf16
+        return shape_key({**json.loads(key), "precision": variant.partition(" stacked x")[0]})
+
     for key, entry in json.loads(path.read_text()).items():
-        measured = json.loads(key)
-        named = {**entry["variants"], **dict.fromkeys(entry.get("failed", {}))}
-        for name in named:
-            precision, _, stacked = name.partition(" stacked x")
-            if not stacked:
-                continue
-            at = shape_key({**measured, "precision": precision})
-            if name in entry.get("failed", {}):
-                failed[at] = entry["failed"][name]
-            elif at in costs:
-                v = entry["variants"][name]
-                stacks.setdefault(at, {})[v["seeds"]] = Stack(
-                    v["seeds"], v["seconds_per_batch"], costs[at].device, str(path), v.get("peak_mb")
-                )
+        failed |= {at(key, name): why for name, why in entry.get("failed", {}).items() if " stacked x" in name}
+        for name, v in entry["variants"].items():
+            if v["seeds"] > 1 and (shape := at(key, name)) in costs:
+                stack = Stack(v["seeds"], v["seconds_per_batch"], costs[shape].device, str(path), v.get("peak_mb"))
+                stacks.setdefault(shape, {})[v["seeds"]] = stack
     return stacks, failed
 
 
