@@ -223,6 +223,9 @@ def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_it
                 speed[shape(cfg)]["variants"][p]["seconds_per_batch"]
             )
             assert costs[shape(at)].device.startswith("cpu/") and costs[shape(at)].batches >= 1
+            # the stack timed beside it prices the shape's rows of 2 seeds
+            stacked = speed[shape(cfg)]["variants"][f"{p} stacked x2"]["seconds_per_batch"]
+            assert costs[shape(at)].stacks[2].seconds_per_batch == pytest.approx(stacked)
 
 
 @pytest.mark.ci  # run.sh's whole course, trainings and all: CI's, after the suite
