@@ -198,7 +198,7 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
                 cost = parse(Cost, c, f"{path}: {key}")  # the value's fault named before the key's
                 own[_file_shape(path, key)] = cost
                 keep(_file_shape(path, key), cost)
-        src_stacks, src_failed = read_stacks(src, own)
+        src_stacks, src_failed = read_stacks(src, own, shape_key)
         for key, by_seeds in src_stacks.items():
             stacks.setdefault(key, {}).update(by_seeds)
         failed |= src_failed

@@ -31,12 +31,11 @@ class Stack:
     peak_mb: float | None = None
 
 
-def read_stacks(src: Path, costs: dict) -> tuple[dict[str, dict[int, Stack]], dict[str, str]]:
+def read_stacks(src: Path, costs: dict, shape_key) -> tuple[dict[str, dict[int, Stack]], dict[str, str]]:
     """({shape: {seeds: Stack}}, {shape: why its stack failed}) of ``src``'s speed entry, each stacked
-    variant keyed by the shape at its precision; its device is that of the alone cost the same process
-    measured (``costs``: {shape: Cost} read from ``src``), a variant without one left out."""
-    from ansel.plan import shape_key
-
+    variant keyed by the shape at its precision (``shape_key``: the planner's key of a shape's fields);
+    its device is that of the alone cost the same process measured (``costs``: {shape: Cost} read from
+    ``src``), a variant without one left out."""
     path = src / SPEED_FILE
     if not path.exists():
         return {}, {}
