@@ -411,3 +411,95 @@ def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_sha
     cli.print_reproduction({**r, "overheads": {"cpu/AVX2": None}}, "cpu")
     assert "leases" not in capsys.readouterr().out  # a CPU's minutes take no GPU lease
     assert out.count("unmeasured: {") == 3 and '"dataset": "synthetic_zh"' in out
+
+
+def _speed_record(root, cfg, device, alone, stacks, failed=None):
+    """A speed entry's record: ``cfg``'s shape alone (seconds a step) in costs/, its ``stacks`` ({seeds:
+    seconds a step of them all}) and ``failed`` stacks beside it in bench/speed.json."""
+    (root / "costs").mkdir(parents=True, exist_ok=True)
+    path = root / "costs" / f"{device.replace('/', '-')}.json"
+    costs = json.loads(path.read_text()) if path.exists() else {}
+    costs[P.shape(cfg)] = {"device": device, "seconds_per_batch": alone, "dev_seconds": 6.0, "batches": 10}
+    path.write_text(json.dumps(costs))
+    (root / "bench").mkdir(exist_ok=True)
+    speed = root / "bench/speed.json"
+    entries = json.loads(speed.read_text()) if speed.exists() else {}
+    variants = {"torch": {"seeds": 1, "seconds_per_batch": alone}}
+    variants |= {f"torch stacked x{n}": {"seeds": n, "seconds_per_batch": s} for n, s in stacks.items()}
+    failed = {f"torch stacked x{n}": why for n, why in (failed or {}).items()}
+    entries[P.shape({**cfg, "train": {**cfg["train"], "precision": None}})] = {"variants": variants, "failed": failed}
+    speed.write_text(json.dumps(entries))
+
+
+def test_a_rows_seeds_are_priced_as_one_stack_where_a_stack_of_them_was_measured_beside_its_cost(tmp_path, capsys):
+    from ansel import cli
+
+    config = smoke_synthetic_table_only()  # qa_cnn and qa_lstm, 2 seeds each, on synthetic_en and _zh
+    cnn_en, cnn_zh, lstm_en = (
+        Run(d, Variant(m), 1).config(config)
+        for d, m in [("synthetic_en", "qa_cnn"), ("synthetic_zh", "qa_cnn"), ("synthetic_en", "qa_lstm")]
+    )
+    epochs = cnn_en["train"]["epochs"]
+    _speed_record(tmp_path / "a", cnn_en, "cuda/X", 6.0 / epochs, {2: 9.0 / epochs})  # 1 min a step: 1.5 stacked
+    _speed_record(tmp_path / "a", cnn_zh, "cuda/X", 6.0 / epochs, {5: 1.0 / epochs})  # not a stack of 2
+    _speed_record(tmp_path / "a", lstm_en, "cuda/X", 6.0 / epochs, {})  # LSTMs do not stack: not named
+    _speed_record(tmp_path / "b", cnn_zh, "cuda/Y", 6.0 / epochs, {})  # a later source's cost, no stack
+    examples = {"synthetic_en": None, "synthetic_zh": None}
+    costs = P.measured_costs([tmp_path / "a"])
+    assert costs[P.shape(cnn_en)].stacks[2].seconds_per_batch == 9.0 / epochs
+    r = P.reproduction(config, costs, examples)
+    s = r["stacked"]
+    # each run alone: 10 batches x 6 s x epochs / epochs = 1 min training + 6 s dev x epochs
+    alone = 1.0 + epochs * 0.1
+    assert r["minutes"] == pytest.approx(6 * alone)
+    assert (s["stacks"], s["runs"]) == (1, 2)
+    assert s["minutes"] == pytest.approx(1.5 + 2 * epochs * 0.1 + 4 * alone)  # its seeds' dev scored one by one
+    ((cfg, n, why),) = s["lacking"].values()
+    assert (cfg["dataset"], cfg["arch"], n) == ("synthetic_zh", "qa_cnn", 2)
+    assert why == "no stack of 2 seeds measured on cuda/X (measured: stacks of 5)"
+    cli.print_reproduction(r, "cuda")
+    out = capsys.readouterr().out
+    assert f"{6 * alone:.1f} device-minutes" in out and "1 stacks of 2 runs, 4 runs alone" in out
+    assert "priced alone, their seeds stackable but no stack measured: 1 shapes, 2 runs" in out
+
+    # a stack on another device than the cost that wins is not read; nor one slower than its seeds alone
+    assert not P.measured_costs([tmp_path / "a", tmp_path / "b"])[P.shape(cnn_zh)].stacks
+    _speed_record(tmp_path / "a", cnn_en, "cuda/X", 6.0 / epochs, {2: 13.0 / epochs})
+    assert P.reproduction(config, P.measured_costs([tmp_path / "a"]), examples)["stacked"]["stacks"] == 0
+    # a stack that failed on the device: the shape does not stack, nothing to measure
+    _speed_record(tmp_path / "a", cnn_zh, "cuda/X", 6.0 / epochs, {}, {2: "StackError: vmap"})
+    assert (
+        P.shape(cnn_zh)
+        not in P.reproduction(config, P.measured_costs([tmp_path / "a"]), examples)["stacked"]["lacking"]
+    )
+
+
+def test_a_costs_file_cannot_claim_a_stack(tmp_path):
+    cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
+    (tmp_path / "costs").mkdir()
+    (tmp_path / "costs/c.json").write_text(
+        json.dumps({P.shape(cfg): {"device": "cuda/X", "seconds_per_batch": 1.0, "dev_seconds": 1.0, "stacks": {}}})
+    )
+    with pytest.raises(
+        P.ConfigError, match=r"c.json: .*\.stacks: read from bench/speed.json, never read from a costs file"
+    ):
+        P.measured_costs([tmp_path])
+
+
+def test_the_layers_say_whether_a_rows_seeds_stack():
+    from ansel.plan_stacks import layers_stack
+
+    config = load(preset="smoke")
+    assert layers_stack(Run("synthetic_en", Variant("qa_cnn"), 1).config(config))
+    assert not layers_stack(Run("synthetic_en", Variant("qa_lstm"), 1).config(config))
+
+
+def test_a_run_trained_in_a_stack_measured_its_stack_not_one_seeds_step(tmp_path):
+    cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
+    _speed_record(tmp_path, cfg, "cuda/X", 0.5, {})  # one seed alone, on the device the stack trained on
+    _measured(tmp_path, cfg, [{"seconds": 30.0, "batches": 10, "dev_seconds": 2.0}])
+    timings = tmp_path / f"results/timings/{cfg['dataset']}/{cfg['model']}/seed1.json"
+    train = json.loads(timings.read_text())["train"]
+    timings.write_text(json.dumps({"train": {**train, "device_name": "X", "stacked_seeds": 5}}))
+    cost = P.measured_costs([tmp_path])[P.shape(cfg)]
+    assert cost.seconds_per_batch == 0.5 and cost.stacks[5].seconds_per_batch == 3.0

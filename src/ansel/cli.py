@@ -369,13 +369,32 @@ def print_reproduction(r: dict, device: str | None) -> None:
             f"runs over one command's {COMMAND_MINUTES} minutes alone: {len(r['long runs'])} "
             f"({sum(r['long runs']):.1f} minutes)"
         )
-    if r["unpriced"]:
+    s = r["stacked"]
+    parts = " + ".join(f"{name} {m:.1f}" for name, m in s["parts"].items())
+    print(
+        f"the same {r['priced']} runs with a row's seeds as one stacked model where a measured stack prices it "
+        f"(ansel.plan_stacks): {s['minutes']:.1f} device-minutes ({parts}): {s['stacks']} stacks of {s['runs']} "
+        f"runs, {r['priced'] - s['runs']} runs alone"
+    )
+    if r["overheads"] and all(dev.startswith("cuda") for dev in r["overheads"]):
         print(
-            f"unpriced: {len(r['unpriced'])} shapes (what a speed entry measures: `ansel plan --measure` on the device)"
+            f"stacked: {s['leases']} fifteen-minute leases one stack or run at a time; stacks or runs over one "
+            f"command's {COMMAND_MINUTES} minutes: {len(s['long'])} ({sum(s['long']):.1f} minutes)"
         )
-        for key, (cfg, n, why) in sorted(
-            r["unpriced"].items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])
-        ):
+    for title, shapes, measured_by in (
+        ("unpriced", r["unpriced"], "`ansel plan --measure` on the device"),
+        (
+            "priced alone, their seeds stackable but no stack measured",
+            s["lacking"],
+            "a speed entry's `stack_top` on the device (record gpu-stacks), the costliest first",
+        ),
+    ):
+        if shapes:
+            print(
+                f"{title}: {len(shapes)} shapes, {sum(n for _, n, _ in shapes.values())} runs "
+                f"(what measures them: {measured_by})"
+            )
+        for key, (cfg, n, why) in sorted(shapes.items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])):
             print(f"- {n:3d} runs, {cfg['dataset']} {cfg['arch']} (e.g. {cfg['model']}), {why}: {key}")
 
 

@@ -29,7 +29,7 @@ import json
 import math
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -40,6 +40,7 @@ from ansel.config import root
 from ansel.data.vocab import run_vocab_file
 from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
+from ansel.plan_stacks import SPEED_FILE, Stack, layers_stack, read_stacks, row_key, stack_parts
 from ansel.records.kit_runner.trainings import GPU_PARALLEL
 from ansel.settings import ConfigError, SettingError, check, parse
 from ansel.table_kinds import kind_of
@@ -153,6 +154,9 @@ class Cost:
     peak_mb: float | None = None  # the device's peak memory (CUDA), sizes concurrent jobs
     batches: int | None = None  # per epoch, as the measured run trained (same shape: same count)
     overhead: Overhead | None = None  # its device's (``measured_costs`` fits it), never read from a costs file
+    # {seeds: the shape's seeds stacked}, measured on this cost's device beside it (``plan_stacks``)
+    stacks: dict[int, Stack] = field(default_factory=dict)
+    stack_failed: str | None = None  # why the speed entry's stack of this shape failed
 
     def __post_init__(self):
         for key in ("seconds_per_batch", "dev_seconds", "peak_mb"):
@@ -176,34 +180,53 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
     ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one."""
     costs: dict[str, Cost] = {}
     outside: dict[str, list[tuple[int, float]]] = {}  # {device: (epochs, seconds outside them) of each timed run}
+    stacks: dict[str, dict[int, Stack]] = {}
+    failed: dict[str, str] = {}
 
     def keep(key: str, cost: Cost | None) -> None:  # another device's cost never hides this one's
         if cost and (device is None or cost.device.startswith(device)):
             costs[key] = cost
 
     for src in sources:
+        own: dict[str, Cost] = {}  # this source's: the device of its speed entry's stacks
         for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
             for key, c in read_json(path).items():
-                if isinstance(c, dict) and "overhead" in c:
-                    raise ConfigError(
-                        f"{path}: {key}.overhead: fitted from runs' timings, never read from a costs file"
-                    )
+                for derived, why in (("overhead", "fitted from runs' timings"), ("stacks", f"read from {SPEED_FILE}")):
+                    if isinstance(c, dict) and derived in c:
+                        raise ConfigError(f"{path}: {key}.{derived}: {why}, never read from a costs file")
                 c = {**c, "source": str(path)} if isinstance(c, dict) else c  # parse names a list or a number
                 cost = parse(Cost, c, f"{path}: {key}")  # the value's fault named before the key's
+                own[_file_shape(path, key)] = cost
                 keep(_file_shape(path, key), cost)
+        src_stacks, src_failed = read_stacks(src, own, shape_key)
+        for key, by_seeds in src_stacks.items():
+            stacks.setdefault(key, {}).update(by_seeds)
+        failed |= src_failed
         for config in sorted(
             [*src.glob("results/runs/*/*/seed*/config.json"), *src.glob("runs/*/*/seed*/config.json")]
         ):
             cfg = read_json(config)
             if missing := [k for k in ("dataset", "model", "train") if k not in cfg]:
                 raise ConfigError(f"{config}: not a run's config (no {', '.join(missing)})")
-            if cost := _run_cost(src, config.parent, cfg, outside):
+            if measured := _run_cost(src, config.parent, cfg, outside):
                 try:
-                    keep(shape(cfg), cost)
+                    key = shape(cfg)
                 except ConfigError as e:
                     raise ConfigError(f"{config}: not a run's config ({e})") from None
+                if isinstance(measured, Stack):
+                    stacks.setdefault(key, {})[measured.seeds] = measured
+                else:
+                    keep(key, measured)
     fits = {d: Overhead.fit(runs) for d, runs in outside.items()}
-    return {k: dataclasses.replace(c, overhead=fits.get(c.device)) for k, c in costs.items()}
+    return {
+        k: dataclasses.replace(
+            c,
+            overhead=fits.get(c.device),
+            stacks={n: st for n, st in stacks.get(k, {}).items() if st.device == c.device},
+            stack_failed=failed.get(k),
+        )
+        for k, c in costs.items()
+    }
 
 
 def _file_shape(path: Path, key: str) -> str:
@@ -216,13 +239,17 @@ def _file_shape(path: Path, key: str) -> str:
         raise ConfigError(f"{path}: {key}: not a run shape (the JSON of ``ansel.plan.shape``: {e})") from None
 
 
-def _run_cost(src: Path, run_dir: Path, cfg: dict, outside: dict[str, list]) -> Cost | None:
-    """The cost a run's timings measured, its seconds outside its epochs added to ``outside``."""
+def _run_cost(src: Path, run_dir: Path, cfg: dict, outside: dict[str, list]) -> Cost | Stack | None:
+    """The cost a run's timings measured, its seconds outside its epochs added to ``outside``; a run
+    trained in a stack of seeds measured its stack's steps (a ``Stack``), no cost of its own."""
     timings = src / "results/timings" / cfg["dataset"] / cfg["model"] / f"{run_dir.name}.json"
     timings = timings if timings.exists() else run_dir / "timings.json"  # a record keeps it in the run
     if timings.exists():
         try:
             train = read_json(timings)["train"]
+            if seeds := train.get("stacked_seeds"):
+                stack = timings_cost(train, str(timings))
+                return stack and Stack(seeds, stack.seconds_per_batch, stack.device, stack.source, stack.peak_mb)
             cost = timings_cost(train, str(timings))
             if cost and (seconds := outside_seconds(train)):
                 outside.setdefault(cost.device, []).append(seconds)
@@ -490,9 +517,11 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
     """The preset's trained runs once each: their device-minutes by part (one run at a time), the
     fifteen-minute leases they take one at a time and at the kit's packing, the runs too long for
     one command, each unpriced shape ({shape: [a run config of it, its runs, why]}) and the
-    overheads of the devices that priced them ({device: ``Overhead`` or None})."""
+    overheads of the devices that priced them ({device: ``Overhead`` or None}); under "stacked", the
+    same runs with a row's seeds as one stack where ``row_stack`` prices one (``stacked``)."""
     examples = {} if examples is None else examples
     totals, priced, long_runs, unpriced, overheads = dict.fromkeys(PARTS, 0.0), 0, [], {}, {}
+    rows: dict[str, list[tuple[dict, dict[str, float]]]] = {}  # {row: (config, parts) of each priced seed}
     for run in sorted(set(P.paper_runs(config))):
         cfg = run.config(config)
         if not is_trained(cfg["arch"]):
@@ -508,6 +537,7 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
         totals = {k: totals[k] + parts.get(k, 0.0) for k in PARTS}
         if sum(parts.values()) > COMMAND_MINUTES:
             long_runs.append(sum(parts.values()))
+        rows.setdefault(row_key(cfg), []).append((cfg, parts))
     minutes = sum(totals.values())
     return {
         "parts": totals,
@@ -519,7 +549,57 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
         "packing": GPU_PARALLEL,
         "long runs": long_runs,
         "overheads": overheads,
+        "stacked": stacked(list(rows.values()), costs, examples),
     }
+
+
+def stacked(rows: list[list[tuple[dict, dict[str, float]]]], costs: dict[str, Cost], examples: dict) -> dict:
+    """The priced runs (``rows``: each row's seeds, (config, parts alone) each) with a row's seeds as one
+    stack where ``row_stack`` prices one, the others alone: device-minutes by part, the stacks and the
+    runs in them, the fifteen-minute leases one stack or run at a time (the kit's packing was measured
+    for runs alone), the stacks or runs too long for one command, and each shape whose rows would
+    stack but have no measured stack ({shape: [a run config of it, its runs, why]})."""
+    totals, stacks, in_stacks, long_jobs, lacking = dict.fromkeys(PARTS, 0.0), 0, 0, [], {}
+    for seeds in rows:
+        cfg, jobs = seeds[0][0], [parts for _, parts in seeds]
+        if len(seeds) > 1:
+            priced = row_stack(cfg, len(seeds), costs, examples)
+            if isinstance(priced, dict):
+                stacks, in_stacks, jobs = stacks + 1, in_stacks + len(seeds), [priced]
+            elif priced is not None:
+                entry = lacking.setdefault(shape(cfg), [cfg, 0, priced])
+                entry[1] += len(seeds)
+        for parts in jobs:
+            totals = {k: totals[k] + parts.get(k, 0.0) for k in PARTS}
+            if sum(parts.values()) > COMMAND_MINUTES:
+                long_jobs.append(sum(parts.values()))
+    minutes = sum(totals.values())
+    return {
+        "parts": totals,
+        "minutes": minutes,
+        "stacks": stacks,
+        "runs": in_stacks,
+        "leases": math.ceil(minutes / LEASE_MINUTES),
+        "long": long_jobs,
+        "lacking": lacking,
+    }
+
+
+def row_stack(cfg: dict, seeds: int, costs: dict[str, Cost], examples: dict) -> dict[str, float] | str | None:
+    """A row of ``seeds`` seeds of ``cfg`` as one stacked model: its device-minutes by part
+    where a stack of that many seeds was measured beside its alone cost and costs fewer minutes than
+    the seeds alone; else why it has no stacked price where its model would stack (what the speed
+    entry must measure); None where its shape is unmeasured, it does not stack, or stacking was measured
+    not to pay."""
+    cost = costs.get(shape(cfg))
+    if cost is None or not layers_stack(cfg) or cost.stack_failed:
+        return None
+    alone, _ = run_parts(cfg, costs, examples)
+    if (stack := cost.stacks.get(seeds)) is None:
+        measured = f" (measured: stacks of {', '.join(map(str, sorted(cost.stacks)))})" if cost.stacks else ""
+        return f"no stack of {seeds} seeds measured on {cost.device}{measured}"
+    parts = stack_parts(alone, cfg, run_batches(cfg, cost, examples), stack)
+    return parts if sum(parts.values()) < seeds * sum(alone.values()) else None
 
 
 def costliest_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dict | None = None) -> list[dict]:
@@ -539,6 +619,15 @@ def costliest_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dic
             if key not in first or cfg["seed"] == 1 and first[key]["seed"] != 1:
                 first[key] = cfg
     return [first[k] for k in sorted(minutes, key=lambda k: -minutes[k])[:n]]
+
+
+def stackless_shapes(config: dict, costs: dict[str, Cost], n: int, examples: dict | None = None) -> list[dict]:
+    """A run config (seed 1's where there is one) of each of the ``n`` shapes whose rows would stack but
+    have no stack of their seeds measured (``stacked``'s "lacking"), those whose runs cost the most
+    device-minutes alone first: what a speed entry times next."""
+    examples = {} if examples is None else examples
+    lacking = reproduction(config, costs, examples)["stacked"]["lacking"]
+    return [cfg for cfg in costliest_shapes(config, costs, len(costs), examples) if shape(cfg) in lacking][:n]
 
 
 def run_batches(cfg: dict, cost: Cost | None, examples: dict) -> int | None:

@@ -3,6 +3,7 @@ archive split into parts the device tool brings back."""
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,9 +97,9 @@ def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatc
         def poll(self):
             return 0
 
-    monkeypatch.setattr(trainings, "start_run", lambda run, *_: started.append(run["dir"]) or Done())
+    monkeypatch.setattr(trainings, "start_job", lambda job, *_: started.append(job["runs"][0]["dir"]) or Done())
     runs = [
-        {"dir": d, "planned_minutes": m, "config": {"model": d, "train": {"epochs": 1}}}
+        {"dir": d, "planned_minutes": m, "peak_mb": None, "config": {"model": d, "train": {"epochs": 1}}}
         for d, m in (("long", 10.0), ("short", 1.0), ("blind", None))
     ]
     rec = {"name": "r", "runs": runs}
@@ -143,6 +144,16 @@ def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     clock[0] += 20
     job_log.write_text(job_log.read_text() + "epoch 4: loss 1 dev MAP 0.5 (19.0s)\n")
     assert quick.hopeless(run_dir, until) is None  # it ends in time
+    stack_dir = tmp_path / "stack"  # a stack of 20 seeds: every seed's state must come back to resume it
+    stack_dir.mkdir()
+    (stack_dir / "state.pt").write_bytes(b"x" * 10)
+    stack = trainings.EpochClock("m", epochs=25, state_bytes=100, seeds=20)
+    clock[0] = 1000.0
+    (stack_dir / "job.log").write_text("seed 1: epoch 1: loss 1\nseed 2: epoch 1: loss 1\n")
+    stack.hopeless(stack_dir, until)
+    clock[0] += 20
+    (stack_dir / "job.log").write_text("seed 1: epoch 2: loss 1\nseed 2: epoch 2: loss 1\n")
+    assert "its state (0 MiB) cannot come back" in stack.hopeless(stack_dir, until)
 
 
 def test_an_earlier_leases_epochs_in_the_job_log_are_not_the_runs_pace(tmp_path, monkeypatch):
@@ -232,3 +243,96 @@ def test_a_run_keeping_its_last_epoch_is_evaluated_at_it_too_and_carries_its_fil
     ]
     assert lines[2][-1] == "--last" and "--last" not in lines[1]
     assert len(commands.run_commands({**run, "config": {"train": {}}}, tmp_path / "r", tmp_path, threads=1)) == 2
+
+
+def test_a_rows_seeds_priced_as_a_stack_run_as_one_job_while_none_has_finished(tmp_path, monkeypatch):
+    """A stack of the kit (``kit_pack.kit_stacks``) is one job at its own planned minutes, admitted like
+    a run; once one of its seeds finished (an earlier lease), the others go alone."""
+    started = []
+
+    class Done:
+        returncode = 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(
+        trainings, "start_job", lambda job, *_: started.append([r["dir"] for r in job["runs"]]) or Done()
+    )
+    runs = [
+        {"dir": f"runs/d/m/seed{k}", "planned_minutes": 1.0, "peak_mb": 10.0, "config": {"model": "m", "seed": k}}
+        for k in (1, 2, 3)
+    ]
+    for run in runs:
+        run["config"]["train"] = {"epochs": 1}
+    rec = {
+        "name": "r",
+        "runs": runs,
+        "stacks": [{"dirs": [r["dir"] for r in runs], "planned_minutes": 1.5, "peak_mb": 25.0}],
+    }
+    (job,) = trainings.training_jobs(rec, tmp_path)
+    assert (len(job["runs"]), job["planned_minutes"], job["peak_mb"]) == (3, 1.5, 25.0)
+    lease = Lease(tmp_path, "", time.time() + 80, tmp_path / "log.txt")
+    assert not trainings.fits(job, 1, time.time() + 80)  # 90 s stacked, 80 s left: three 60 s runs would have fitted
+    assert trainings.run_trainings(rec, lease, "cpu", 1, tmp_path)["runs"] == dict.fromkeys(
+        (r["dir"] for r in runs), "not started"
+    )
+    lease.until = time.time() + 120
+    out = trainings.run_trainings(rec, lease, "cpu", 1, tmp_path)
+    assert started == [[r["dir"] for r in runs]] and set(out["runs"].values()) == {"finished"}
+    assert "3 of 3 runs to train (3 in 1 stacks of seeds)" in (tmp_path / "log.txt").read_text()
+
+    (tmp_path / "runs/d/m/seed2").mkdir(parents=True)
+    monkeypatch.setattr(trainings, "finished", lambda d: d.name == "seed2")
+    assert [[r["dir"] for r in j["runs"]] for j in trainings.training_jobs(rec, tmp_path)] == [
+        ["runs/d/m/seed1"],
+        ["runs/d/m/seed3"],
+    ]
+
+
+def test_a_stack_is_one_training_of_its_seeds_then_each_seeds_evaluation(tmp_path):
+    run = {"processed": "data/processed/d", "embeddings": "v.npy", "config": {"train": {}}}
+    train, *evaluations = commands.run_commands(run, tmp_path / "seed{seed}", tmp_path, threads=2, seeds=[1, 2])
+    assert train[train.index("--seeds") + 1] == "1,2" and train[train.index("--config") + 1] == str(
+        tmp_path / "seed1" / "config.json"
+    )
+    assert train[train.index("--run-dir") + 1] == str(tmp_path / "seed{seed}")
+    assert train[train.index("--timings") + 1] == str(tmp_path / "seed{seed}" / "timings.json")
+    assert [e[e.index("--run-dir") + 1] for e in evaluations] == [str(tmp_path / "seed1"), str(tmp_path / "seed2")]
+
+
+def test_a_stacks_pace_is_read_from_its_seeds_epoch_lines(tmp_path):
+    (tmp_path / "job.log").write_text("seed 1: epoch 3: loss 1\nseed 2: epoch 4: loss 1\n")
+    assert trainings.last_epoch(tmp_path / "job.log") == 4
+
+
+def test_the_speed_entry_times_the_costliest_shapes_that_would_stack_but_have_no_stack_measured():
+    from ansel.config import load
+    from ansel.plan import Cost, shape
+    from ansel.plan_stacks import Stack
+    from ansel.targets import Run, Variant
+
+    papers = {paper: {"tables": [], "figures": []} for paper in load()["papers"]}
+    config = load(preset="smoke", papers={**papers, "smoke": {"tables": ["synthetic"], "figures": []}})
+    cnn_en, cnn_zh, lstm_en = (
+        Run(d, Variant(m), 1).config(config)
+        for d, m in [("synthetic_en", "qa_cnn"), ("synthetic_zh", "qa_cnn"), ("synthetic_en", "qa_lstm")]
+    )
+    costs = {
+        shape(cnn_en): Cost(1.0, 1.0, "cuda/X", "t", batches=10),
+        shape(lstm_en): Cost(2.0, 1.0, "cuda/X", "t", batches=10),  # costlier, but LSTMs do not stack
+        shape(cnn_zh): Cost(3.0, 1.0, "cuda/X", "t", batches=10, stacks={2: Stack(2, 1.0, "cuda/X", "t")}),
+    }
+    entry = kit_pack.speed_entry(config, {"top": 0, "stack_top": 5}, costs, "here")
+    assert [(c["dataset"], c["model"]) for c in entry["configs"]] == [("synthetic_en", "qa_cnn")]
+    assert "stack_top" not in entry and entry["seeds"] == 5
+
+
+def test_the_kits_summary_prices_a_stack_as_one_job():
+    from ansel.records.kit_summary import summary
+
+    runs = [{"dir": f"runs/d/m/seed{k}", "planned_minutes": 2.0, "peak_mb": None} for k in (1, 2, 3)]
+    stack = {"dirs": [r["dir"] for r in runs[:2]], "planned_minutes": 2.5, "peak_mb": None}
+    rec = {"name": "r", "bench": [], "measure": None, "runs": runs, "stacks": [stack]}
+    text = summary({"records": [rec]}, Path("/nonexistent-kit"))
+    assert "the 3 left (2 in 1 stacks of seeds): 4.5 device-minutes one run or stack at a time for the 3" in text

@@ -223,3 +223,51 @@ def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_it
                 speed[shape(cfg)]["variants"][p]["seconds_per_batch"]
             )
             assert costs[shape(at)].device.startswith("cpu/") and costs[shape(at)].batches >= 1
+            # the stack timed beside it prices the shape's rows of 2 seeds
+            stacked = speed[shape(cfg)]["variants"][f"{p} stacked x2"]["seconds_per_batch"]
+            assert costs[shape(at)].stacks[2].seconds_per_batch == pytest.approx(stacked)
+
+
+@pytest.mark.ci  # run.sh's whole course, trainings and all: CI's, after the suite
+def test_a_rows_seeds_priced_as_a_stack_train_as_one_stacked_command(tmp_path, monkeypatch):
+    """Where the device's costs price a row's seeds as one stack (a stack measured beside its alone cost,
+    cheaper than the seeds alone), the kit trains them in one ``ansel train --seeds`` and writes each
+    seed's run as alone; a row with no measured stack trains its seeds alone, as before."""
+    from ansel.plan import Cost, shape
+    from ansel.plan_stacks import Stack
+    from ansel.records import kit_pack
+
+    record = {
+        "st": {
+            "preset": "smoke",
+            "config": {"seeds": 2, "scale": {"train": {"epochs": 3}}},
+            "runs": {"items": {"smoke": ["synthetic"]}, "models": ["qa_cnn"]},
+        }
+    }
+
+    def costs():  # a stack of 2 measured for synthetic_en's QA-CNN only (a rehearsal's figures, not a device's)
+        from ansel.config import load
+        from ansel.targets import Run, Variant
+
+        cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
+        stack = Stack(2, 0.012, "cuda/rehearsal", "test")
+        return {shape(cfg): Cost(0.01, 0.1, "cuda/rehearsal", "test", batches=10, stacks={2: stack})}
+
+    monkeypatch.setattr(kit_pack, "kit_costs", costs)
+    kit = tmp_path / "gpu-kit"
+    rec = pack(["st"], kit, record)["records"][0]
+    en = [r["dir"] for r in rec["runs"] if r["config"]["dataset"] == "synthetic_en"]
+    assert [s["dirs"] for s in rec["stacks"]] == [sorted(en)] and len(rec["runs"]) == 4
+    printed = run_sh(kit, tmp_path / "out", tmp_path)
+    assert "4 of 4 runs to train (2 in 1 stacks of seeds)" in printed, printed
+    assert "and 1 more seeds, stacked: finished" in printed
+    (archive,) = (tmp_path / "out").glob("record-st-*.tar.gz")
+    got = members(archive)
+    for run in rec["runs"]:
+        timings = json.loads(got[f"st/{run['dir']}/timings.json"])["train"]
+        assert timings.get("stacked_seeds") == (2 if run["dir"] in en else None), run["dir"]
+        assert f"st/{run['dir']}/metrics.json" in got and f"st/{run['dir']}/run.trec.gz" in got
+    log = (kit / "work/st" / sorted(en)[0] / "job.log").read_text()  # the stack's output: its first seed's
+    assert "seed 1: epoch 3:" in log and "seed 2: epoch 3:" in log
+    (placed,) = unpack([archive], device_minutes=1.0, dest=tmp_path / "reports-device")
+    assert len(list(placed.glob("runs/synthetic_en/qa_cnn/seed*/metrics.json"))) == 2

@@ -32,6 +32,7 @@ HALF_ABOVE_MB = 32  # pruned vectors larger than this travel as float16
 
 SPEED_DEFAULTS = {
     "top": 5,
+    "stack_top": 0,
     "precisions": ["torch", "fp32", "tf32", "bf16"],
     "seeds": 5,
     "batches": 5,
@@ -42,11 +43,14 @@ SPEED_DEFAULTS = {
 
 def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
     """The speed entry's settings and its shapes (one seed-1 config each): the preset's ``top`` costliest
-    (the planner's minutes over their runs, measured costs) and those of the ``items``' runs."""
+    (the planner's minutes over their runs, measured costs), its ``stack_top`` costliest whose rows
+    would stack but have no stack measured (``plan.stackless_shapes``) and those of the ``items``' runs."""
     from ansel.models.registry import is_trained
-    from ansel.plan import costliest_shapes, shape
+    from ansel.plan import costliest_shapes, shape, stackless_shapes
 
     chosen = {shape(cfg): cfg for cfg in costliest_shapes(config, costs, spec.get("top", SPEED_DEFAULTS["top"]))}
+    if stack_top := spec.get("stack_top", SPEED_DEFAULTS["stack_top"]):
+        chosen |= {shape(cfg): cfg for cfg in stackless_shapes(config, costs, stack_top) if shape(cfg) not in chosen}
     runs = record_runs(config, {"items": spec["items"]}, where) if spec.get("items") else []
     counts: dict[str, int] = {}  # the items' shapes, those of the most runs first
     for cfg in (run.config(config) for run in runs):
@@ -57,7 +61,7 @@ def speed_entry(config: dict, spec: dict, costs: dict, where: str) -> dict:
     chosen = dict(sorted(chosen.items(), key=lambda kv: (kv[0] in counts, -counts.get(kv[0], 0))))
     if models := spec.get("models"):  # only these, in this order
         chosen = {k: cfg for m in models for k, cfg in chosen.items() if cfg["model"] == m}
-    settings = {k: spec.get(k, v) for k, v in SPEED_DEFAULTS.items() if k != "top"}
+    settings = {k: spec.get(k, v) for k, v in SPEED_DEFAULTS.items() if k not in ("top", "stack_top")}
     return {**settings, "configs": list(chosen.values())}
 
 
@@ -124,6 +128,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             "measure": None,
             "speed": None,
             "runs": [],
+            "stacks": [],
             "cpu_runs": [],
             "step_times": [],
             "items": rec.get("runs", {}).get("items", {}),
@@ -183,6 +188,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
                         "peak_mb": cost.peak_mb if cost else None,
                     }
                 )
+            entry["stacks"] = kit_stacks(entry["runs"], costs, examples)
         kit_records.append(entry)
     if out.exists():
         shutil.rmtree(out)
@@ -215,6 +221,30 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     }
     write_text_atomic(out / KIT_FILE, json.dumps(kit, indent=1) + "\n")
     return kit
+
+
+def kit_stacks(runs: list[dict], costs: dict, examples: dict) -> list[dict]:
+    """The record's rows whose seeds train as one stacked model (``ansel train --seeds``) where the planner
+    prices them so (``plan.row_stack``: a stack of as many seeds measured on the device, cheaper than
+    the seeds alone): each its runs' folders, its planned device-minutes and measured peak memory."""
+    from ansel.plan import row_stack, shape
+    from ansel.plan_stacks import row_key
+
+    rows: dict[str, list[dict]] = {}
+    for run in runs:
+        rows.setdefault(row_key(run["config"]), []).append(run)
+    stacks = []
+    for seeds in rows.values():
+        cfg = seeds[0]["config"]
+        if len(seeds) > 1 and isinstance(parts := row_stack(cfg, len(seeds), costs, examples), dict):
+            stacks.append(
+                {
+                    "dirs": [r["dir"] for r in sorted(seeds, key=lambda r: r["config"]["seed"])],
+                    "planned_minutes": sum(parts.values()),
+                    "peak_mb": costs[shape(cfg)].stacks[len(seeds)].peak_mb,
+                }
+            )
+    return stacks
 
 
 def prune_vectors(run: dict, out: Path) -> str:

@@ -8,8 +8,7 @@ import subprocess
 from pathlib import Path
 
 from ansel.config import root
-from ansel.records.kit_runner.trainings import GPU_PARALLEL
-from ansel.records.layout import finished
+from ansel.records.kit_runner.trainings import GPU_PARALLEL, training_jobs
 
 SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
 
@@ -34,15 +33,19 @@ def summary(kit: dict, out: Path) -> str:
                 f"stacked: {', '.join(c['model'] for c in s['configs'])}"
             )
         if rec["runs"]:
-            left = [r for r in rec["runs"] if not finished(out / "work" / rec["name"] / r["dir"])]
-            known = [r["planned_minutes"] for r in left if r["planned_minutes"] is not None]
+            jobs = training_jobs(rec, out / "work" / rec["name"])
+            left = sum(len(j["runs"]) for j in jobs)
+            known = [j for j in jobs if j["planned_minutes"] is not None]
+            minutes = sum(j["planned_minutes"] for j in known)
+            stacks = [j for j in jobs if len(j["runs"]) > 1]
+            in_stacks = f" ({sum(len(j['runs']) for j in stacks)} in {len(stacks)} stacks of seeds)" if stacks else ""
             parts.append(
-                f"{len(rec['runs'])} runs ({len(rec['runs']) - len(left)} finished by earlier leases); "
-                f"the {len(left)} left: {sum(known):.1f} device-minutes one at a time for the "
-                f"{len(known)} of a measured shape (about {sum(known) / GPU_PARALLEL:.1f} on one GPU "
-                f"shared as measured), {len(left) - len(known)} unmeasured"
+                f"{len(rec['runs'])} runs ({len(rec['runs']) - left} finished by earlier leases); "
+                f"the {left} left{in_stacks}: {minutes:.1f} device-minutes one run or stack at a time for the "
+                f"{sum(len(j['runs']) for j in known)} of a measured shape (about {minutes / GPU_PARALLEL:.1f} "
+                f"on one GPU shared as measured), {left - sum(len(j['runs']) for j in known)} unmeasured"
             )
-            if len(known) < len(left):
+            if len(known) < len(jobs):
                 n = len(rec["measure"]["configs"]) if rec["measure"] else 0
                 first = (
                     f"this kit measures {n} shapes first (unpack it before the next kit)"
