@@ -30,18 +30,53 @@ from ansel.forkclient import ENV
 
 # What a job would import on its own (``ansel.cli`` imports lazily per verb); torch._dynamo is
 # pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
+# The rest are imported lazily by the libraries themselves, in every job that uses them: torch.save
+# (torch.utils.serialization), pandas' read_parquet (pyarrow.parquet, pyarrow.dataset) and writers,
+# dvclive's opening of the DVC repository (dvc.scm and what dvc.repo.Repo() imports), the table
+# jobs' tests (scipy.stats), LaTeX (pandas' Styler: jinja2) and spec checks (jsonschema), the
+# figure jobs' PDF fonts (fontTools) and PNG writer (PIL's plugins). Together about a fifth of a
+# smoke training job's CPU time and half a table or figure job's.
 PRELOAD = (
     "torch",
     "torch._dynamo",
+    "torch.utils.serialization",
     "pandas",
+    "pandas.io.formats.style",
+    "pandas.io.formats.csvs",
+    "pandas.io.formats.html",
+    "pyarrow.parquet",
+    "pyarrow.dataset",
+    "jsonschema",
     "dvclive",
     "dvc.repo",
+    "dvc.scm",
+    "dvc.cachemgr",
+    "dvc.data_cloud",
+    "dvc.lock",
+    "dvc.repo.artifacts",
+    "dvc.repo.datasets",
+    "dvc.repo.experiments",
+    "dvc.repo.metrics",
+    "dvc.repo.params",
+    "dvc.repo.plots",
+    "dvc.repo.stage",
     "tqdm",
     "matplotlib.pyplot",
-    "ansel.training.trainer",
+    "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_pdf",
+    "fontTools.subset",
+    "PIL.BmpImagePlugin",
+    "PIL.GifImagePlugin",
+    "PIL.JpegImagePlugin",
+    "PIL.PngImagePlugin",
+    "PIL.PpmImagePlugin",
+    "ansel.cli",
+    "ansel.training.command",
     "ansel.evaluation.evaluate",
+    "ansel.models.scorers",
     "ansel.report.notes",
     "ansel.report.figures",
+    "ansel.report.significance",
 )
 
 
@@ -103,6 +138,7 @@ def serve(path: str, watch_pid: int) -> None:
 
         for module in PRELOAD:
             importlib.import_module(module)
+        _warm()
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
         listener.settimeout(1.0)
         print(f"ansel forkserver {os.getpid()}: ready on {path} for process {watch_pid}", flush=True)
@@ -117,6 +153,22 @@ def serve(path: str, watch_pid: int) -> None:
         Path(path).unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # the stopping side may have removed it first
             os.rmdir(os.path.dirname(path))
+
+
+def _warm() -> None:
+    """What every job would otherwise compute alike, done once for the jobs to inherit: the table
+    kinds and architectures imported (their registries find them by listing their packages), and
+    each architecture's training-code digest (``ansel.code_digest``), which every training job
+    writes to its timings: parsing its ~50 modules cost a smoke training job a tenth of its CPU
+    time. Its files are read at the server's start, as its imports are: the digest is of the code
+    its jobs run."""
+    from ansel import table_kinds
+    from ansel.code_digest import train_code_digest
+    from ansel.models.registry import arch_module, registered
+
+    table_kinds.known()
+    for arch in registered():
+        train_code_digest(arch_module(arch))
 
 
 def _alive(pid: int) -> bool:

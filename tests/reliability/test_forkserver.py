@@ -54,6 +54,8 @@ def _train_args(processed: Path, run_dir: Path, epochs: int = 2) -> list[str]:
         str(processed),
         "--run-dir",
         str(run_dir),
+        "--timings",
+        str(run_dir / "timings.json"),
         "--no-progress",
     ]
 
@@ -70,6 +72,9 @@ def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, s
     assert wall.sub("", warm.stdout) == wall.sub("", fresh.stdout) and "epoch 2" in warm.stdout
     for name in ("model.pt", "log.csv", "config.json", "dev_scores.pt"):
         assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes(), name
+    # the training-code digest, computed once by the server for its jobs, is the one a fresh process computes
+    code = [json.loads((tmp_path / run / "timings.json").read_text())["train"]["code"] for run in ("warm", "fresh")]
+    assert code[0] == code[1] and re.fullmatch(r"[0-9a-f]{16}", code[0])
 
 
 def test_exit_status_and_messages_pass_through(processed, tmp_path, server):
