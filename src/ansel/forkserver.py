@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import struct
@@ -215,6 +216,7 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
 
 def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
     code = 1
+    log = os.dup(1)  # the server's log, before the job's streams replace it
     try:
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
@@ -238,6 +240,13 @@ def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        # The job's own CPU time (a forked child's counts start at zero), its subprocesses' included:
+        # what a job costs beside its wall time on a loaded machine (benchmarks/bench_scale.py sums it).
+        used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        cpu = sum(u.ru_utime + u.ru_stime for u in used)
+        line = f"done {os.getpid()}: ansel {' '.join(request['argv'][:1])} exit {code}, {cpu:.3f} s CPU\n"
+        with contextlib.suppress(OSError):  # a log that cannot be written never fails the job
+            os.write(log, line.encode())
         try:
             conn.sendall(f"exit {code}\n".encode())
         finally:
