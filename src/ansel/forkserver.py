@@ -35,8 +35,8 @@ from ansel.forkclient import ENV
 # (torch.utils.serialization), pandas' read_parquet (pyarrow.parquet, pyarrow.dataset) and writers,
 # dvclive's opening of the DVC repository (dvc.scm and what dvc.repo.Repo() imports), the table
 # jobs' tests (scipy.stats), LaTeX (pandas' Styler: jinja2) and spec checks (jsonschema), the
-# figure jobs' PDF fonts (fontTools) and PNG writer (PIL's plugins). Together about a fifth of a
-# smoke training job's CPU time and half a table or figure job's.
+# figure jobs' PDF fonts (fontTools) and PNG writer (PIL's plugins). Together about a tenth of a
+# smoke training job's CPU time and a third of a table or figure job's.
 PRELOAD = (
     "torch",
     "torch._dynamo",
