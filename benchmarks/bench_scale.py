@@ -90,9 +90,21 @@ def job_seconds(log: str) -> dict[str, list[float]]:
     return spans
 
 
+JOB_CPU = re.compile(r"^done \d+: ansel (\S+) exit \d+, ([\d.]+) s CPU$", re.M)
+
+
+def job_cpu(log: str) -> dict[str, list[float]]:
+    """Each verb's jobs' own CPU seconds (their subprocesses' included), from the forkserver's log."""
+    cpu = collections.defaultdict(list)
+    for verb, seconds in JOB_CPU.findall(log):
+        cpu[verb].append(float(seconds))
+    return cpu
+
+
 def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
     """The whole smoke DAG, its time printed by where it went: the DAG build (a dry run, timed
-    apart), the Snakemake process's own CPU over the run (scheduling, job bookkeeping), each rule's jobs."""
+    apart), the Snakemake process's own CPU over the run (scheduling, job bookkeeping), each rule's
+    jobs' wall time and, for warm jobs, each ``ansel`` verb's jobs' own CPU time."""
     env = env_for(repo, warm)
     profile = ["--profile", "workflow/profiles/local", "all"]
     dag_wall, dag_cpu = snakemake([*profile, "--dry-run", "--quiet"], repo, env)
@@ -114,6 +126,14 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
             f"  {rule}: {len(times)} jobs, {sum(times):.0f} s of job wall time "
             f"(median {statistics.median(times):.0f} s)"
         )
+    if warm:  # CPU time counts a job's work alone, where wall time also counts the jobs beside it
+        for verb, times in sorted(
+            job_cpu((repo / "logs/forkserver.log").read_text()).items(), key=lambda kv: -sum(kv[1])
+        ):
+            print(
+                f"  ansel {verb}: {len(times)} jobs, {sum(times):.0f} s of the jobs' own CPU time "
+                f"(median {statistics.median(times):.2f} s)"
+            )
     return seconds, runs
 
 

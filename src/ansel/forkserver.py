@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import struct
@@ -30,18 +31,53 @@ from ansel.forkclient import ENV
 
 # What a job would import on its own (``ansel.cli`` imports lazily per verb); torch._dynamo is
 # pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
+# The rest are imported lazily by the libraries themselves, in every job that uses them: torch.save
+# (torch.utils.serialization), pandas' read_parquet (pyarrow.parquet, pyarrow.dataset) and writers,
+# dvclive's opening of the DVC repository (dvc.scm and what dvc.repo.Repo() imports), the table
+# jobs' tests (scipy.stats), LaTeX (pandas' Styler: jinja2) and spec checks (jsonschema), the
+# figure jobs' PDF fonts (fontTools) and PNG writer (PIL's plugins). Together about a tenth of a
+# smoke training job's CPU time and a third of a table or figure job's.
 PRELOAD = (
     "torch",
     "torch._dynamo",
+    "torch.utils.serialization",
     "pandas",
+    "pandas.io.formats.style",
+    "pandas.io.formats.csvs",
+    "pandas.io.formats.html",
+    "pyarrow.parquet",
+    "pyarrow.dataset",
+    "jsonschema",
     "dvclive",
     "dvc.repo",
+    "dvc.scm",
+    "dvc.cachemgr",
+    "dvc.data_cloud",
+    "dvc.lock",
+    "dvc.repo.artifacts",
+    "dvc.repo.datasets",
+    "dvc.repo.experiments",
+    "dvc.repo.metrics",
+    "dvc.repo.params",
+    "dvc.repo.plots",
+    "dvc.repo.stage",
     "tqdm",
     "matplotlib.pyplot",
-    "ansel.training.trainer",
+    "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_pdf",
+    "fontTools.subset",
+    "PIL.BmpImagePlugin",
+    "PIL.GifImagePlugin",
+    "PIL.JpegImagePlugin",
+    "PIL.PngImagePlugin",
+    "PIL.PpmImagePlugin",
+    "ansel.cli",
+    "ansel.training.command",
     "ansel.evaluation.evaluate",
+    "ansel.models.scorers",
     "ansel.report.notes",
     "ansel.report.figures",
+    "ansel.report.significance",
 )
 
 
@@ -103,6 +139,7 @@ def serve(path: str, watch_pid: int) -> None:
 
         for module in PRELOAD:
             importlib.import_module(module)
+        _warm()
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
         listener.settimeout(1.0)
         print(f"ansel forkserver {os.getpid()}: ready on {path} for process {watch_pid}", flush=True)
@@ -117,6 +154,22 @@ def serve(path: str, watch_pid: int) -> None:
         Path(path).unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # the stopping side may have removed it first
             os.rmdir(os.path.dirname(path))
+
+
+def _warm() -> None:
+    """What every job would otherwise compute alike, done once for the jobs to inherit: the table
+    kinds and architectures imported (their registries find them by listing their packages), and
+    each architecture's training-code digest (``ansel.code_digest``), which every training job
+    writes to its timings: parsing its ~50 modules cost a smoke training job a tenth of its CPU
+    time. Its files are read at the server's start, as its imports are: the digest is of the code
+    its jobs run."""
+    from ansel import table_kinds
+    from ansel.code_digest import train_code_digest
+    from ansel.models.registry import arch_module, registered
+
+    table_kinds.known()
+    for arch in registered():
+        train_code_digest(arch_module(arch))
 
 
 def _alive(pid: int) -> bool:
@@ -163,6 +216,7 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
 
 def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
     code = 1
+    log = os.dup(1)  # the server's log, before the job's streams replace it
     try:
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
@@ -186,6 +240,13 @@ def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        # The job's own CPU time (a forked child's counts start at zero), its subprocesses' included:
+        # what a job costs beside its wall time on a loaded machine (benchmarks/bench_scale.py sums it).
+        used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        cpu = sum(u.ru_utime + u.ru_stime for u in used)
+        line = f"done {os.getpid()}: ansel {' '.join(request['argv'][:1])} exit {code}, {cpu:.3f} s CPU\n"
+        with contextlib.suppress(OSError):  # a log that cannot be written never fails the job
+            os.write(log, line.encode())
         try:
             conn.sendall(f"exit {code}\n".encode())
         finally:

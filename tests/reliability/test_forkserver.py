@@ -54,6 +54,8 @@ def _train_args(processed: Path, run_dir: Path, epochs: int = 2) -> list[str]:
         str(processed),
         "--run-dir",
         str(run_dir),
+        "--timings",
+        str(run_dir / "timings.json"),
         "--no-progress",
     ]
 
@@ -66,10 +68,15 @@ def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, s
     warm = subprocess.run([ANSEL, *_train_args(processed, tmp_path / "warm")], capture_output=True, text=True)
     assert fresh.returncode == warm.returncode == 0, fresh.stderr + warm.stderr
     assert "ansel train" in log.read_text()  # the second job ran in a child of the server
+    cpu = re.search(r"^done \d+: ansel train exit 0, ([\d.]+) s CPU$", log.read_text(), re.M)
+    assert cpu and float(cpu[1]) > 0  # its own CPU time, logged for benchmarks/bench_scale.py
     wall = re.compile(r"\(\d+\.\d+s\)")  # each epoch's wall time, the only output allowed to differ
     assert wall.sub("", warm.stdout) == wall.sub("", fresh.stdout) and "epoch 2" in warm.stdout
     for name in ("model.pt", "log.csv", "config.json", "dev_scores.pt"):
         assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes(), name
+    # the training-code digest, computed once by the server for its jobs, is the one a fresh process computes
+    code = [json.loads((tmp_path / run / "timings.json").read_text())["train"]["code"] for run in ("warm", "fresh")]
+    assert code[0] == code[1] and re.fullmatch(r"[0-9a-f]{16}", code[0])
 
 
 def test_exit_status_and_messages_pass_through(processed, tmp_path, server):
