@@ -104,8 +104,8 @@ def run_trainings(
             status.update({r["dir"]: "not started" for j in todo for r in j["runs"]})
             break
         while todo and len(running) < n_jobs:
-            job = next((j for j in todo if fits(j, len(running) + 1, lease.until, parallel)), None)
-            if job is None:
+            admitted = next((j for j in todo if fits(j, len(running) + 1, lease.until, parallel)), None)
+            if admitted is None:
                 if not running:  # none would end even alone: nothing frees the device for them
                     lease.log(
                         f"{len(todo)} jobs not started: the shortest, {todo[-1]['planned_minutes']:.1f} planned "
@@ -114,6 +114,7 @@ def run_trainings(
                     status.update({r["dir"]: "not started" for j in todo for r in j["runs"]})
                     todo = []
                 break
+            job = admitted
             todo.remove(job)
             key = job["runs"][0]["dir"]  # a stack's output goes to its first seed's job.log
             job_log = work / key / "job.log"  # an earlier lease's lines stay in it, above this one's
