@@ -25,9 +25,11 @@ from ansel.run_files import stored
 
 def rank(scored: pd.DataFrame) -> pd.DataFrame:
     """Add a 1-based ``rank`` per qid under the tie-breaking rule above; rows sorted by (qid, rank)."""
-    out = scored.sort_values(["qid", "score", "aid"], ascending=[True, False, False], kind="mergesort")
-    out = out.reset_index(drop=True)
-    out["rank"] = out.groupby("qid", sort=False).cumcount() + 1
+    qid, aid = pd.factorize(scored.qid, sort=True)[0], pd.factorize(scored.aid, sort=True)[0]
+    order = np.lexsort((-aid, -scored.score.to_numpy(), qid))  # stable, as pandas' multi-key sort_values
+    out = scored.iloc[order].reset_index(drop=True)
+    first = np.flatnonzero(np.r_[len(out) > 0, np.diff(qid[order]) != 0])  # each question's first row
+    out["rank"] = np.arange(1, len(out) + 1) - np.repeat(first, np.diff(np.r_[first, len(out)]))
     return out
 
 
