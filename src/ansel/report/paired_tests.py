@@ -21,6 +21,7 @@ Holm–Bonferroni (``holm``) adjusts a family of p values: scipy has no Holm cor
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -59,9 +60,10 @@ def randomisation_p(d: np.ndarray) -> float:
     """Two-sided p value of ``scipy.stats.permutation_test((d,), mean, permutation_type="samples",
     n_resamples=RESAMPLES, rng=default_rng(SEED))``, to the bit. Past 2^n > RESAMPLES (else scipy's
     exact enumeration, cheap) scipy builds index arrays per resample and question, most of a
-    table job's CPU; here the same flips are one draw: scipy flips a difference where
-    ``rng.permuted`` swaps its pair (d, -d), which draws one 32-bit number per pair, resample-major,
-    and swaps where its low bit is 0. The null means sum the questions in order, as scipy's do, and
+    table job's CPU; here the same flips are one array draw (``_kept_signs``): scipy flips a
+    difference where ``rng.permuted`` swaps its pair (d, -d), which draws one 32-bit number per
+    pair, resample-major, and swaps where its low bit is 0. The null means sum the questions in
+    order, as scipy's do, and
     scipy's tolerance and +1 correction follow (tests check p and null against scipy)."""
     n = len(d)
     if 2**n <= RESAMPLES:
@@ -74,9 +76,17 @@ def randomisation_p(d: np.ndarray) -> float:
 
 
 def _null_means(d: np.ndarray) -> np.ndarray:
-    draws = np.random.default_rng(SEED).integers(0, 2**32, size=(RESAMPLES, len(d)), dtype=np.uint32)
-    flipped = np.where(np.ascontiguousarray(draws.T) & 1, d[:, None], -d[:, None])  # question-major
-    return flipped.sum(axis=0) / len(d)
+    return np.where(_kept_signs(len(d)), d[:, None], -d[:, None]).sum(axis=0) / len(d)
+
+
+@functools.cache
+def _kept_signs(n: int) -> np.ndarray:
+    """(n, RESAMPLES), question-major: where each resample keeps each difference's sign. The same
+    for every test on n questions (one seed), so drawn once per n."""
+    draws = np.random.default_rng(SEED).integers(0, 2**32, size=(RESAMPLES, n), dtype=np.uint32)
+    kept = np.ascontiguousarray((draws.T & 1) == 1)
+    kept.flags.writeable = False
+    return kept
 
 
 def _two_sided_p(observed: float, null: np.ndarray) -> float:
