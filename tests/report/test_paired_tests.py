@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from ansel.evaluation.metrics import per_question, rank, ranking_metrics
-from ansel.report.paired_tests import holm, paired_tests, question_values
+from ansel.report.paired_tests import RESAMPLES, SEED, _null_means, holm, paired_tests, question_values, randomisation_p
 
 
 def values(seed: int, n: int, shift: float = 0.0) -> pd.Series:
@@ -35,6 +35,24 @@ def test_the_randomisation_test_is_exact_on_few_questions():
     flips = np.array(list(itertools.product([-1.0, 1.0], repeat=len(d))))
     exact = np.mean(np.abs((flips * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)
     assert paired_tests(a, b)["randomisation"] == pytest.approx(exact)
+
+
+@pytest.mark.parametrize("n", [14, 61, 400])
+@pytest.mark.parametrize("kind", ["continuous", "ties"])
+def test_the_randomisation_test_is_scipys_to_the_bit(n, kind):
+    """The same null distribution and p value as scipy's permutation_test draws from the same seed."""
+    rng = np.random.default_rng(n)
+    d = rng.normal(size=n) if kind == "continuous" else rng.choice([-1.0, 0.0, 0.0, 0.5, 1 / 3], size=n)
+    theirs = stats.permutation_test(
+        (d,),
+        np.mean,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=RESAMPLES,
+        rng=np.random.default_rng(SEED),
+    )
+    np.testing.assert_array_equal(_null_means(d), theirs.null_distribution)
+    assert randomisation_p(d) == theirs.pvalue
 
 
 def test_the_randomisation_test_agrees_with_ranxs_fisher_test():

@@ -8,7 +8,8 @@ two-sided tests of the per-question differences over the questions both runs sco
 - paired t-test: ``scipy.stats.ttest_rel``;
 - randomisation test (Fisher's, as in Smucker et al., CIKM 2007): ``scipy.stats.permutation_test``
   on the differences with ``permutation_type="samples"``, which flips each difference's sign at
-  random; 9,999 resamples from a fixed seed (the exact distribution when 2^n is no larger).
+  random; 9,999 resamples from a fixed seed (the exact distribution when 2^n is no larger);
+  its p value to the bit, drawn and summed without scipy's per-resample copies (``randomisation_p``).
   Not ranx's ``fisher_randomization_test``: it draws in numba-parallel threads, so its p value
   depends on the thread count, and ranx costs seconds of import and JIT compilation per process.
 
@@ -20,6 +21,7 @@ Holm–Bonferroni (``holm``) adjusts a family of p values: scipy has no Holm cor
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -54,6 +56,46 @@ def _mean_difference(d: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.mean(d, axis=axis)
 
 
+def randomisation_p(d: np.ndarray) -> float:
+    """Two-sided p value of ``scipy.stats.permutation_test((d,), mean, permutation_type="samples",
+    n_resamples=RESAMPLES, rng=default_rng(SEED))``, to the bit. Past 2^n > RESAMPLES (else scipy's
+    exact enumeration, cheap) scipy builds index arrays per resample and question, most of a
+    table job's CPU; here the same flips are one array draw (``_kept_signs``): scipy flips a
+    difference where ``rng.permuted`` swaps its pair (d, -d), which draws one 32-bit number per
+    pair, resample-major, and swaps where its low bit is 0. The null means sum the questions in
+    order, as scipy's do, and
+    scipy's tolerance and +1 correction follow (tests check p and null against scipy)."""
+    n = len(d)
+    if 2**n <= RESAMPLES:
+        return float(
+            stats.permutation_test(
+                (d,), _mean_difference, permutation_type="samples", vectorized=True, n_resamples=RESAMPLES
+            ).pvalue
+        )
+    return float(_two_sided_p(d.mean(), _null_means(d)))
+
+
+def _null_means(d: np.ndarray) -> np.ndarray:
+    return np.where(_kept_signs(len(d)), d[:, None], -d[:, None]).sum(axis=0) / len(d)
+
+
+@functools.cache
+def _kept_signs(n: int) -> np.ndarray:
+    """(n, RESAMPLES), question-major: where each resample keeps each difference's sign. The same
+    for every test on n questions (one seed), so drawn once per n."""
+    draws = np.random.default_rng(SEED).integers(0, 2**32, size=(RESAMPLES, n), dtype=np.uint32)
+    kept = np.ascontiguousarray((draws.T & 1) == 1)
+    kept.flags.writeable = False
+    return kept
+
+
+def _two_sided_p(observed: float, null: np.ndarray) -> float:
+    gamma = abs(np.finfo(float).eps * 100 * observed)  # scipy's: equal in theory, apart by rounding
+    below = (np.count_nonzero(null <= observed + gamma) + 1) / (RESAMPLES + 1)
+    above = (np.count_nonzero(null >= observed - gamma) + 1) / (RESAMPLES + 1)
+    return min(1.0, 2 * min(below, above))
+
+
 def paired_tests(a: pd.Series, b: pd.Series) -> dict:
     """``a`` − ``b`` (per-question values, indexed by qid) over the questions both have: n, the mean
     difference and the two-sided p value of each test (``TESTS``). Identical values give p = 1."""
@@ -65,16 +107,7 @@ def paired_tests(a: pd.Series, b: pd.Series) -> dict:
     if not d.any():  # no difference at all: ttest_rel's t is 0/0
         return result | {test: 1.0 for test in TESTS}
     result["t"] = float(stats.ttest_rel(both.a, both.b).pvalue)
-    result["randomisation"] = float(
-        stats.permutation_test(
-            (d,),
-            _mean_difference,
-            permutation_type="samples",
-            vectorized=True,
-            n_resamples=RESAMPLES,
-            rng=np.random.default_rng(SEED),
-        ).pvalue
-    )
+    result["randomisation"] = randomisation_p(d)
     return result
 
 
