@@ -29,6 +29,7 @@ import json
 import math
 import re
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -513,6 +514,17 @@ LEASE_MINUTES = 13  # of a lease's 15 device-minutes: the start (30-60 s) and a 
 COMMAND_MINUTES = 9  # a run ends inside one command of at most 10 minutes, a minute's margin kept
 
 
+def tally(jobs: Iterable[dict[str, float]]) -> tuple[dict[str, float], list[float]]:
+    """Device-minutes by part summed over ``jobs`` (runs or stacks), and the minutes of each job too
+    long for one command."""
+    totals, long_jobs = dict.fromkeys(PARTS, 0.0), []
+    for parts in jobs:
+        totals = {k: totals[k] + parts.get(k, 0.0) for k in PARTS}
+        if sum(parts.values()) > COMMAND_MINUTES:
+            long_jobs.append(sum(parts.values()))
+    return totals, long_jobs
+
+
 def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = None) -> dict:
     """The preset's trained runs once each: their device-minutes by part (one run at a time), the
     fifteen-minute leases they take one at a time and at the kit's packing, the runs too long for
@@ -520,7 +532,8 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
     overheads of the devices that priced them ({device: ``Overhead`` or None}); under "stacked", the
     same runs with a row's seeds as one stack where ``row_stack`` prices one (``stacked``)."""
     examples = {} if examples is None else examples
-    totals, priced, long_runs, unpriced, overheads = dict.fromkeys(PARTS, 0.0), 0, [], {}, {}
+    alone: list[dict[str, float]] = []  # each priced run's parts, in the runs' order
+    unpriced, overheads = {}, {}
     rows: dict[str, list[tuple[dict, dict[str, float]]]] = {}  # {row: (config, parts) of each priced seed}
     for run in sorted(set(P.paper_runs(config))):
         cfg = run.config(config)
@@ -532,17 +545,15 @@ def reproduction(config: dict, costs: dict[str, Cost], examples: dict | None = N
             entry = unpriced.setdefault(shape(cfg), [cfg, 0, why])
             entry[1] += 1
             continue
-        priced += 1
+        alone.append(parts)
         overheads[cost.device] = cost.overhead
-        totals = {k: totals[k] + parts.get(k, 0.0) for k in PARTS}
-        if sum(parts.values()) > COMMAND_MINUTES:
-            long_runs.append(sum(parts.values()))
         rows.setdefault(row_key(cfg), []).append((cfg, parts))
+    totals, long_runs = tally(alone)
     minutes = sum(totals.values())
     return {
         "parts": totals,
         "minutes": minutes,
-        "priced": priced,
+        "priced": len(alone),
         "unpriced": unpriced,
         "leases": math.ceil(minutes / LEASE_MINUTES),
         "packed leases": math.ceil(minutes / LEASE_MINUTES / GPU_PARALLEL),
@@ -559,7 +570,7 @@ def stacked(rows: list[list[tuple[dict, dict[str, float]]]], costs: dict[str, Co
     runs in them, the fifteen-minute leases one stack or run at a time (the kit's packing was measured
     for runs alone), the stacks or runs too long for one command, and each shape whose rows would
     stack but have no measured stack ({shape: [a run config of it, its runs, why]})."""
-    totals, stacks, in_stacks, long_jobs, lacking = dict.fromkeys(PARTS, 0.0), 0, 0, [], {}
+    stacks, in_stacks, all_jobs, lacking = 0, 0, [], {}
     for seeds in rows:
         cfg, jobs = seeds[0][0], [parts for _, parts in seeds]
         if len(seeds) > 1:
@@ -569,10 +580,8 @@ def stacked(rows: list[list[tuple[dict, dict[str, float]]]], costs: dict[str, Co
             elif priced is not None:
                 entry = lacking.setdefault(shape(cfg), [cfg, 0, priced])
                 entry[1] += len(seeds)
-        for parts in jobs:
-            totals = {k: totals[k] + parts.get(k, 0.0) for k in PARTS}
-            if sum(parts.values()) > COMMAND_MINUTES:
-                long_jobs.append(sum(parts.values()))
+        all_jobs += jobs
+    totals, long_jobs = tally(all_jobs)
     minutes = sum(totals.values())
     return {
         "parts": totals,
