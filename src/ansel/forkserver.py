@@ -78,6 +78,7 @@ PRELOAD = (
     "ansel.report.notes",
     "ansel.report.figures",
     "ansel.report.significance",
+    "sklearn.metrics",  # MTAS's category metrics, in its training and evaluation jobs
 )
 
 
