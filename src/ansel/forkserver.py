@@ -61,6 +61,13 @@ PRELOAD = (
     "dvc.repo.params",
     "dvc.repo.plots",
     "dvc.repo.stage",
+    # what dvclive's Live imports as it opens the repository (its config, the git backend): 0.08 s a training job
+    "configobj",
+    "dulwich.porcelain",
+    "dulwich.worktree",
+    "dvc.dirs",
+    "dvc_data.hashfile.db.local",
+    "platformdirs",
     "tqdm",
     "matplotlib.pyplot",
     "matplotlib.backends.backend_agg",
