@@ -81,6 +81,7 @@ def test_nothing_in_report_reaches_the_trainer():
 def test_commands_that_run_no_model_do_not_import_torch():
     modules = [
         "ansel.cli",
+        "ansel.commands",
         "ansel.data.download",
         "ansel.data.preprocess",
         "ansel.data.registry",

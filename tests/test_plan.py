@@ -372,7 +372,7 @@ def test_monitored_splits_scored_every_n_steps_cost_a_scoring_each(tmp_path):
 
 
 def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_shape_named(tmp_path, capsys):
-    from ansel import cli
+    from ansel import commands
 
     config = smoke_synthetic_table_only()
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
@@ -399,7 +399,7 @@ def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_sha
         ("synthetic_zh", "qa_lstm", 2),
     ]
     assert r["overheads"] == {"cuda/X": None}
-    cli.print_reproduction(r, "cuda")
+    commands.print_reproduction(r, "cuda")
     out = capsys.readouterr().out
     assert (
         "20.0 device-minutes (training 20.0 + dev scoring 0.0 + checkpoints 0.0 + start-up 0.0) for 2 runs; 6 runs unpriced"
@@ -408,7 +408,7 @@ def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_sha
     assert "checkpoints and start-up on cuda/X: not counted" in out
     assert "leases (13 device-minutes of each used): 2 one run at a time, 1 at the kit's packing" in out
     assert "runs over one command's 9 minutes alone: 2 (20.0 minutes)" in out
-    cli.print_reproduction({**r, "overheads": {"cpu/AVX2": None}}, "cpu")
+    commands.print_reproduction({**r, "overheads": {"cpu/AVX2": None}}, "cpu")
     assert "leases" not in capsys.readouterr().out  # a CPU's minutes take no GPU lease
     assert out.count("unmeasured: {") == 3 and '"dataset": "synthetic_zh"' in out
 
@@ -432,7 +432,7 @@ def _speed_record(root, cfg, device, alone, stacks, failed=None):
 
 
 def test_a_rows_seeds_are_priced_as_one_stack_where_a_stack_of_them_was_measured_beside_its_cost(tmp_path, capsys):
-    from ansel import cli
+    from ansel import commands
 
     config = smoke_synthetic_table_only()  # qa_cnn and qa_lstm, 2 seeds each, on synthetic_en and _zh
     cnn_en, cnn_zh, lstm_en = (
@@ -457,7 +457,7 @@ def test_a_rows_seeds_are_priced_as_one_stack_where_a_stack_of_them_was_measured
     ((cfg, n, why),) = s["lacking"].values()
     assert (cfg["dataset"], cfg["arch"], n) == ("synthetic_zh", "qa_cnn", 2)
     assert why == "no stack of 2 seeds measured on cuda/X (measured: stacks of 5)"
-    cli.print_reproduction(r, "cuda")
+    commands.print_reproduction(r, "cuda")
     out = capsys.readouterr().out
     assert f"{6 * alone:.1f} device-minutes" in out and "1 stacks of 2 runs, 4 runs alone" in out
     assert "priced alone, their seeds stackable but no stack measured: 1 shapes, 2 runs" in out

@@ -8,7 +8,7 @@ transitively, at module level or inside a function (builders import their buildi
 called; the sampler's scoring of negatives is among them). Two are not followed: the evaluate
 stage's ``ansel.evaluation.evaluate`` (the dev evaluator the command hands the trainer; it and the
 metrics it imports are the evaluate rule's inputs, so an edit of them re-scores and does not
-retrain: DESIGN principle 8, evaluation is a stage of its own), and ``cli.py``, which parses every
+retrain: DESIGN principle 8, evaluation is a stage of its own), and ``commands.py``, which parses every
 verb's command line and hands the train command its arguments.
 The registry finds the architectures by listing their package, not by importing them by name, so
 the other architectures are not among them: an edit of one architecture retrains only its runs

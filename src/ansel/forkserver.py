@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ansel.forkclient import ENV
 
-# What a job would import on its own (``ansel.cli`` imports lazily per verb); torch._dynamo is
+# What a job would import on its own (``ansel.commands`` imports lazily per verb); torch._dynamo is
 # pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
 # The rest are imported lazily by the libraries themselves, in every job that uses them: torch.save
 # (torch.utils.serialization), pandas' read_parquet (pyarrow.parquet, pyarrow.dataset) and writers,
@@ -78,7 +78,7 @@ PRELOAD = (
     "PIL.JpegImagePlugin",
     "PIL.PngImagePlugin",
     "PIL.PpmImagePlugin",
-    "ansel.cli",
+    "ansel.commands",
     "ansel.training.command",
     "ansel.evaluation.evaluate",
     "ansel.models.scorers",
@@ -263,10 +263,10 @@ def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
 
 def _run(argv: list[str]) -> int:
     """``ansel argv`` as the console script would run it: its exit status, a traceback on stderr."""
-    from ansel import cli
+    from ansel import commands
 
     try:
-        cli.main(argv)
+        commands.main(argv)
         return 0
     except SystemExit as e:
         if e.code is None or isinstance(e.code, int):

@@ -2,7 +2,7 @@
 loaded, the training, the selected epoch's dev scores saved for the evaluate stage.
 
 This module is the entry of the training code's digest (``ansel.code_digest``): every module it
-imports, at any depth, is code the train rule's runs depend on. ``cli.py`` only parses the
+imports, at any depth, is code the train rule's runs depend on. ``commands.py`` only parses the
 command line into the arguments below.
 """
 

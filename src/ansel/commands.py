@@ -1,0 +1,537 @@
+"""`ansel <verb>`'s verbs, parsed and run here (``ansel.cli`` is the console script in front of them):
+what each Snakemake rule calls; usable by hand too.
+
+Rules pass resolved configs as JSON (``--config``) so a job needs no access to params.yaml.
+Each command imports what it needs: torch alone takes ~2 s, and the data, table and figure
+jobs never touch it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _seeds(text: str) -> list[int]:
+    """``--seeds 1,2,3``: distinct integers."""
+    try:
+        seeds = [int(s) for s in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seeds as integers separated by commas (1,2,3)") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed given twice")
+    return seeds
+
+
+def _json(text: str) -> dict:
+    """A JSON object given inline, or the path of a JSON file (a run's config.json)."""
+    if not text.lstrip().startswith("{"):
+        try:
+            text = Path(text).read_text()
+        except OSError as e:
+            raise argparse.ArgumentTypeError(f"neither inline JSON nor a readable file: {e}") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+
+
+def _positive(kind):
+    """An argparse type: a number of ``kind`` above 0."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+def cmd_download(a) -> None:
+    from ansel.data.download import resolve_mirror
+    from ansel.data.manifest import write_manifest
+    from ansel.data.registry import get_source
+
+    out = Path(a.out)
+    get_source(a.source).fetch(out.parent, resolve_mirror(), a.config)
+    write_manifest(out)
+
+
+def cmd_preprocess(a) -> None:
+    from ansel.data.manifest import ManifestError, check_manifest
+    from ansel.data.preprocess import (
+        DegenerateDataError,
+        IdCollisionError,
+        LabelConflictError,
+        check_splits,
+        recorded_steps,
+    )
+    from ansel.data.registry import get_source
+    from ansel.data.vocab import Vocab, training_texts
+
+    ds_cfg, raw, out = a.config, Path(a.raw), Path(a.out)
+    try:
+        check_manifest(raw)  # a raw file changed since its download is never read
+        with recorded_steps() as steps:
+            ds = get_source(ds_cfg["source"]).read(raw, {**ds_cfg.get("read", {}), "name": a.dataset})
+        missing = [s for s in ds_cfg["splits"] if s not in ds.splits]
+        if missing:
+            raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
+        check_splits(ds, ds_cfg["splits"], steps, f"datasets.{a.dataset}")  # before anything is written
+    except (ManifestError, DegenerateDataError, IdCollisionError, LabelConflictError) as e:
+        raise SystemExit(str(e)) from None
+    v = ds_cfg.get("vocab", {})
+    out.mkdir(parents=True, exist_ok=True)
+    Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size"), v.get("min_df", 1)).save(
+        out / "vocab.json"
+    )
+    ds.save(out)  # last: its manifest lists the vocabulary too
+
+
+def cmd_corpus_vectors(a) -> None:
+    """word2vec on the training splits of several datasets (never their dev or test text)."""
+
+    from ansel.data.canonical import Dataset
+    from ansel.data.vocab import training_texts
+    from ansel.embeddings import WORD2VEC_KEYS, save_matrix, word2vec_vectors
+    from ansel.files import write_text_atomic
+
+    recipe, texts, tokens = a.config, [], {}
+    for processed in a.processed:
+        ds_texts = training_texts(Dataset.load(Path(processed)))
+        texts += ds_texts
+        tokens[Path(processed).name] = sum(map(len, ds_texts))
+    words, vectors = word2vec_vectors(texts, a.dim, **{k: recipe[k] for k in WORD2VEC_KEYS if k in recipe})
+    out = Path(a.out)
+    save_matrix(out, vectors)
+    write_text_atomic(out.with_suffix(".words.json"), json.dumps(words, ensure_ascii=False))
+    write_text_atomic(
+        out.with_suffix(".json"),
+        json.dumps({"recipe": recipe, "dim": a.dim, "training_tokens": tokens, "words": len(words)}, indent=2) + "\n",
+    )
+
+
+def cmd_embeddings(a) -> None:
+
+    from ansel.data.canonical import Dataset
+    from ansel.data.manifest import check_processed
+    from ansel.data.vocab import Vocab, training_texts
+    from ansel.embeddings import (
+        PROBE_WORDS,
+        align,
+        all_but_the_top,
+        isotropy,
+        load_matrix,
+        neighbours,
+        save_matrix,
+        train_word2vec,
+    )
+    from ansel.files import write_text_atomic
+    from ansel.pretrained import load_pretrained
+
+    cfg, processed, out = a.config, Path(a.processed), Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    check_processed(processed)  # the vocabulary as preprocessing wrote it (pretrained vectors read no table)
+    vocab = Vocab.load(processed / "vocab.json")
+    info = {"method": a.method, "dim": a.dim}
+    if a.method == "word2vec":
+        texts = training_texts(Dataset.load(processed))
+        matrix, coverage = train_word2vec(texts, vocab, a.dim, **cfg.get("word2vec", {}))
+    elif a.method in cfg.get("recipes", {}):
+        recipe, vectors = cfg["recipes"][a.method], Path(a.vectors)
+        words, trained = json.loads(vectors.with_suffix(".words.json").read_text()), load_matrix(vectors)
+        if recipe.get("all_but_the_top") is not None:  # over every word of the corpus, as the method does
+            trained = all_but_the_top(trained, recipe["all_but_the_top"])
+        matrix, coverage, run_vocab = align(
+            words, trained, vocab, recipe.get("seed", 1), recipe.get("keep_vector_words", False)
+        )
+        run_vocab.save(out.with_suffix(".vocab.json"))
+        info |= {"vocabulary": len(run_vocab), "training_vocabulary": len(vocab)}
+        vocab = run_vocab  # the rows of the matrix
+    else:
+        path = Path(cfg["pretrained"][a.method])
+        if (path.parent / "manifest.json").exists():  # a vectors source's download: unchanged since verified
+            from ansel.data.manifest import ManifestError, check_manifest
+
+            try:
+                check_manifest(path.parent)
+            except ManifestError as e:
+                raise SystemExit(str(e)) from None
+        matrix, coverage, report = load_pretrained(path, vocab, a.dim)
+        info |= {
+            "file": str(path),
+            "file_words": report.words,
+            "malformed_lines": report.malformed,
+            "malformed_first": report.places,
+        }
+        print(
+            f"{path}: {report.words} words read, {report.found} of {len(vocab) - 2} vocabulary words found; "
+            f"{report.malformed} malformed lines" + (f" ({'; '.join(report.places)})" if report.places else "")
+        )
+    save_matrix(out, matrix)
+    info |= {
+        "coverage": coverage,
+        "isotropy_top_2000": isotropy(matrix[2:2002]),  # training words come first
+        "neighbours": neighbours(matrix, vocab, PROBE_WORDS),
+    }
+    write_text_atomic(out.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
+
+
+def cmd_train(a) -> None:
+    from ansel.training.command import train_command  # the training code's digest starts there
+
+    train_command(
+        a.config,
+        Path(a.processed),
+        Path(a.run_dir),
+        a.embeddings,
+        a.threads,
+        progress=not a.no_progress,
+        timings=Path(a.timings) if a.timings else None,
+        dvclive=not a.no_dvclive,
+        seeds=a.seeds,
+        checkpoint_minutes=a.checkpoint_minutes,
+    )
+
+
+def cmd_evaluate(a) -> None:
+    from ansel.device import start_torch
+    from ansel.evaluation.evaluate import evaluate_run
+
+    start_torch(a.threads)
+    evaluate_run(Path(a.run_dir), Path(a.processed), last=a.last)
+
+
+def cmd_step_times(a) -> None:
+    from ansel.device import start_torch
+    from ansel.files import write_text_atomic
+    from ansel.training.step_times import measure
+
+    start_torch(a.threads)
+    result = measure(a.config, Path(a.processed), a.batches, a.rounds)
+    write_text_atomic(Path(a.out), json.dumps(result, indent=2) + "\n")
+
+
+def cmd_front_page(a) -> None:
+    from ansel.files import write_text_atomic
+    from ansel.records.front_page import check_readme, results_table, splice
+
+    table = results_table()
+    if not a.write and not a.check:
+        print(table, end="")
+        return
+    path = Path(a.write or a.check)
+    text = path.read_text()
+    if a.write:
+        write_text_atomic(path, splice(text, table, str(path)))
+    elif broken := check_readme(text, str(path)):
+        sys.exit(
+            "ansel front-page: what may be printed as a result (ansel.report.printable) is broken:\n"
+            + "\n".join(broken)
+        )
+    elif splice(text, table, str(path)) != text:
+        sys.exit(
+            f"ansel front-page: {path}'s results table differs from the records; update it: "
+            f"ansel front-page --write {path}"
+        )
+
+
+def cmd_collect_record(a) -> None:
+    from ansel.records.collect import collect
+    from ansel.records.items import parse_items
+
+    collect(a.preset, parse_items(a.items), Path(a.out))
+
+
+def cmd_table(a) -> None:
+    """One table job: its config (``--config``) is the slice of the resolved config the table depends
+    on (``TableKind.job_config``); the notes every table starts with, then its kind's rendering."""
+    from ansel.evaluation.agreement import check_runs
+    from ansel.table_kinds import kind_of, spec_table
+
+    table = spec_table(a.config, a.paper, a.table)
+    kind = kind_of(table)
+    check_runs(kind.metrics_runs(a.config, table))  # only what the run files give
+    alias = a.config.get("dataset_alias", {})
+    aliases = {d: alias[d] for d in kind.datasets(table) if d in alias}
+    notes = [kind.preset_note(a.config, table)]
+    if aliases:
+        notes.append(
+            "datasets replaced by the preset (ours only; published values are the paper's): "
+            + ", ".join(f"{k} → {v}" for k, v in sorted(aliases.items()))
+        )
+    kind.render(a.config, table, Path(a.published), notes, Path(a.out_prefix))
+
+
+def cmd_stats(a) -> None:
+    from ansel.data.canonical import Dataset
+    from ansel.data.stats import dataset_stats
+    from ansel.files import save_atomic
+
+    stats = dataset_stats(Dataset.load(Path(a.processed)))
+    save_atomic(Path(a.out), lambda tmp: stats.to_csv(tmp, index=False))
+
+
+def cmd_figure(a) -> None:
+    from ansel.evaluation.agreement import check_runs
+    from ansel.paper_targets import figure_metrics_runs, spec_figure
+    from ansel.report.figures import render_figure
+
+    figure = spec_figure(a.config, a.paper, a.figure)
+    check_runs(figure_metrics_runs(a.config, figure))  # only what the run files give
+    render_figure(a.config, figure, Path(a.out_prefix))
+
+
+def cmd_plan(a) -> None:
+    from ansel.config import ConfigError, load, root
+    from ansel.plan import default_sources, measured_costs, plan, reproduction
+
+    sources = [Path(s) for s in a.costs] if a.costs else default_sources()
+    missing = [str(s) for s in sources if not s.is_dir()]
+    if missing:
+        raise ConfigError(f"--costs: no such directory: {', '.join(missing)}")
+    # every trained run at this precision: priced by the costs measured at it (the GPU speed entry's)
+    precision = {"scale": {"train": {"precision": a.precision}}} if a.precision else {}
+    config = load(**({"preset": a.preset} if a.preset else {}), **precision)
+    if a.papers:
+        unknown = sorted(set(a.papers) - set(config["papers"]))
+        if unknown:
+            raise ConfigError(
+                f"--papers: {', '.join(unknown)}: not a paper of the preset; known: {', '.join(config['papers'])}"
+            )
+        config["papers"] = {p: config["papers"][p] for p in a.papers}
+    if a.measure:
+        from ansel.device import start_torch
+        from ansel.plan import measure, unmeasured_shapes
+
+        start_torch(a.threads)
+        measure(unmeasured_shapes(config, sources, device=a.device), root() / "results/costs", a.measure)
+        sources.append(root())  # what was just measured
+    if a.budget_hours and not a.cores:
+        raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
+    if a.device and not a.measure and not measured_costs(sources, a.device):
+        known = sorted({c.device for c in measured_costs(sources).values()})
+        raise ConfigError(
+            f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
+            f"measured: {', '.join(known) or 'none'} (or measure it: --measure)"
+        )
+    table = plan(config, sources, a.device, a.cores, a.budget_hours)
+    print(table.to_markdown(index=False))
+    print(
+        "\ndevice-minutes: training steps, each epoch's dev scoring, checkpoints and start-up, for the runs of "
+        "a measured shape (same dataset, architecture, hyperparameters that change the arithmetic, batch, "
+        f"negatives, truncation); costs from: {', '.join(map(str, sources))}"
+    )
+    if a.cores:
+        print(f"wall hours: device-minutes over {a.cores} one-thread jobs at a time, perfectly packed (a lower bound)")
+    if a.budget_hours:
+        chosen = [f"{p}/{i}" for p, i, c in zip(table.paper, table["item"], table.chosen) if c]
+        print(
+            f"chosen for {a.budget_hours:g} h of {a.cores} cores (cheapest first, a run read twice counted once, "
+            f"only fully measured items): {', '.join(chosen) or 'none'}"
+        )
+    print_reproduction(reproduction(config, measured_costs(sources, a.device)), a.device)
+
+
+def print_reproduction(r: dict, device: str | None) -> None:
+    """``ansel plan``'s last lines: the whole preset once, and each shape no cost prices."""
+    from ansel.plan import COMMAND_MINUTES, LEASE_MINUTES
+
+    parts = " + ".join(f"{name} {m:.1f}" for name, m in r["parts"].items())
+    unpriced = sum(n for _, n, _ in r["unpriced"].values())
+    print(
+        f"\nthe whole preset, each trained run once, one at a time{f' on {device}' if device else ''}: "
+        f"{r['minutes']:.1f} device-minutes ({parts}) for {r['priced']} runs; {unpriced} runs unpriced"
+    )
+    for dev, o in sorted(r["overheads"].items()):
+        print(
+            f"checkpoints and start-up on {dev}: "
+            + (
+                f"{o.epoch_seconds:.2f} s an epoch and {o.start_seconds:.1f} s a run (fitted over the time outside the "
+                f"epochs of {o.runs} timed runs)"
+                if o
+                else "not counted (no runs timed on it to fit them)"
+            )
+        )
+    if r["overheads"] and all(dev.startswith("cuda") for dev in r["overheads"]):  # what a lent GPU takes
+        print(
+            f"fifteen-minute leases ({LEASE_MINUTES} device-minutes of each used): {r['leases']} one run at a time, "
+            f"{r['packed leases']} at the kit's packing ({r['packing']:g} runs' worth at a time)"
+        )
+        print(
+            f"runs over one command's {COMMAND_MINUTES} minutes alone: {len(r['long runs'])} "
+            f"({sum(r['long runs']):.1f} minutes)"
+        )
+    s = r["stacked"]
+    parts = " + ".join(f"{name} {m:.1f}" for name, m in s["parts"].items())
+    print(
+        f"the same {r['priced']} runs with a row's seeds as one stacked model where a measured stack prices it "
+        f"(ansel.plan_stacks): {s['minutes']:.1f} device-minutes ({parts}): {s['stacks']} stacks of {s['runs']} "
+        f"runs, {r['priced'] - s['runs']} runs alone"
+    )
+    if r["overheads"] and all(dev.startswith("cuda") for dev in r["overheads"]):
+        print(
+            f"stacked: {s['leases']} fifteen-minute leases one stack or run at a time; stacks or runs over one "
+            f"command's {COMMAND_MINUTES} minutes: {len(s['long'])} ({sum(s['long']):.1f} minutes)"
+        )
+    for title, shapes, measured_by in (
+        ("unpriced", r["unpriced"], "`ansel plan --measure` on the device"),
+        (
+            "priced alone, their seeds stackable but no stack measured",
+            s["lacking"],
+            "a speed entry's `stack_top` on the device (record gpu-stacks), the costliest first",
+        ),
+    ):
+        if shapes:
+            print(
+                f"{title}: {len(shapes)} shapes, {sum(n for _, n, _ in shapes.values())} runs "
+                f"(what measures them: {measured_by})"
+            )
+        for key, (cfg, n, why) in sorted(shapes.items(), key=lambda kv: (kv[1][0]["dataset"], kv[1][0]["arch"], kv[0])):
+            print(f"- {n:3d} runs, {cfg['dataset']} {cfg['arch']} (e.g. {cfg['model']}), {why}: {key}")
+
+
+def cmd_gpu_kit(a) -> None:
+    from ansel.config import root
+    from ansel.records.kit_pack import pack
+    from ansel.records.kit_summary import SIZE_LIMIT_MB, size_mb, summary
+
+    out = Path(a.out) if a.out else root() / "gpu-kit"
+    kit = pack(a.record, out)
+    print(summary(kit, out))
+    if size_mb(out) > SIZE_LIMIT_MB:
+        sys.exit(f"ansel gpu-kit: {out} is over {SIZE_LIMIT_MB} MiB: split the record")
+
+
+def cmd_gpu_unpack(a) -> None:
+    from ansel.records.kit_unpack import unpack
+
+    unpack([Path(f) for f in a.file], a.device_minutes, render=not a.no_render)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="ansel", description=__doc__)
+    sub = p.add_subparsers(dest="verb", required=True)
+
+    def verb(name, fn, *args, config="resolved config as JSON"):
+        s = sub.add_parser(name)
+        s.set_defaults(fn=fn)
+        if config:
+            s.add_argument("--config", type=_json, required=True, help=config)
+        for arg in args:
+            s.add_argument(f"--{arg}", required=arg not in ("embeddings",))
+        return s
+
+    verb("download", cmd_download, "source", "out")
+    verb("preprocess", cmd_preprocess, "dataset", "raw", "out")
+    c = verb("corpus-vectors", cmd_corpus_vectors, "out", config="a recipe of embeddings.word2vec (JSON)")
+    c.add_argument("--processed", nargs="+", required=True, help="the corpus: these datasets' training splits")
+    e = verb("embeddings", cmd_embeddings, "processed", "method", "out")
+    e.add_argument("--vectors", help="corpus vectors (.npy beside .words.json) of the recipe --method names")
+    for s in (c, e):
+        s.add_argument("--dim", type=int, required=True)
+    t = verb(
+        "train",
+        cmd_train,
+        "processed",
+        "run-dir",
+        "embeddings",
+        config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
+        'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset',
+    )
+    t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--no-dvclive", action="store_true", help="no dvclive/ folder (where dvclive is not installed)")
+    t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
+    t.add_argument(
+        "--seeds",
+        type=_seeds,
+        help="train the run at each of these seeds (1,2,3), as one stacked model "
+        "where the model stacks (ansel.training.seed_stack), else one after another; {seed} in --run-dir "
+        "and --timings names each seed's",
+    )
+    t.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        help="save the training state (state.pt) after an epoch only "
+        "once this many minutes have passed since the last save (default: after every epoch); a restart "
+        "resumes from the last saved epoch, exactly",
+    )
+    e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
+    for s in (t, e):
+        s.add_argument("--threads", type=int, default=1)
+    e.add_argument(
+        "--last",
+        action="store_true",
+        help="score the last epoch's weights (model_last.pt, train.keep_last) into run_last.trec and metrics_last.json",
+    )
+    st = verb(
+        "step-times",
+        cmd_step_times,
+        "processed",
+        "out",
+        config="{model: resolved run config} (JSON): the rows of a table's benchmark column",
+    )
+    st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
+    st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
+    st.add_argument("--threads", type=int, default=1)
+    r = verb("front-page", cmd_front_page, config=None)  # the README's results table, from the records
+    r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
+    r.add_argument(
+        "--check",
+        metavar="FILE",
+        help="fail where a row of FILE's results table breaks the rule of "
+        "ansel.report.printable or the table differs from the records",
+    )
+    rc = verb("collect-record", cmd_collect_record, "preset", "out", config=None)  # runs trained here, as a record
+    rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
+    verb("table", cmd_table, "paper", "table", "published", "out-prefix")
+    verb("figure", cmd_figure, "paper", "figure", "out-prefix")
+    verb("stats", cmd_stats, "processed", "out", config=None)
+    pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
+    pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
+    pl.add_argument(
+        "--costs",
+        nargs="*",
+        help="checkouts or records holding measured runs (default: this checkout and every record under reports/)",
+    )
+    pl.add_argument("--device", help="only costs measured on this device (a prefix: cuda, cpu, cpu/AVX2)")
+    pl.add_argument(
+        "--measure",
+        type=int,
+        metavar="BATCHES",
+        nargs="?",
+        const=3,
+        help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
+        "no run has measured (on --device, when given), on this device (into results/costs/)",
+    )
+    pl.add_argument("--threads", type=int, default=1)
+    pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
+    pl.add_argument(
+        "--precision", choices=("torch", "fp32", "tf32", "bf16"), help="every trained run at this train.precision"
+    )
+    pl.add_argument(
+        "--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)"
+    )
+    pl.add_argument("--budget-hours", type=_positive(float), help="with --cores: choose the items that fit these hours")
+    k = verb("gpu-kit", cmd_gpu_kit, config=None)  # CPU, before a GPU lease
+    k.add_argument("--record", nargs="+", required=True, help="records of reports/device/records.yaml")
+    k.add_argument("--out", help="the kit's folder (default: gpu-kit/ in the checkout)")
+    u = verb("gpu-unpack", cmd_gpu_unpack, config=None)  # CPU, after
+    u.add_argument("file", nargs="+", help="the archive run.sh wrote (or its .partNN files, in order)")
+    u.add_argument("--device-minutes", type=_positive(float), help="the lease's device time, for the record's README")
+    u.add_argument("--no-render", action="store_true", help="place the runs; render no table")
+    a = p.parse_args(argv)
+    from ansel.data.manifest import ManifestError
+    from ansel.settings import ConfigError
+
+    try:
+        a.fn(a)
+    except (ConfigError, ManifestError) as e:  # a setting's or a file's fault: its key or file and the fix
+        sys.exit(f"ansel {a.verb}: {e}")
