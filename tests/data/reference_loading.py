@@ -1,5 +1,6 @@
 """Straightforward per-text and per-row references for what ``RunData.load`` computes in whole
-columns (``Vocab.encode_batch``, ``RunData.pairs``, ``RunData.categories`` / ``q_category``), and
+columns (``Vocab.encode_batch``, ``RunData.pairs``, ``RunData.categories`` / ``q_category``,
+``training_texts``, ``Lexicon.build``), and
 one check of a processed dataset against them, shared by the tests that build one."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.batches import RunData
-from ansel.data.vocab import Vocab
+from ansel.data.vocab import Lexicon, Vocab, training_texts
 
 
 def reference_ids(vocab: Vocab, texts, max_len: int) -> np.ndarray:
@@ -29,6 +30,34 @@ def reference_categories(data: RunData) -> tuple[list[str], np.ndarray]:
     categories = sorted({str(c) for qid, c in zip(q.qid, q.category) if qid in train and not pd.isna(c)})
     index = {c: i for i, c in enumerate(categories)}
     return categories, np.array([index.get(c, -1) if isinstance(c, str) else -1 for c in q.category], dtype=np.int64)
+
+
+def reference_training_texts(data: RunData) -> list[list[str]]:
+    """The token lists of the questions, then the answers, that the training split names."""
+    ds, cands = data.dataset, data.dataset.splits["train"]
+    qids, aids = set(cands.qid), set(cands.aid)
+    return [list(t) for q, t in zip(ds.questions.qid, ds.questions.tokens) if q in qids] + [
+        list(t) for a, t in zip(ds.answers.aid, ds.answers.tokens) if a in aids
+    ]
+
+
+def reference_lexicon(vocab: Vocab, documents: list[list[str]]) -> tuple[list[int], list[int], int]:
+    """Per word of ``vocab``: in how many documents and how many times it occurs; the documents' count."""
+    df, cf = [0] * len(vocab), [0] * len(vocab)
+    for doc in documents:
+        ids = [vocab.index[t] for t in doc if t in vocab.index]
+        for i in ids:
+            cf[i] += 1
+        for i in set(ids):
+            df[i] += 1
+    return df, cf, len(documents)
+
+
+def assert_lexicon_as_reference(lexicon: Lexicon, vocab: Vocab, documents: list[list[str]]) -> None:
+    df, cf, n = reference_lexicon(vocab, documents)
+    assert lexicon.tokens == vocab.tokens and lexicon.n_docs == n
+    assert lexicon.df.dtype == lexicon.cf.dtype == np.int64
+    assert lexicon.df.tolist() == df and lexicon.cf.tolist() == cf
 
 
 def arrow_tokens(path: Path) -> pd.Series:
@@ -61,3 +90,6 @@ def assert_loads_as_reference(processed: Path, lengths=((20, 40), (3, 5))) -> No
             assert qi.tolist() == [q_row[q] for q in cands.qid] and ai.tolist() == [a_row[a] for a in cands.aid]
         categories, q_category = reference_categories(data)
         assert data.categories == categories and np.array_equal(data.q_category, q_category)
+    texts = reference_training_texts(data)
+    assert training_texts(data.dataset) == texts
+    assert_lexicon_as_reference(data.lexicon, vocab, texts)

@@ -9,8 +9,13 @@ import pytest
 
 from ansel.data.batches import RunData
 from ansel.data.canonical import Dataset, DatasetError
-from ansel.data.vocab import Vocab
-from tests.data.reference_loading import reference_categories, reference_ids
+from ansel.data.vocab import Lexicon, Vocab
+from tests.data.reference_loading import (
+    assert_lexicon_as_reference,
+    reference_categories,
+    reference_ids,
+    reference_lexicon,
+)
 
 VOCAB = Vocab(["<pad>", "<unk>", "the", "cat", "猫", "在", "", "sat"])
 TEXTS = [
@@ -131,3 +136,15 @@ def test_the_references_categories_on_hand_checked_rows():
     assert categories == ["b", "法律"] and q_category.tolist() == [1, -1, 0, -1]
     categories, q_category = reference_categories(run_data(QUESTIONS.assign(category=[3, "x", None, "b"]), SPLITS))
     assert categories == ["3", "x"] and q_category.tolist() == [-1, 1, -1, -1]
+
+
+@pytest.mark.parametrize("shape", [list, as_object_column])
+def test_a_lexicon_counts_each_words_documents_and_occurrences_as_one_document_at_a_time(shape):
+    documents = [*TEXTS, ["<unk>", "cat", "cat"], ["<pad>"]]  # the special words are words of the vocabulary
+    assert_lexicon_as_reference(Lexicon.build(VOCAB, shape(documents)), VOCAB, documents)
+    assert_lexicon_as_reference(Lexicon.build(VOCAB, shape([])), VOCAB, [])
+
+
+def test_the_reference_lexicon_on_hand_checked_documents():
+    df, cf, n = reference_lexicon(VOCAB, [["cat", "cat", "dog"], ["猫", "cat"], []])
+    assert (df[VOCAB.index["cat"]], cf[VOCAB.index["cat"]], df[VOCAB.index["猫"]], sum(cf), n) == (2, 3, 1, 4, 3)

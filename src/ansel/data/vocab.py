@@ -66,17 +66,17 @@ class Vocab:
         out[kept == 0, 0] = UNK
         return out
 
-    def ids(self, tokens: np.ndarray) -> np.ndarray:
-        """The id of each of ``tokens`` (an object array), UNK where the vocabulary lacks it."""
+    def ids(self, tokens: np.ndarray, unknown: int = UNK) -> np.ndarray:
+        """The id of each of ``tokens`` (an object array), ``unknown`` where the vocabulary lacks it."""
         import pandas as pd
 
         known, ids = self._lookup
         at = known.get_indexer(pd.Index(tokens, dtype=object))
-        return np.where(at >= 0, ids[at], UNK)
+        return np.where(at >= 0, ids[at], unknown)
 
     @functools.cached_property
     def _lookup(self) -> tuple[pd.Index, np.ndarray]:
-        """``index`` as a pandas hash index of its tokens and their ids (a token listed twice: its last id, as in ``index``)."""
+        """``index`` as a hash index of its tokens and their ids (a token listed twice: its last id, as there)."""
         import pandas as pd
 
         return pd.Index(list(self.index), dtype=object), np.fromiter(self.index.values(), np.int64, len(self.index))
@@ -118,9 +118,12 @@ def run_vocab_file(cfg: dict, processed: str | os.PathLike) -> Path:
 
 def training_texts(ds: Dataset, split: str = "train") -> list[list[str]]:
     """Token lists of the training split's questions and candidate answers."""
+    import pandas as pd
+
     cands = ds.splits[split]
-    q = ds.questions[ds.questions.qid.isin(cands.qid)].tokens
-    a = ds.answers[ds.answers.aid.isin(cands.aid)].tokens
+    # by hash index: pandas' isin on an Arrow string column makes a Python scalar of every value sought
+    q = ds.questions.tokens[pd.Index(cands.qid.unique()).get_indexer(ds.questions.qid) >= 0]
+    a = ds.answers.tokens[pd.Index(cands.aid.unique()).get_indexer(ds.answers.aid) >= 0]
     return [list(t) for t in q] + [list(t) for t in a]
 
 
@@ -142,12 +145,12 @@ class Lexicon:
 
     @classmethod
     def build(cls, vocab: Vocab, documents: Iterable[list[str]]) -> "Lexicon":
-        df = np.zeros(len(vocab), dtype=np.int64)
-        cf = np.zeros(len(vocab), dtype=np.int64)
-        n = 0
-        for doc in documents:
-            n += 1
-            ids = [vocab.index[t] for t in doc if t in vocab.index]
-            np.add.at(cf, ids, 1)
-            df[list(set(ids))] += 1
-        return cls(vocab.tokens, df, cf, n)
+        flat, lengths = _flatten(documents)
+        ids = vocab.ids(flat, unknown=-1)
+        known = ids >= 0  # words outside the vocabulary count nowhere
+        doc = np.repeat(np.arange(len(lengths)), lengths)[known]
+        ids = ids[known]
+        cf = np.bincount(ids, minlength=len(vocab)).astype(np.int64)
+        in_doc = np.unique(doc * len(vocab) + ids)  # each (document, word) once
+        df = np.bincount(in_doc % len(vocab), minlength=len(vocab)).astype(np.int64)
+        return cls(vocab.tokens, df, cf, len(lengths))
