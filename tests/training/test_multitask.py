@@ -17,6 +17,7 @@ from ansel.evaluation.evaluate import dev_evaluator, evaluate_run
 from ansel.evaluation.metrics import category_metrics
 from ansel.settings import ConfigError, SettingError
 from ansel.training.config import TrainConfig
+from tests.data.reference_loading import assert_loads_as_reference
 from tests.training.corpus import processed_synthetic
 
 SMALL = {"train": 80, "dev": 20, "test": 20}
@@ -26,6 +27,10 @@ TINY = {"embedding_dim": 16, "hidden": 8, "attention": 8, "heads": 2}
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory) -> Path:
     return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), SMALL, "zh")
+
+
+def test_the_corpus_loads_for_a_run_as_the_per_text_references_give_it(processed):
+    assert_loads_as_reference(processed)
 
 
 def cfg(epochs=2, **train):
@@ -169,6 +174,7 @@ def test_the_full_presets_mtas_trains_on_lawqa_files_in_their_six_field_format(t
     processed = tmp_path / "processed"
     ds.save(processed)
     Vocab.build(training_texts(ds)).save(processed / "vocab.json")
+    assert_loads_as_reference(processed)
 
     c = run_config(config, "lawqa", "mtas_lawqa", 1)
     assert (c["arch"], c["hparams"]["hidden"], c["train"]["category_weight"]) == ("mtas", 300, 0.1)

@@ -16,6 +16,7 @@ from ansel.data.vocab import Vocab
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import dev_evaluator
 from ansel.training.trainer import train_run
+from tests.data.reference_loading import assert_loads_as_reference
 from tests.training.corpus import processed_mapping
 
 CORPUS = {"seed": 3, "cues": 10, "fillers": 10, "questions": {"train": 200, "dev": 40, "test": 10}}
@@ -41,6 +42,10 @@ MODELS = {
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory):
     return processed_mapping(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), CORPUS)
+
+
+def test_the_corpus_loads_for_a_run_as_the_per_text_references_give_it(processed):
+    assert_loads_as_reference(processed)
 
 
 def _dev_map(processed, run_dir, name: str, epochs: int) -> list[float]:

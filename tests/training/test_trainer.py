@@ -25,6 +25,7 @@ from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, evaluate_run, s
 from ansel.models.io import load_model
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
+from tests.data.reference_loading import assert_loads_as_reference
 from tests.training.corpus import processed_synthetic
 
 SMALL = {"train": 120, "dev": 30, "test": 30}
@@ -33,6 +34,10 @@ SMALL = {"train": 120, "dev": 30, "test": 30}
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory) -> Path:
     return processed_synthetic(tmp_path_factory.mktemp("raw"), tmp_path_factory.mktemp("processed"), SMALL)
+
+
+def test_the_corpus_loads_for_a_run_as_the_per_text_references_give_it(processed):
+    assert_loads_as_reference(processed)
 
 
 def cfg(model="qa_cnn", epochs=3, **train):

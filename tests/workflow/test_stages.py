@@ -8,6 +8,8 @@ import sys
 import pytest
 import yaml
 
+from tests.data.reference_loading import assert_loads_as_reference
+
 pytestmark = pytest.mark.slow
 
 
@@ -82,6 +84,13 @@ def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_pat
 
 def _planned(dry_run: str) -> set[str]:
     return {line.split()[1].rstrip(":") for line in dry_run.splitlines() if line.startswith("rule ")}
+
+
+def test_the_small_dags_processed_datasets_load_for_a_run_as_the_per_text_references_give_them(small_dag):
+    processed = sorted(p for p in (small_dag / "data/processed").iterdir() if (p / "vocab.json").exists())
+    assert processed
+    for p in processed:
+        assert_loads_as_reference(p)
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ class RunData:
     dataset: Dataset
     q_ids: np.ndarray  # [n_questions, max_len_q]
     a_ids: np.ndarray  # [n_answers, max_len_a]
-    q_row: dict[str, int]
-    a_row: dict[str, int]
+    qids: pd.Index  # in row order: ``get_indexer`` gives the rows of ids
+    aids: pd.Index  # in row order
     vocab: Vocab
     # {device: (questions', answers' ``DeviceIds``)}: uploaded once per device (shared by a copy from
     # ``sample_questions``, whose id matrices are these)
@@ -31,6 +31,8 @@ class RunData:
 
     @classmethod
     def load(cls, processed_dir: str | Path, vocab: Vocab, max_len_q: int, max_len_a: int) -> "RunData":
+        import pandas as pd
+
         from ansel.data.canonical import Dataset
 
         ds = Dataset.load(processed_dir)
@@ -38,8 +40,8 @@ class RunData:
             dataset=ds,
             q_ids=vocab.encode_batch(ds.questions.tokens, max_len_q),
             a_ids=vocab.encode_batch(ds.answers.tokens, max_len_a),
-            q_row={q: i for i, q in enumerate(ds.questions.qid)},
-            a_row={a: i for i, a in enumerate(ds.answers.aid)},
+            qids=pd.Index(ds.questions.qid),
+            aids=pd.Index(ds.answers.aid),
             vocab=vocab,
         )
 
@@ -61,17 +63,16 @@ class RunData:
         classifies questions (MTAS). Categories seen only in dev or test are not classes."""
         if "train" not in self.dataset.splits:
             return []
-        q = self.dataset.questions
-        train = q[q.qid.isin(set(self.dataset.splits["train"].qid))].category
+        train = self.dataset.questions.category.iloc[np.unique(self.pairs("train")[1])]
         return sorted(train.dropna().astype(str).unique())
 
     @functools.cached_property
     def q_category(self) -> np.ndarray:
-        """Each question row's class index in ``categories``; -1 where it has none among them."""
-        index = {c: i for i, c in enumerate(self.categories)}
-        return np.array(
-            [index.get(c, -1) if isinstance(c, str) else -1 for c in self.dataset.questions.category], dtype=np.int64
-        )
+        """Each question row's class index in ``categories``; -1 where it has none among them (null,
+        or no string: a number never equals a category, which ``categories`` made a string)."""
+        import pandas as pd
+
+        return pd.Index(self.categories, dtype=object).get_indexer(self.dataset.questions.category).astype(np.int64)
 
     @functools.cached_property
     def lexicon(self) -> Lexicon:
@@ -95,9 +96,19 @@ class RunData:
                 f"dataset {self.dataset.name!r} has no split {split!r}; it has {sorted(self.dataset.splits)}"
             )
         cands = self.dataset.splits[split]
-        qi = cands.qid.map(self.q_row).to_numpy(np.int64)
-        ai = cands.aid.map(self.a_row).to_numpy(np.int64)
-        return cands, qi, ai
+        where = f"{self.dataset.name}/candidates-{split}"
+        return cands, _rows(self.qids, cands.qid, where, "qid"), _rows(self.aids, cands.aid, where, "aid")
+
+
+def _rows(index: pd.Index, ids: pd.Series, where: str, col: str) -> np.ndarray:
+    """The row of each of ``ids`` in ``index``; an id it lacks is a DatasetError naming ``where`` and the row."""
+    from ansel.data.canonical import DatasetError
+
+    rows = index.get_indexer(ids)
+    if (rows < 0).any():
+        i = int(np.argmax(rows < 0))
+        raise DatasetError(f"{where}: row {i}: unknown {col} {ids.iloc[i]!r}")
+    return rows.astype(np.int64)
 
 
 def sample_split(cands: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
