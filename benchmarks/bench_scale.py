@@ -127,13 +127,17 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
             f"(median {statistics.median(times):.0f} s)"
         )
     if warm:  # CPU time counts a job's work alone, where wall time also counts the jobs beside it
-        for verb, times in sorted(
-            job_cpu((repo / "logs/forkserver.log").read_text()).items(), key=lambda kv: -sum(kv[1])
-        ):
+        by_verb = job_cpu((repo / "logs/forkserver.log").read_text())
+        for verb, times in sorted(by_verb.items(), key=lambda kv: -sum(kv[1])):
             print(
                 f"  ansel {verb}: {len(times)} jobs, {sum(times):.0f} s of the jobs' own CPU time "
                 f"(median {statistics.median(times):.2f} s)"
             )
+        jobs = sum(map(sum, by_verb.values()))
+        print(
+            f"  the cores' time beyond the jobs' own CPU and Snakemake's: {(os.cpu_count() or 1) * seconds - jobs - cpu:.0f} s "
+            "(forking and ending each job, the clients and shells that start them, idle cores)"
+        )
     return seconds, runs
 
 
