@@ -2,6 +2,7 @@
 copy, value for value and width for width, with the data uploaded once per device."""
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ansel.data.batches import RunData, trim_padding
@@ -38,7 +39,7 @@ def test_to_device_keeps_values_and_dtype():
 
 def test_run_data_uploads_once_per_device():
     rng = np.random.default_rng(1)
-    data = RunData(dataset=None, q_ids=_ids(rng), a_ids=_ids(rng), q_row={}, a_row={}, vocab=None)
+    data = RunData(dataset=None, q_ids=_ids(rng), a_ids=_ids(rng), qids=pd.Index([]), aids=pd.Index([]), vocab=None)
     first = data.on_device(torch.device("cpu"))
     assert data.on_device(torch.device("cpu")) is first
     assert first[0].ids.data_ptr() == torch.from_numpy(data.q_ids).data_ptr()  # on the CPU: no copy at all
