@@ -58,3 +58,22 @@ def test_a_plain_archive_is_placed_in_its_record_only(home, finished_run, kit_ar
     assert changed and all(k.startswith("home/reports/device/rec") or k == "home/reports/device" for k in changed)
     assert (placed / RUN / "log.csv").read_bytes() == finished_run["log.csv"]
     assert sorted(p.name for p in (home / "reports/device").iterdir()) == ["rec"]
+
+
+def test_a_later_leases_bench_lands_beside_the_earlier(home, kit_archive):
+    """A benchmark's figures of a second lease (cut, or on another GPU) never replace the first's: the
+    differing file lands as bench/<name>-<its archive's stamp>; the same bytes again add nothing."""
+    first = kit_archive({"rec/bench/speed.txt": b"18 shapes\n"}, [kit_record()])
+    second = kit_archive(
+        {"rec/bench/speed.txt": b"4 shapes\n"}, [kit_record()], name="record-rec-20261128T162118Z.tar.gz"
+    )
+    dest = home / "reports/device"
+    unpack([first], device_minutes=1.0, dest=dest, render=False)
+    unpack([second], device_minutes=1.0, dest=dest, render=False)
+    unpack([second], device_minutes=1.0, dest=dest, render=False)
+    bench = dest / "rec/bench"
+    assert {p.name: p.read_bytes() for p in bench.iterdir()} == {
+        "speed.txt": b"18 shapes\n",
+        "speed-20261128T162118Z.txt": b"4 shapes\n",
+    }
+    assert "4 shapes" in (dest / "rec/README.md").read_text()

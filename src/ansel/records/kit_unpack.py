@@ -160,7 +160,7 @@ def _stage(
         raise RecordRefused(f"{src / odd[0]}: not a part of a record ({', '.join(sorted(DEVICE_PARTS))})")
     for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
         _check_run(run, src, kit_runs)
-    _merge(src, stage)
+    _merge(src, stage, _stamp(archive))
     add_lease(
         stage,
         lease_entry(archive, kit, src, device_minutes),
@@ -234,9 +234,17 @@ def add_lease(dst: Path, entry: dict, log: str) -> None:
         write_text_atomic(dst / "logs" / entry["archive"].replace(".tar.gz", ".txt"), log)
 
 
-def _merge(src: Path, dst: Path) -> None:
+def _stamp(archive: Path) -> str:
+    """The lease's UTC time as run.sh named its archive (``record-<names>-<YYYYMMDDTHHMMSSZ>.tar.gz``)."""
+    found = re.search(r"(\d{8}T\d{6}Z)\.tar\.gz", archive.name)
+    return found.group(1) if found else re.sub(r"\W+", "-", archive.name)
+
+
+def _merge(src: Path, dst: Path, stamp: str) -> None:
     """Copy ``src`` over ``dst``: a finished run replaces its old self wholly (an unfinished one's state
-    included); an unfinished one never replaces a finished one."""
+    included); an unfinished one never replaces a finished one. A benchmark's figures never replace
+    an earlier lease's (a cut lease, or another GPU, would lose them): a differing one lands beside
+    it as ``bench/<name>-<stamp><suffix>``."""
     for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
         target = dst / run.relative_to(src)
         if (run / "metrics.json").exists():
@@ -244,6 +252,10 @@ def _merge(src: Path, dst: Path) -> None:
         elif (target / "metrics.json").exists():
             continue
         shutil.copytree(run, target, dirs_exist_ok=True)
+    for bench in sorted(p for p in src.glob("bench/*") if p.is_file()):
+        held = dst / bench.relative_to(src)
+        if held.exists() and held.read_bytes() != bench.read_bytes():
+            bench.rename(bench.with_name(f"{bench.stem}-{stamp}{bench.suffix}"))
     for part in sorted(p for p in src.iterdir() if p.name != "runs"):
         (
             shutil.copytree(part, dst / part.name, dirs_exist_ok=True)
