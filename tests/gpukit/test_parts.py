@@ -336,3 +336,27 @@ def test_the_kits_summary_prices_a_stack_as_one_job():
     rec = {"name": "r", "bench": [], "measure": None, "runs": runs, "stacks": [stack]}
     text = summary({"records": [rec]}, Path("/nonexistent-kit"))
     assert "the 3 left (2 in 1 stacks of seeds): 4.5 device-minutes one run or stack at a time for the 3" in text
+
+
+def test_a_speed_kit_carries_the_shapes_an_earlier_lease_timed_in_every_precision(tmp_path, monkeypatch):
+    """The speed runner goes on after what its bench/speed.json holds: the kit gives it the shapes an
+    earlier lease of the record timed in each of the entry's precisions (a failure counts as timed),
+    from any of the record's bench/speed*.json; a shape timed in fewer precisions is timed again."""
+    from ansel.records import kit_pack
+
+    bench = tmp_path / "reports/device/sp/bench"
+    bench.mkdir(parents=True)
+    whole = {"variants": {"torch": {}, "bf16": {}}, "failed": {"fp32": "RuntimeError: ..."}}
+    fewer = {"variants": {"fp32": {}, "bf16": {}}, "failed": {}}
+    (bench / "speed.json").write_text(json.dumps({"a": fewer, "b": fewer}))
+    (bench / "speed-20261128T162118Z.json").write_text(json.dumps({"a": whole}))
+    monkeypatch.setattr(kit_pack, "root", lambda: tmp_path)
+    rec = {
+        "name": "sp",
+        "runs": [],
+        "measure": None,
+        "step_times": [],
+        "speed": {"precisions": ["torch", "fp32", "bf16"]},
+    }
+    kit_pack._carry_earlier(rec, tmp_path / "work")
+    assert json.loads((tmp_path / "work/bench/speed.json").read_text()) == {"a": whole}

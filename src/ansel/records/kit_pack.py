@@ -22,6 +22,7 @@ from ansel import targets as T
 from ansel.code_digest import checkout_commit
 from ansel.config import ConfigError, embeddings_file, root
 from ansel.files import write_text_atomic
+from ansel.jsonfile import read_json
 from ansel.records.declared import RECORDS, declared_records, record_config, record_runs
 from ansel.records.layout import DEVICE_DIR, KIT_FILE, copy_path, setting_args
 from ansel.table_kinds import kind_of
@@ -289,3 +290,13 @@ def _carry_earlier(rec: dict, work: Path) -> None:
     for item in rec["step_times"]:  # a table's steps timed by an earlier lease are not timed again
         if (earlier / item["file"]).exists():
             copy_path(earlier / item["file"], work / item["file"])
+    if rec.get("speed"):  # shapes an earlier lease timed in every precision: the runner goes on after them
+        timed = {
+            key: entry
+            for f in sorted(earlier.glob("bench/speed*.json"))
+            for key, entry in read_json(f).items()
+            if set(rec["speed"]["precisions"]) <= {*entry["variants"], *entry["failed"]}
+        }
+        if timed:
+            (work / "bench").mkdir(parents=True, exist_ok=True)
+            (work / "bench" / "speed.json").write_text(json.dumps(timed, indent=1) + "\n")

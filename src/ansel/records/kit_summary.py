@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 from ansel.config import root
+from ansel.jsonfile import read_json
+from ansel.plan import shape
 from ansel.records.kit_runner.trainings import GPU_PARALLEL, training_jobs
 
 SIZE_LIMIT_MB = 60  # the device tool carries 64 MiB of working tree in all
@@ -28,9 +30,13 @@ def summary(kit: dict, out: Path) -> str:
             parts.append(f"{len(rec['measure']['configs'])} shapes to measure (none that earlier leases measured)")
         if rec.get("speed"):
             s = rec["speed"]
+            timed = out / "work" / rec["name"] / "bench" / "speed.json"
+            done = set(read_json(timed)) if timed.exists() else set()
+            untimed = [c for c in s["configs"] if shape(c) not in done]
             parts.append(
                 f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, alone and {s['seeds']} seeds "
-                f"stacked: {', '.join(c['model'] for c in s['configs'])}"
+                f"stacked, {len(s['configs']) - len(untimed)} of them by earlier leases (not again); "
+                f"{len(untimed)} left: {', '.join(c['model'] for c in untimed)}"
             )
         if rec["runs"]:
             jobs = training_jobs(rec, out / "work" / rec["name"])
