@@ -34,9 +34,6 @@ def _truncated_normal(t: torch.Tensor) -> torch.Tensor:
     return nn.init.trunc_normal_(t, std=0.1, a=-0.2, b=0.2)
 
 
-_SCORING_CHUNK = 32  # pairs per pass of the per-pair attention when scoring
-
-
 class MultiHeadAnswerAttention(nn.Module):
     """MTAS's heads, as coded: for head i, M_t = tanh(W_qm,i o_q + W_am,i h^a_t),
     s = softmax_t(w_ms,i · M_t), head_i = tanh(pool_t(s_t h^a_t)) with pool max (code) or sum;
@@ -56,43 +53,19 @@ class MultiHeadAnswerAttention(nn.Module):
                 _truncated_normal(w)
 
     def weights(
-        self,
-        oq: torch.Tensor,
-        ha: torch.Tensor,
-        ma: torch.Tensor,
-        projected: torch.Tensor | None = None,
-        question: torch.Tensor | None = None,
+        self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor, projected: torch.Tensor | None = None
     ) -> torch.Tensor:
         """s [B, heads, La]: each head's softmax over the answer positions the mask admits;
-        ``projected``: W_am h^a, where the answer side already holds it (it reads no question);
-        ``question``: W_qm o_q, where the caller already holds it."""
+        ``projected``: W_am h^a, where the answer side already holds it (it reads no question)."""
         projected = self.answer_proj(ha) if projected is None else projected
-        question = self.question_proj(oq) if question is None else question
-        m = torch.tanh(projected + question.unsqueeze(1))
+        m = torch.tanh(projected + self.question_proj(oq).unsqueeze(1))
         logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1)  # [B, La, heads]
         return masked_softmax(logits.transpose(1, 2), ma.unsqueeze(1))
 
     def forward(
         self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor, projected: torch.Tensor | None = None
     ) -> torch.Tensor:
-        # The products by W_am and W_qm over the whole batch (a matrix product's last bits may depend
-        # on its row count); without gradients (scoring) the rest in chunks of pairs, whose
-        # [pairs, La, heads x attention] temporaries then stay in cache (scoring 800 pairs: 0.72 ->
-        # 0.43 s CPU). Each of those operations is row by row, so the chunks change no bit; in training
-        # one pass, as chunks would reorder the sums of the shared weights' gradients.
-        projected = self.answer_proj(ha) if projected is None else projected
-        question = self.question_proj(oq)
-        if torch.is_grad_enabled():
-            return self._heads(oq, ha, ma, projected, question)
-        return torch.cat(
-            [
-                self._heads(*(t[i : i + _SCORING_CHUNK] for t in (oq, ha, ma, projected, question)))
-                for i in range(0, len(oq), _SCORING_CHUNK)
-            ]
-        )
-
-    def _heads(self, oq, ha, ma, projected, question) -> torch.Tensor:
-        s = self.weights(oq, ha, ma, projected, question)
+        s = self.weights(oq, ha, ma, projected)
         if self.pooling == "sum":
             return torch.tanh((s @ ha).flatten(1))
         weighted = (s.transpose(1, 2).unsqueeze(-1) * ha.unsqueeze(2)).flatten(2)  # [B, La, heads x H]

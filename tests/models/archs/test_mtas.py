@@ -232,17 +232,3 @@ def test_defaults_follow_the_code():
     )
     assert (cnn.filters, tuple(cnn.kernels), cnn.mask_padding, cnn.max_len) == (600, (1, 2, 3, 5), False, 100)
     assert (bilstm.mask_padding, bilstm.init) == (True, "torch")  # the AP paper's reading, unless a row says
-
-
-@pytest.mark.parametrize("variant", ["mtas", "mtas_paper"])
-def test_scoring_in_chunks_of_pairs_changes_no_bit(variant, padded_pairs):
-    """Without gradients the per-pair attention runs in chunks of pairs (cache-sized): the scores of
-    a batch spanning several chunks, ragged last one included, equal the one pass of training's forward."""
-    from ansel.models import mtas
-
-    m = _build(variant).eval()
-    q, a = padded_pairs(30, b=3 * mtas._SCORING_CHUNK + 5)
-    with torch.inference_mode():
-        chunked = m(q, a)
-    one_pass = m(q, a).detach()
-    assert torch.equal(chunked, one_pass)
