@@ -299,4 +299,4 @@ def _carry_earlier(rec: dict, work: Path) -> None:
         }
         if timed:
             (work / "bench").mkdir(parents=True, exist_ok=True)
-            (work / "bench" / "speed.json").write_text(json.dumps(timed, indent=1) + "\n")
+            write_text_atomic(work / "bench" / "speed.json", json.dumps(timed, indent=1) + "\n")
