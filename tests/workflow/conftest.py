@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from filelock import FileLock
 
 from ansel.config import deep_merge
 
@@ -109,12 +110,22 @@ def make_small(repo: Path) -> None:
 
 @pytest.fixture(scope="session")
 def small_dag(tmp_path_factory, repo_root) -> Path:
-    """The small smoke DAG built once a session (`snakemake all`); never changed: tests copy it."""
-    repo = tmp_path_factory.mktemp("small-dag") / "repo"
-    copy_worktree(repo_root, repo)
-    make_small(repo)
-    env = run_env(repo, repo.parent / "dvc-site")
-    sh([sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/local", "all"], repo, env)
+    """The small smoke DAG built once a session (`snakemake all`); never changed: tests copy it.
+    Under pytest-xdist (`make test`) the workers share one: the first to need it builds it in their
+    common base folder under a lock, the others wait for it and read the same."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, above each worker's
+    home = base / "small-dag"
+    repo, built = home / "repo", home / "built"
+    with FileLock(base / "small-dag.lock"):
+        if not built.exists():
+            shutil.rmtree(home, ignore_errors=True)  # what a build that failed left
+            copy_worktree(repo_root, repo)
+            make_small(repo)
+            env = run_env(repo, home / "dvc-site")
+            sh([sys.executable, "-m", "snakemake", "--profile", "workflow/profiles/local", "all"], repo, env)
+            built.touch()
     return repo
 
 
