@@ -9,6 +9,7 @@ setting while it builds the DAG, so a bad value stops ``snakemake -n`` before an
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,8 +37,7 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
     a field typed as another dataclass is parsed the same way (``negatives`` of ``train``)."""
     if not isinstance(values, dict):
         raise error(f"{where}: expected a mapping, got {values!r}")
-    fields = {f.name for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
+    fields, hints = _fields(cls), _hints(cls)
     kwargs = {}
     for key, value in values.items():
         if key not in fields:
@@ -59,6 +59,18 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
         return cls(**kwargs)
     except SettingError as e:
         raise error(f"{where}.{e.key}: {e.message}") from None
+
+
+@functools.cache
+def _fields(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
+# typing.get_type_hints compiles every string annotation again at each call: a DAG parses
+# thousands of blocks of a handful of classes.
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
 def check(condition: bool, key: str, message: str) -> None:
