@@ -129,6 +129,11 @@ def test_cut_resume_unpack_render(kit, tmp_path):
     assert {r["commit"] for r in qa_cnn["synthetic_en test MAP"]["provenance"]["runs"]} == {timings["commit"]}
     readme = (placed / "README.md").read_text()
     assert "leases: 2; device-minutes: 3.0" in readme and "(1 at a time: " in readme
+    # the resumed kit carries the cut session's phases too: listed once, under the first lease
+    assert readme.count("- train: ") == 2, readme
+    import torch
+
+    assert readme.count(f", {torch.backends.cpu.get_cpu_capability()}), torch ") == 2, readme  # CPU (model, ISA)
     leases = json.loads((placed / "leases.json").read_text())
     assert [lease["device_minutes"] for lease in leases] == [2.0, 1.0]
     assert all((placed / "logs" / lease["archive"].replace(".tar.gz", ".txt")).exists() for lease in leases)

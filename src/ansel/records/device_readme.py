@@ -31,13 +31,14 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
         "## Leases",
         "",
     ]
+    shown: set[float] = set()  # a kit run again carries its earlier sessions: each is listed once
     for lease in leases:
         when = datetime.datetime.fromtimestamp(lease["started"], datetime.UTC) if lease.get("started") else None
         others = [r for r in lease.get("records", []) if r != rec["name"]]
         lines += [
             f"### {when:%Y-%m-%d %H:%M} UTC" if when else "### (no start time)",
             "",
-            f"- device: {lease.get('gpu') or 'CPU'} ({lease.get('nvidia_smi') or ''}), torch "
+            f"- device: {_device(lease)}, torch "
             f"{lease.get('torch', '?')}, CUDA {lease.get('cuda') or '-'}, {lease.get('cores', '?')} cores",
             f"- kit of commit {lease.get('kit_commit')}"
             + (f", with {', '.join(f'`{o}`' for o in others)}" if others else ""),
@@ -47,6 +48,9 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
             f"- runner log: `logs/{lease['archive'].replace('.tar.gz', '.txt')}`",
         ]
         for session in lease.get("sessions") or []:
+            if session.get("started") is not None and session["started"] in shown:
+                continue
+            shown.add(session.get("started"))
             for phase in session["phases"]:
                 lines.append(_phase_line(phase))
         lines.append("")
@@ -84,6 +88,14 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
     for bench in sorted(dst.glob("bench/*.txt")):
         lines += ["", f"## `{bench.name}`", "", "```", bench.read_text().rstrip(), "```"]
     write_text_atomic(dst / "README.md", "\n".join(lines) + "\n")
+
+
+def _device(lease: dict) -> str:
+    """The GPU with nvidia-smi's line, or the CPU with its model and instruction set where known."""
+    if lease.get("gpu"):
+        return f"{lease['gpu']} ({lease.get('nvidia_smi') or ''})"
+    known = [v for v in (lease.get("cpu"), lease.get("cpu_capability")) if v]
+    return f"CPU ({', '.join(known)})" if known else "CPU"
 
 
 def _phase_line(phase: dict) -> str:

@@ -219,7 +219,10 @@ def lease_entry(archive: Path, kit: dict, src: Path, device_minutes: float | Non
         "kit_commit": kit.get("commit"),
         "records": [r["name"] for r in kit["records"]],
         "device_minutes": device_minutes,
-        **{k: info.get(k) for k in ("started", "gpu", "nvidia_smi", "torch", "cuda", "cores", "sessions")},
+        **{
+            k: info.get(k)
+            for k in ("started", "gpu", "nvidia_smi", "cpu", "cpu_capability", "torch", "cuda", "cores", "sessions")
+        },
     }
 
 

@@ -4,11 +4,13 @@ utilisation and memory sampled once a second for each phase's window."""
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 
 class GpuMonitor(threading.Thread):
@@ -72,5 +74,17 @@ def device_info(device: str) -> dict:
                 text=True,
             ).stdout.strip()
     else:
-        info["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        info |= {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     return info
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name as Linux gives it (/proc/cpuinfo), else the platform's, else None:
+    two CPUs of one instruction set can still round differently (docs/records.md)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
