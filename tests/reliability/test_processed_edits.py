@@ -94,3 +94,18 @@ def test_a_processed_dataset_without_its_manifest_is_refused_or_listed_as_it_is(
         Dataset.load(preprocessed)
     subprocess.run([sys.executable, "-m", "ansel.data.manifest", str(preprocessed)], check=True)
     assert len(Dataset.load(preprocessed).splits["test"]) > 0
+
+
+def test_a_missing_processed_folder_stops_train_and_evaluate_naming_it(tmp_path):
+    gone, run = tmp_path / "data/processed/synthetic_en", tmp_path / "run"
+    spec = json.dumps({"dataset": "synthetic_en", "model": "random", "seed": 1})
+    with pytest.raises(SystemExit, match=rf"ansel train: {gone}: no such folder: a processed dataset is what"):
+        cli.main(["train", "--config", spec, "--processed", str(gone), "--run-dir", str(run)])
+    assert not run.exists()
+    run.mkdir()
+    with pytest.raises(SystemExit, match=rf"ansel evaluate: {run / 'config.json'}: missing: no finished run there"):
+        cli.main(["evaluate", "--processed", str(gone), "--run-dir", str(run)])
+    (run / "config.json").write_text(json.dumps({"dataset": "synthetic_en"}))
+    with pytest.raises(SystemExit, match=rf"ansel evaluate: {gone}: no such folder"):
+        cli.main(["evaluate", "--processed", str(gone), "--run-dir", str(run)])
+    assert sorted(p.name for p in run.iterdir()) == ["config.json"]

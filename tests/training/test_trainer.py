@@ -576,5 +576,7 @@ def test_keep_last_writes_the_last_epochs_run_file_beside_the_dev_selected_one(p
     # a retrain without keep_last leaves no last-epoch files of the earlier run behind, and --last is refused
     _train(cfg(epochs=1), processed, tmp_path)
     assert not any((tmp_path / name).exists() for name in ("model_last.pt", "run_last.trec", "metrics_last.json"))
-    with pytest.raises(FileNotFoundError, match="model_last.pt: missing; .* only with train.keep_last: true"):
+    from ansel.config import ConfigError
+
+    with pytest.raises(ConfigError, match="model_last.pt: missing; .* only with train.keep_last: true"):
         evaluate_run(tmp_path, processed, last=True)

@@ -60,6 +60,11 @@ def check_processed(processed: Path) -> dict:
     # a dataset preprocessed before manifests existed: rebuilding it retrains every run of it, so
     # whoever knows its files untouched may list them as they are (which plans nothing new)
     seal = f"python -m ansel.data.manifest {processed}"
+    if not processed.is_dir():
+        raise ManifestError(
+            f"{processed}: no such folder: a processed dataset is what `ansel preprocess` writes (the pipeline's "
+            "data/processed/<dataset>, e.g. `snakemake --profile workflow/profiles/local data/processed/wikiqa`)"
+        )
     return _check(
         processed,
         "its preprocessing wrote it",

@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 
 from ansel.data.batches import RunData, trim_padding
+from ansel.data.manifest import check_processed
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
@@ -26,7 +27,7 @@ from ansel.files import save_atomic, write_text_atomic
 from ansel.models.io import load_checkpoint, load_model, save_torch
 from ansel.models.lexical import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
-from ansel.settings import parse
+from ansel.settings import ConfigError, parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
 from ansel.training.precision import arithmetic
 
@@ -127,20 +128,28 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
     from ansel.data.vocab import Vocab, run_vocab_file
     from ansel.device import resolve_device
 
+    if not (run_dir / "config.json").is_file():
+        raise ConfigError(
+            f"{run_dir / 'config.json'}: missing: no finished run there (`ansel train` writes it as the run "
+            "ends; run a cut one's command again and it resumes)"
+        )
+    check_processed(processed_dir)  # before its vocabulary is read
     cfg = json.loads((run_dir / "config.json").read_text())
     if processed_dir.parent.name == "processed" and processed_dir.name != cfg.get("dataset", processed_dir.name):
         # the pipeline's layout, data/processed/<dataset>: another dataset's tables would score the run
         # on them (a ranker without weights) or fail to fit its weights
-        raise ValueError(
+        raise ConfigError(
             f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
             f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}"
         )
     weights, trec, metrics_path = (run_dir / name for name in (LAST_RESULTS if last else SELECTED_RESULTS))
     if last and not weights.exists():
-        raise FileNotFoundError(
+        raise ConfigError(
             f"{weights}: missing; a run keeps its last epoch's weights only with "
             f"train.keep_last: true (retrain {run_dir} with it)"
         )
+    if not weights.exists():
+        raise ConfigError(f"{weights}: missing: retrain the run (delete {run_dir} and rerun its target)")
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
