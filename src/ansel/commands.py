@@ -222,12 +222,15 @@ def cmd_step_times(a) -> None:
 def cmd_front_page(a) -> None:
     from ansel.files import write_text_atomic
     from ansel.records.front_page import check_readme, results_table, splice
+    from ansel.settings import ConfigError
 
     table = results_table()
     if not a.write and not a.check:
         print(table, end="")
         return
     path = Path(a.write or a.check)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file (the page whose results table this prints)")
     text = path.read_text()
     if a.write:
         write_text_atomic(path, splice(text, table, str(path)))
