@@ -159,3 +159,10 @@ def test_a_second_stale_results_block_fails_the_check(front_page):
     readme.write_text(readme.read_text() + "\n<!-- results: ansel front-page -->\n| stale |\n<!-- /results -->\n")
     with pytest.raises(SystemExit, match=r"README.md: 2 results blocks"):
         main(["front-page", "--check", "README.md"])
+
+
+def test_a_missing_page_is_named(front_page):
+    for verb in ("--write", "--check"):
+        with pytest.raises(SystemExit, match=r"ansel front-page: READ_ME.md: no such file"):
+            main(["front-page", verb, "READ_ME.md"])
+    assert not (front_page / "READ_ME.md").exists()
