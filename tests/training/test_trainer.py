@@ -17,6 +17,7 @@ import torch
 
 import ansel.training.epoch as epoch_mod
 import ansel.training.trainer as train_mod
+from ansel import cli
 from ansel.config import load, model_config, run_config
 from ansel.data.batches import RunData
 from ansel.data.vocab import Vocab
@@ -284,7 +285,7 @@ def test_killed_training_process_resumes_from_last_epoch(processed, tmp_path):
         ]
 
     straight, killed = tmp_path / "straight", tmp_path / "killed"
-    subprocess.run(command(straight), check=True, capture_output=True)
+    cli.main(command(straight)[3:])  # uninterrupted, in this process: the same command, no start-up to wait for
     proc = subprocess.Popen(command(killed), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 300
     while not (killed / "state.pt").exists():
@@ -299,11 +300,7 @@ def test_killed_training_process_resumes_from_last_epoch(processed, tmp_path):
     a, b = _weights(straight), _weights(killed)
     assert all(torch.equal(a[k], b[k]) for k in a)
     for run in (straight, killed):
-        subprocess.run(
-            [sys.executable, "-m", "ansel.cli", "evaluate", "--processed", str(processed), "--run-dir", str(run)],
-            check=True,
-            capture_output=True,
-        )
+        cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
     assert (straight / "metrics.json").read_bytes() == (killed / "metrics.json").read_bytes()
 
 
