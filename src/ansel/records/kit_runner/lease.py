@@ -49,7 +49,9 @@ class Lease:
 
 
 def stop_process(proc: subprocess.Popen) -> None:
-    """SIGTERM to the process group of ``proc`` (started with ``start_new_session``), SIGKILL after 10 s."""
+    """SIGTERM to the process group of ``proc`` (started as its own group), SIGKILL after 10 s. A group,
+    not a session: a session is a scheduler autogroup of its own on Linux, which `nice` on the runner
+    would not reach (a kit on a shared CPU runs at the priority it was started with)."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)

@@ -32,7 +32,8 @@ def run_bench(bench: dict, lease: Lease, device: str, out: Path) -> dict:
             cwd=lease.kit,
             stdout=f,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,  # lease.stop_process's group, in the runner's session
+            stdin=subprocess.DEVNULL,
         )
         status = lease.wait(proc, until)
     return {"phase": f"bench {bench['name']}", "status": status, "start": started, "end": time.time()}
@@ -51,7 +52,8 @@ def run_step_times(item: dict, lease: Lease, device: str, base: Path) -> dict:
             cwd=lease.kit,
             stdout=f,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,  # lease.stop_process's group, in the runner's session
+            stdin=subprocess.DEVNULL,
         )
         status = lease.wait(proc)
     return {"phase": f"step-times {item['file']}", "status": status, "start": started, "end": time.time()}
@@ -70,7 +72,8 @@ def run_sub_command(phase: str, name: str, lease: Lease, device: str, log_path: 
             cwd=lease.kit,
             stdout=f,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,  # lease.stop_process's group, in the runner's session
+            stdin=subprocess.DEVNULL,
         )
         status = lease.wait(proc, lease.until + 5)
     return {"phase": phase, "status": status, "start": started, "end": time.time()}

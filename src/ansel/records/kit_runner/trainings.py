@@ -211,6 +211,7 @@ def start_job(job: dict, lease: Lease, device: str, threads: int, work: Path) ->
             cwd=lease.kit,
             stdout=log_file,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,  # lease.stop_process's group, in the runner's session
+            stdin=subprocess.DEVNULL,
             env={**os.environ, "ANSEL_KIT_COMMIT": lease.commit},
         )
