@@ -16,7 +16,7 @@ from pathlib import Path
 class GpuMonitor(threading.Thread):
     """nvidia-smi's utilisation and memory once a second (no samples where there is no nvidia-smi)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(daemon=True)
         self.samples: list[tuple[float, float, float]] = []  # (time, utilisation %, memory MB)
         self.available = shutil.which("nvidia-smi") is not None
