@@ -75,8 +75,8 @@ def write_readme(rec: dict, dst: Path, waiting: dict[str, list[str]] | None = No
         lines.append(
             f"- runs here: {len(done)} finished, {len(cut)} unfinished ({len(kept)} with a state.pt that "
             "resumes them in the next kit of this record built on the machine that unpacked it: never "
-            f"committed, a clone starts them again; {len(cut) - len(kept)} start again: their state "
-            "was too large to come back)"
+            f"committed, a clone starts them again; {len(cut) - len(kept)} start again: no state of theirs "
+            "came back, cut before a first checkpoint or too large to travel)"
         )
     rendered = sorted(p.name for p in dst.glob("*.md") if p.name not in ("README.md", "NOTES.md"))
     if rendered:
