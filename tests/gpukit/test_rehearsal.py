@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from ansel.records.kit_pack import pack
 from ansel.records.kit_unpack import read_archive, unpack
@@ -131,8 +132,6 @@ def test_cut_resume_unpack_render(kit, tmp_path):
     assert "leases: 2; device-minutes: 3.0" in readme and "(1 at a time: " in readme
     # the resumed kit carries the cut session's phases too: listed once, under the first lease
     assert readme.count("- train: ") == 2, readme
-    import torch
-
     assert readme.count(f", {torch.backends.cpu.get_cpu_capability()}), torch ") == 2, readme  # CPU (model, ISA)
     leases = json.loads((placed / "leases.json").read_text())
     assert [lease["device_minutes"] for lease in leases] == [2.0, 1.0]

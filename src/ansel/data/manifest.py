@@ -53,6 +53,16 @@ def check_manifest(raw: Path) -> None:
     )
 
 
+def require_processed(processed: Path) -> None:
+    """Raise ManifestError unless ``processed`` is a folder: a command names it before reading any of
+    it (its files are checked as ``Dataset.load`` reads them)."""
+    if not processed.is_dir():
+        raise ManifestError(
+            f"{processed}: no such folder: a processed dataset is what `ansel preprocess` writes (the pipeline's "
+            "data/processed/<dataset>, e.g. `snakemake --profile workflow/profiles/local data/processed/wikiqa`)"
+        )
+
+
 def check_processed(processed: Path) -> dict:
     """Raise ManifestError unless every file of the processed dataset is as its preprocessing wrote it;
     returns the manifest's entries (the files written)."""
@@ -60,11 +70,7 @@ def check_processed(processed: Path) -> dict:
     # a dataset preprocessed before manifests existed: rebuilding it retrains every run of it, so
     # whoever knows its files untouched may list them as they are (which plans nothing new)
     seal = f"python -m ansel.data.manifest {processed}"
-    if not processed.is_dir():
-        raise ManifestError(
-            f"{processed}: no such folder: a processed dataset is what `ansel preprocess` writes (the pipeline's "
-            "data/processed/<dataset>, e.g. `snakemake --profile workflow/profiles/local data/processed/wikiqa`)"
-        )
+    require_processed(processed)
     return _check(
         processed,
         "its preprocessing wrote it",

@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from ansel.data.batches import RunData, trim_padding
-from ansel.data.manifest import check_processed
+from ansel.data.manifest import require_processed
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
@@ -133,7 +133,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
             f"{run_dir / 'config.json'}: missing: no finished run there (`ansel train` writes it as the run "
             "ends; run a cut one's command again and it resumes)"
         )
-    check_processed(processed_dir)  # before its vocabulary is read
+    require_processed(processed_dir)
     cfg = json.loads((run_dir / "config.json").read_text())
     if processed_dir.parent.name == "processed" and processed_dir.name != cfg.get("dataset", processed_dir.name):
         # the pipeline's layout, data/processed/<dataset>: another dataset's tables would score the run
@@ -143,13 +143,13 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
             f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}"
         )
     weights, trec, metrics_path = (run_dir / name for name in (LAST_RESULTS if last else SELECTED_RESULTS))
-    if last and not weights.exists():
-        raise ConfigError(
-            f"{weights}: missing; a run keeps its last epoch's weights only with "
-            f"train.keep_last: true (retrain {run_dir} with it)"
-        )
     if not weights.exists():
-        raise ConfigError(f"{weights}: missing: retrain the run (delete {run_dir} and rerun its target)")
+        raise ConfigError(
+            f"{weights}: missing; a run keeps its last epoch's weights only with train.keep_last: true "
+            f"(retrain {run_dir} with it)"
+            if last
+            else f"{weights}: missing: retrain the run (delete {run_dir} and rerun its target)"
+        )
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)

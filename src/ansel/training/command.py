@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ansel.config import ConfigError, check_finite, embeddings_file, resolve_run
 from ansel.data.batches import RunData
-from ansel.data.manifest import check_processed
+from ansel.data.manifest import require_processed
 from ansel.data.vocab import Vocab, run_vocab_file
 from ansel.device import start_torch
 from ansel.embeddings import load_matrix
@@ -52,7 +52,7 @@ def train_command(
     for name, path in {"--run-dir": run_dir, "--timings": timings}.items():
         if seeds and path is not None and "{seed}" not in str(path):
             raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
-    check_processed(processed)  # before its vocabulary is read
+    require_processed(processed)
     start_torch(threads)
     data = eval_data(
         RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"]), ev
