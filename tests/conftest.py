@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,15 @@ def _deterministic_torch():
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def small_dag(tmp_path_factory, repo_root) -> Path:
+    """The small smoke DAG (tests/small_dag.py), built once a session; never changed: tests copy it.
+    Under pytest-xdist (`make test`) the workers share one, in their common base folder."""
+    from tests.small_dag import build
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, above each worker's
+    return build(base, repo_root)

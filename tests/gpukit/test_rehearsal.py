@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from ansel.code_digest import checkout_commit
 from ansel.records.kit_pack import pack
 from ansel.records.kit_unpack import read_archive, unpack
 
@@ -36,6 +37,21 @@ RECORD = {
 }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def checkout(tmp_path_factory, repo_root):
+    """This module's checkout (``ANSEL_ROOT``): links to the specs and sources of the one under test,
+    so what `pack` makes by the workflow's rules (the synthetic corpora, their vectors) lands here and
+    the suite leaves its own checkout as it found it. Not a git checkout: the kit's commit is the
+    one under test's (``ANSEL_KIT_COMMIT``, as run.sh gives it to a kit's own jobs)."""
+    home = tmp_path_factory.mktemp("checkout")
+    for name in ("Snakefile", "params.yaml", "presets", "workflow", "src", "reports", "tests"):
+        (home / name).symlink_to(repo_root / name)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ANSEL_ROOT", str(home))
+        mp.setenv("ANSEL_KIT_COMMIT", checkout_commit(repo_root) or "")
+        yield home
+
+
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("kit") / "gpu-kit"
@@ -51,6 +67,7 @@ def run_sh(kit: Path, out: Path, tmp: Path, *args: str, background: bool = False
     (tmp / "blocker" / "sitecustomize.py").write_text(BLOCKER)
     env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(tmp / "blocker")}
     env.pop("ANSEL_ROOT", None)
+    env.pop("ANSEL_KIT_COMMIT", None)  # the runner gives its jobs kit.json's
     cmd = ["bash", str(kit / "run.sh"), "--device", "cpu", "--jobs", "1", "--out", str(out), *args]
     if background:
         return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
