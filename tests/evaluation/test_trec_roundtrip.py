@@ -198,10 +198,10 @@ def test_trec_eval_reads_scores_in_single_precision(tmp_path):
 # ---- the checkout's own runs ------------------------------------------------------------------
 
 
-def checkout_runs() -> list[Path]:
+def checkout_runs(home: Path) -> list[Path]:
     return sorted(
         p.parent
-        for p in ROOT.glob("results/runs/synthetic_*/*/seed*/run.trec")
+        for p in home.glob("results/runs/synthetic_*/*/seed*/run.trec")
         if (p.parent / "metrics.json").exists() and (p.parent / "config.json").exists()
     )
 
@@ -212,8 +212,9 @@ def split_qrels(processed: Path, split: str) -> dict[str, dict[str, int]]:
     return qrels_of(cands.assign(qid=split + ":" + cands.qid.astype(str)))
 
 
-def test_checkout_runs_score_the_same_under_trec_eval():
-    """Every results/runs/synthetic_*/*/seed*/run.trec under trec_eval gives its metrics.json
+def test_checkout_runs_score_the_same_under_trec_eval(request):
+    """Every results/runs/synthetic_*/*/seed*/run.trec of this checkout (of the session's small smoke
+    DAG where this one has none: tests/small_dag.py) under trec_eval gives its metrics.json
     (every split with ranking metrics), with qrels rebuilt as ``evaluate_run`` scores: the run's
     ``data/processed/<dataset>/candidates-<split>.parquet`` rows of the questions in the run (a
     ``sample_questions`` draw keeps whole questions), relevant where label > 0.
@@ -221,15 +222,15 @@ def test_checkout_runs_score_the_same_under_trec_eval():
     Files written before the fix (8 decimals) are checked only for splits whose written scores
     have no tie within a question: there, rounding kept the in-memory order; a written tie may be
     a rounding artefact (re-run ``evaluate``: the rule depends on the evaluation code)."""
-    runs = checkout_runs()
-    if not runs:
-        pytest.skip("no results/runs/synthetic_*/*/seed*/run.trec with metrics.json in this checkout")
+    home = ROOT if checkout_runs(ROOT) else request.getfixturevalue("small_dag")
+    runs = checkout_runs(home)
+    assert runs, f"{home}: no results/runs/synthetic_*/*/seed*/run.trec with metrics.json"
     qrels_cache: dict[tuple[Path, str], dict] = {}
     checked, legacy_tied, failures = 0, 0, []
     for run_dir in runs:
         cfg = json.loads((run_dir / "config.json").read_text())
         metrics = json.loads((run_dir / "metrics.json").read_text())
-        processed = ROOT / "data" / "processed" / cfg["dataset"]
+        processed = home / "data" / "processed" / cfg["dataset"]
         splits = [s for s, m in metrics.items() if isinstance(m, dict) and "MAP" in m]
         if not splits or not processed.is_dir():
             continue
@@ -241,7 +242,7 @@ def test_checkout_runs_score_the_same_under_trec_eval():
                 written[qid.split(":", 1)[0]][qid][aid] = score
                 legacy = legacy and LEGACY_SCORE.fullmatch(score) is not None
         for split in splits:
-            where = f"{run_dir.relative_to(ROOT)} {split}"
+            where = f"{run_dir.relative_to(home)} {split}"
             texts = written.get(split, {})
             if legacy and any(len(set(d.values())) < len(d) for d in texts.values()):
                 legacy_tied += 1
