@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from ansel import forkserver  # noqa: E402
-from tests.workflow.conftest import copy_worktree  # noqa: E402  (tracked and untracked files, as a user commits them)
+from tests.small_dag import copy_worktree  # noqa: E402  (tracked and untracked files, as a user commits them)
 
 
 def env_for(repo: Path, warm: bool) -> dict:

@@ -31,7 +31,7 @@ def test_a_syntax_error_names_file_line_and_column(tmp_path):
 
 
 def test_snakemake_names_the_line_of_a_broken_params_yaml(repo_root, tmp_path):
-    from tests.workflow.conftest import copy_worktree, run_env
+    from tests.small_dag import copy_worktree, run_env
 
     repo = tmp_path / "repo"
     copy_worktree(repo_root, repo)

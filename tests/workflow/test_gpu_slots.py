@@ -6,7 +6,7 @@ two jobs at once and never three, though four cores would allow four."""
 import itertools
 import json
 
-from tests.workflow.conftest import run_env, sh
+from tests.small_dag import run_env, sh
 
 
 def _most_at_once(spans: list[tuple[float, float]]) -> int:
