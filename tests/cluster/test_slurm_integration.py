@@ -14,7 +14,6 @@ import collections
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.small_dag import copy_worktree
 
 REPO = Path(__file__).resolve().parents[2]
 # The smoke paper with one seed (6 training jobs) keeps CI short; every rule kind still goes
@@ -53,23 +54,8 @@ pytestmark = [pytest.mark.slurm, pytest.mark.skipif(_NO_CLUSTER is not None, rea
 
 
 def copy_repo(dest: Path) -> Path:
-    """Copy the working tree (tracked and untracked, not ignored; links kept) to dest."""
-    listed = (
-        subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=REPO,
-            capture_output=True,
-            check=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    for rel in filter(None, listed):
-        src = REPO / rel
-        if not src.is_symlink() and not src.exists():  # deleted but not yet staged
-            continue
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / rel, follow_symlinks=False)
+    """The working tree (tracked and untracked, not ignored; links kept) copied to dest."""
+    copy_worktree(REPO, dest)
     return dest
 
 
