@@ -1,4 +1,5 @@
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,37 @@ def small_dag(tmp_path_factory, repo_root) -> Path:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # the session's folder, above each worker's
     return build(base, repo_root)
+
+
+# The suite leaves its checkout's data and records as it found them: a test writes into a copy
+# (tests/small_dag.py, a checkout of links under ANSEL_ROOT) or tmp_path, never into the checkout.
+WATCHED = ("data", "results", "reports")
+_STATE = pytest.StashKey[str]()
+
+
+def _checkout_state() -> str:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *WATCHED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},  # a status that never rewrites the index
+    )
+    return done.stdout if done.returncode == 0 else ""  # not a git checkout: nothing to compare
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # pytest-xdist's controller, or a run without it
+        session.config.stash[_STATE] = _checkout_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = session.config.stash.get(_STATE, None)
+    if before is None:
+        return
+    changed = set(_checkout_state().splitlines()) ^ set(before.splitlines())
+    if changed:
+        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"\nthe tests changed the checkout's {', '.join(WATCHED)}: {sorted(changed)[:10]}", red=True
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
