@@ -36,7 +36,8 @@ def small_dag(tmp_path_factory, repo_root) -> Path:
 
 
 # The suite leaves its checkout's data and records as it found them: a test writes into a copy
-# (tests/small_dag.py, a checkout of links under ANSEL_ROOT) or tmp_path, never into the checkout.
+# (tests/small_dag.py, a checkout of links under ANSEL_ROOT) or tmp_path, never into the checkout,
+# but where it is asked to (CI's screenshot of the HTML report, ANSEL_REPORT_SCREENSHOT).
 WATCHED = ("data", "results", "reports")
 _STATE = pytest.StashKey[str]()
 
@@ -49,7 +50,10 @@ def _checkout_state() -> str:
         text=True,
         env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},  # a status that never rewrites the index
     )
-    return done.stdout if done.returncode == 0 else ""  # not a git checkout: nothing to compare
+    if done.returncode:
+        return ""  # not a git checkout: nothing to compare
+    asked = Path(os.environ.get("ANSEL_REPORT_SCREENSHOT") or ROOT).resolve()
+    return "\n".join(line for line in done.stdout.splitlines() if (ROOT / line[3:]).resolve() != asked)
 
 
 def pytest_sessionstart(session):
