@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.small_dag import build
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -27,8 +29,6 @@ def repo_root() -> Path:
 def small_dag(tmp_path_factory, repo_root) -> Path:
     """The small smoke DAG (tests/small_dag.py), built once a session; never changed: tests copy it.
     Under pytest-xdist (`make test`) the workers share one, in their common base folder."""
-    from tests.small_dag import build
-
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # the session's folder, above each worker's
@@ -52,8 +52,9 @@ def _checkout_state() -> str:
     )
     if done.returncode:
         return ""  # not a git checkout: nothing to compare
-    asked = Path(os.environ.get("ANSEL_REPORT_SCREENSHOT") or ROOT).resolve()
-    return "\n".join(line for line in done.stdout.splitlines() if (ROOT / line[3:]).resolve() != asked)
+    asked = os.environ.get("ANSEL_REPORT_SCREENSHOT")
+    lines = done.stdout.splitlines()
+    return "\n".join(line for line in lines if not asked or (ROOT / line[3:]).resolve() != Path(asked).resolve())
 
 
 def pytest_sessionstart(session):

@@ -222,8 +222,10 @@ def test_checkout_runs_score_the_same_under_trec_eval(request):
     Files written before the fix (8 decimals) are checked only for splits whose written scores
     have no tie within a question: there, rounding kept the in-memory order; a written tie may be
     a rounding artefact (re-run ``evaluate``: the rule depends on the evaluation code)."""
-    home = ROOT if checkout_runs(ROOT) else request.getfixturevalue("small_dag")
-    runs = checkout_runs(home)
+    home, runs = ROOT, checkout_runs(ROOT)
+    if not runs:
+        home = request.getfixturevalue("small_dag")
+        runs = checkout_runs(home)
     assert runs, f"{home}: no results/runs/synthetic_*/*/seed*/run.trec with metrics.json"
     qrels_cache: dict[tuple[Path, str], dict] = {}
     checked, legacy_tied, failures = 0, 0, []

@@ -42,7 +42,7 @@ def checkout(tmp_path_factory, repo_root):
     """This module's checkout (``ANSEL_ROOT``): links to the specs and sources of the one under test,
     so what `pack` makes by the workflow's rules (the synthetic corpora, their vectors) lands here and
     the suite leaves its own checkout as it found it. Not a git checkout: the kit's commit is the
-    one under test's (``ANSEL_KIT_COMMIT``, as run.sh gives it to a kit's own jobs)."""
+    one under test's (``ANSEL_KIT_COMMIT``, as the kit's runner gives it to its jobs)."""
     home = tmp_path_factory.mktemp("checkout")
     for name in ("Snakefile", "params.yaml", "presets", "workflow", "src", "reports", "tests"):
         (home / name).symlink_to(repo_root / name)
