@@ -27,9 +27,11 @@ configfile: "params.yaml"
 S = workflow.config_settings
 OVERRIDES = A.deep_merge(S.overwrite_config, A.typed_overrides(S.config))
 config.update(A.deep_merge(config, OVERRIDES))
-A.check_schema(config, A.params_schema(), "params.yaml")
+# A refused value is named by where it came from: --config, a --configfile, params.yaml (+ preset).
+A.check_schema(config, A.params_schema(), A.config_origin(S.configfiles, S.config, "params.yaml"))
 C = A.apply_preset(config, OVERRIDES)
-A.check_schema(C, A.params_schema(), f"params.yaml with its preset {C['preset']!r}")
+PRESET = f"params.yaml with its preset {C['preset']!r}"
+A.check_schema(C, A.params_schema(), A.config_origin(S.configfiles, S.config, PRESET))
 A.validate(C)  # typed settings, ranges, splits: refused here, naming the key, before any job runs
 A.export_data_settings(C)
 

@@ -17,6 +17,7 @@ import functools
 import json
 import math
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,32 @@ def typed_overrides(overrides: dict) -> dict:
         return scalar(value) if isinstance(value, str) else value
 
     return {k: typed(v) if isinstance(v, (dict, list)) else v for k, v in (overrides or {}).items()}
+
+
+def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) -> Callable[[tuple], str]:
+    """Where the value at a key path came from, as Snakemake applies its sources: ``--config``
+    last, then the ``--configfile`` files (a later one wins), else ``base`` (params.yaml, or
+    params.yaml with its preset): a refused value is named by the source that gave it."""
+
+    def shown(f: Path) -> str:
+        rel = os.path.relpath(f)
+        return str(f) if rel.startswith("..") else rel
+
+    sources = [("--config", config_args)] + [
+        (f"--configfile {shown(f)}", read_yaml(Path(f))) for f in reversed(configfiles)
+    ]
+
+    def sets(values: Any, path: tuple) -> bool:
+        for key in path:
+            if isinstance(values, Mapping) and key in values:
+                values = values[key]
+            elif isinstance(values, list) and isinstance(key, int) and key < len(values):
+                values = values[key]
+            else:
+                return False
+        return True
+
+    return lambda path: next((label for label, values in sources if path and sets(values, path)), base)
 
 
 def params_schema() -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,10 @@ import yaml
 from ansel.settings import ConfigError
 
 
-def check_schema(instance: Any, schema_path: Path, label: str) -> None:
+def check_schema(instance: Any, schema_path: Path, label: str | Callable[[tuple], str]) -> None:
     """Refuse ``instance`` unless it obeys the JSON schema at ``schema_path``, in one line naming
-    the key path (an unknown key: the key and the allowed ones)."""
+    the key path (an unknown key: the key and the allowed ones). ``label`` names the file, or is
+    asked, with the refused key's path, where that value came from."""
     import jsonschema
 
     schema = _schema(schema_path, schema_path.stat().st_mtime_ns)
@@ -24,6 +26,7 @@ def check_schema(instance: Any, schema_path: Path, label: str) -> None:
     if error is None:
         return
     at = ".".join(str(p) for p in error.absolute_path)
+    refused = tuple(error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = error.schema.get("properties", {})
         unknown = [
@@ -35,9 +38,11 @@ def check_schema(instance: Any, schema_path: Path, label: str) -> None:
             f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
             f"allowed: {', '.join(allowed)}"
         )
+        refused += tuple(unknown[:1])
     else:
         message = error.message
-    raise ConfigError(f"{label}: {at + ': ' if at else ''}{message}")
+    where = label if isinstance(label, str) else label(refused)
+    raise ConfigError(f"{where}: {at + ': ' if at else ''}{message}")
 
 
 @functools.lru_cache(maxsize=None)

@@ -85,7 +85,7 @@ def test_snakemake_takes_nested_overrides_and_names_an_unknown_key_briefly(repo_
     bad = dry("sedes=3")
     assert bad.returncode != 0
     said = bad.stdout + bad.stderr  # Snakemake prints a Snakefile's error on stdout
-    assert "params.yaml: unknown key 'sedes'; allowed: preset, seeds, data" in said
+    assert "--config: unknown key 'sedes'; allowed: preset, seeds, data" in said  # named where it came from
     assert "$schema" not in said and len(said.splitlines()) < 15, said
 
 

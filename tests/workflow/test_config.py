@@ -6,7 +6,7 @@ import sys
 import pytest
 import yaml
 
-from ansel.config import ConfigError, apply_preset, load, model_config, run_config, validate
+from ansel.config import ConfigError, apply_preset, config_origin, deep_merge, load, model_config, run_config, validate
 from ansel.schema import check_schema
 
 SCHEMA = "workflow/schemas/params.schema.yaml"
@@ -52,6 +52,28 @@ def test_unknown_train_option_is_named(params, repo_root):
     params["models"]["qa_lstm"]["train"] = {"learning_rate": 0.1}
     msg = _error(params, repo_root)
     assert msg.startswith("params.yaml: models.qa_lstm.train: unknown key 'learning_rate'; allowed: epochs,"), msg
+
+
+def test_a_refused_value_is_named_by_the_source_that_gave_it(params, repo_root, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    first.write_text("seeds: 0\nmodels: {qa_lstm: {train: {lr: -1}}}\n")
+    second.write_text("seeds: 0\n")
+    given = {"models": {"qa_lstm": {"train": {"learning_rate": "0.1"}}}}  # --config, as Snakemake gives it
+    origin = config_origin([first, second], given, "params.yaml")
+
+    def refused(config):
+        with pytest.raises(ConfigError) as e:
+            check_schema(config, repo_root / SCHEMA, origin)
+        return str(e.value)
+
+    assert refused(deep_merge(params, given)).startswith("--config: models.qa_lstm.train: unknown key 'learning_rate'")
+    assert (
+        refused(deep_merge(params, {"seeds": 0})) == "--configfile second.yaml: seeds: 0 is less than the minimum of 1"
+    )
+    assert origin(("models", "qa_lstm", "train", "lr")) == "--configfile first.yaml"  # the later file does not set it
+    params["datasets"]["synthetic_en"]["max_len_q"] = "twenty"
+    assert refused(params).startswith("params.yaml: datasets.synthetic_en.max_len_q:")  # no override sets it
 
 
 def test_unknown_preset_and_unknown_model_are_named(params):
