@@ -13,6 +13,7 @@ presets, paper specs and schemas are read from the checkout the command runs in.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import math
@@ -363,6 +364,13 @@ def resolve_run(spec: dict, where: str) -> dict:
             raise ConfigError(
                 f"{where}: dataset {spec['dataset']!r} is not configured under the preset "
                 f"{config['preset']!r} ({', '.join(config['datasets'])})"
+            )
+        if (model := spec["model"]) not in config["models"]:
+            near = difflib.get_close_matches(str(model), config["models"], n=3)
+            raise ConfigError(
+                f"{where}: model {model!r} is not configured under the preset {config['preset']!r}"
+                + (f" (did you mean {', '.join(map(repr, near))}?)" if near else "")
+                + "; the models are the keys of params.yaml's models"
             )
         return run_config(config, spec["dataset"], spec["model"], spec["seed"])
     missing = [k for k in RUN_KEYS if k not in spec]

@@ -95,6 +95,8 @@ def test_a_run_named_by_hand_is_resolved_through_params_or_refused_naming_what_i
     assert resolve_run(cfg, "--config") is cfg  # a whole run config (a run's config.json) as is
     with pytest.raises(ConfigError, match="--config: missing dataset: name a run by dataset, model and seed"):
         resolve_run({"model": "qa_lstm", "seed": 1}, "--config")
+    with pytest.raises(ConfigError, match=r"--config: model 'qa_cnnn' is not configured .*did you mean 'qa_cnn'"):
+        resolve_run({"dataset": "synthetic_en", "model": "qa_cnnn", "seed": 1}, "--config")
     with pytest.raises(ConfigError, match=r"not a whole run config \(missing .*\) .*unexpected train"):
         resolve_run({"model": "qa_lstm", "train": {}}, "--config")
 
