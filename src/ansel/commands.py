@@ -277,9 +277,18 @@ def cmd_stats(a) -> None:
     from ansel.data.canonical import Dataset
     from ansel.data.stats import dataset_stats
     from ansel.files import save_atomic
+    from ansel.settings import ConfigError
 
+    out = Path(a.out)
+    writers = {
+        ".csv": lambda tmp: stats.to_csv(tmp, index=False),
+        ".json": lambda tmp: stats.to_json(tmp, orient="records", indent=1),
+        ".md": lambda tmp: Path(tmp).write_text(stats.to_markdown(index=False) + "\n"),
+    }
+    if out.suffix not in writers:  # refused before the dataset is read
+        raise ConfigError(f"--out {out}: the table is written as {', '.join(writers)}; name the file so")
     stats = dataset_stats(Dataset.load(Path(a.processed)))
-    save_atomic(Path(a.out), lambda tmp: stats.to_csv(tmp, index=False))
+    save_atomic(out, writers[out.suffix])
 
 
 def cmd_figure(a) -> None:
@@ -496,7 +505,8 @@ def main(argv: list[str] | None = None) -> None:
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
-    verb("stats", cmd_stats, "processed", "out", config=None)
+    st = verb("stats", cmd_stats, "processed", config=None)
+    st.add_argument("--out", required=True, help="the table's file: .csv, .json (a record per split) or .md")
     pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
     pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
     pl.add_argument(

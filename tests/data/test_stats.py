@@ -25,3 +25,23 @@ def test_dataset_stats_counts_and_lengths():
     assert train.avg_pos_a_len == pytest.approx(2.0)
     assert st.loc["dev", "q_with_positive"] == 0 and st.loc["dev", "vocabulary"] == 3
     assert st.loc["all", "vocabulary"] == 10 and st.loc["all", "pairs"] == 5 and st.loc["all", "negatives"] == 4
+
+
+def test_ansel_stats_writes_the_table_in_the_format_its_file_names(tmp_path):
+    from ansel import cli
+
+    df = pd.DataFrame({"split": ["train", "dev"], "question": ["a b", "c"], "answer": ["x", "y z"], "label": [1, 1]})
+    processed = tmp_path / "processed"
+    from_pairs("t", df, "whitespace").save(processed)
+    tables = {}
+    for suffix in (".csv", ".json", ".md"):
+        out = tmp_path / f"stats{suffix}"
+        cli.main(["stats", "--processed", str(processed), "--out", str(out)])
+        tables[suffix] = out.read_text()
+    csv = pd.read_csv(tmp_path / "stats.csv")
+    assert list(csv.columns) == ["split", *STATISTICS] and list(csv.split) == ["dev", "train", "all"]
+    pd.testing.assert_frame_equal(pd.read_json(tmp_path / "stats.json"), csv, check_dtype=False)
+    assert tables[".md"].splitlines()[0].split("|")[1].strip() == "split"
+    with pytest.raises(SystemExit, match=r"ansel stats: --out .*stats.txt: the table is written as .csv, .json, .md"):
+        cli.main(["stats", "--processed", str(processed), "--out", str(tmp_path / "stats.txt")])
+    assert not (tmp_path / "stats.txt").exists()
