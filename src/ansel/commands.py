@@ -432,20 +432,53 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="ansel", description=__doc__)
     sub = p.add_subparsers(dest="verb", required=True)
 
-    def verb(name, fn, *args, config="resolved config as JSON"):
+    # What the verbs' common options name: the paths are the pipeline's, as its rules pass them.
+    helps = {
+        "source": "a source of src/ansel/data/sources.yaml (e.g. wikiqa)",
+        "dataset": "a dataset of params.yaml's datasets",
+        "raw": "the source's downloaded folder (data/raw/<source>)",
+        "processed": "a processed dataset (data/processed/<dataset>, what `ansel preprocess` writes)",
+        "method": "the vectors: word2vec, or a key of params.yaml's embeddings.pretrained or embeddings.word2vec",
+        "run-dir": "the run's folder (results/runs/<dataset>/<model>/seed<k>)",
+        "embeddings": "the run's starting word vectors (data/embeddings/<dataset>/<method>-<dim>.npy)",
+        "preset": "a preset of presets/",
+        "paper": "a paper of params.yaml's papers (workflow/papers/<paper>.yaml)",
+        "table": "a table of the paper's spec",
+        "figure": "a figure of the paper's spec",
+        "published": "the published values (published_results.csv)",
+        "out-prefix": "the output files' path without their suffix",
+    }
+
+    def verb(name, fn, *args, config="resolved config as JSON", out=None):
         s = sub.add_parser(name)
         s.set_defaults(fn=fn)
         if config:
             s.add_argument("--config", type=_json, required=True, help=config)
         for arg in args:
-            s.add_argument(f"--{arg}", required=arg not in ("embeddings",))
+            s.add_argument(f"--{arg}", required=arg not in ("embeddings",), help=helps.get(arg))
+        if out:
+            s.add_argument("--out", required=True, help=out)
         return s
 
-    verb("download", cmd_download, "source", "out")
-    verb("preprocess", cmd_preprocess, "dataset", "raw", "out")
-    c = verb("corpus-vectors", cmd_corpus_vectors, "out", config="a recipe of embeddings.word2vec (JSON)")
+    threads = "torch's threads (default 1: the DAG runs one-thread jobs side by side)"
+    verb("download", cmd_download, "source", out="the source's manifest (data/raw/<source>/manifest.json)")
+    verb(
+        "preprocess", cmd_preprocess, "dataset", "raw", out="the processed dataset's folder (data/processed/<dataset>)"
+    )
+    c = verb(
+        "corpus-vectors",
+        cmd_corpus_vectors,
+        config="a recipe of embeddings.word2vec (JSON)",
+        out="the vectors (data/vectors/<recipe>-<dim>.npy, the words beside them)",
+    )
     c.add_argument("--processed", nargs="+", required=True, help="the corpus: these datasets' training splits")
-    e = verb("embeddings", cmd_embeddings, "processed", "method", "out")
+    e = verb(
+        "embeddings",
+        cmd_embeddings,
+        "processed",
+        "method",
+        out="the dataset's vectors (data/embeddings/<dataset>/<method>-<dim>.npy, a coverage .json beside)",
+    )
     e.add_argument("--vectors", help="corpus vectors (.npy beside .words.json) of the recipe --method names")
     for s in (c, e):
         s.add_argument("--dim", type=int, required=True)
@@ -458,7 +491,7 @@ def main(argv: list[str] | None = None) -> None:
         config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
         'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset',
     )
-    t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.add_argument("--no-dvclive", action="store_true", help="no dvclive/ folder (where dvclive is not installed)")
     t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
     t.add_argument(
@@ -477,7 +510,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
-        s.add_argument("--threads", type=int, default=1)
+        s.add_argument("--threads", type=int, default=1, help=threads)
     e.add_argument(
         "--last",
         action="store_true",
@@ -487,12 +520,12 @@ def main(argv: list[str] | None = None) -> None:
         "step-times",
         cmd_step_times,
         "processed",
-        "out",
         config="{model: resolved run config} (JSON): the rows of a table's benchmark column",
+        out="the step times (JSON)",
     )
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
     st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
-    st.add_argument("--threads", type=int, default=1)
+    st.add_argument("--threads", type=int, default=1, help=threads)
     r = verb("front-page", cmd_front_page, config=None)  # the README's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
     r.add_argument(
@@ -501,12 +534,13 @@ def main(argv: list[str] | None = None) -> None:
         help="fail where a row of FILE's results table breaks the rule of "
         "ansel.report.printable or the table differs from the records",
     )
-    rc = verb("collect-record", cmd_collect_record, "preset", "out", config=None)  # runs trained here, as a record
+    rc = verb(  # runs trained here, as a record
+        "collect-record", cmd_collect_record, "preset", config=None, out="the record's folder (reports/<name>)"
+    )
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
     verb("table", cmd_table, "paper", "table", "published", "out-prefix")
     verb("figure", cmd_figure, "paper", "figure", "out-prefix")
-    st = verb("stats", cmd_stats, "processed", config=None)
-    st.add_argument("--out", required=True, help="the table's file: .csv, .json (a record per split) or .md")
+    verb("stats", cmd_stats, "processed", config=None, out="the table's file: .csv, .json (a record per split) or .md")
     pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
     pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
     pl.add_argument(
@@ -524,7 +558,7 @@ def main(argv: list[str] | None = None) -> None:
         help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
         "no run has measured (on --device, when given), on this device (into results/costs/)",
     )
-    pl.add_argument("--threads", type=int, default=1)
+    pl.add_argument("--threads", type=int, default=1, help=threads)
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
     pl.add_argument(
         "--precision", choices=("torch", "fp32", "tf32", "bf16"), help="every trained run at this train.precision"
