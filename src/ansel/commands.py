@@ -65,7 +65,7 @@ def cmd_download(a) -> None:
 
 
 def cmd_preprocess(a) -> None:
-    from ansel.data.manifest import ManifestError, check_manifest
+    from ansel.data.manifest import MANIFEST, ManifestError, check_manifest
     from ansel.data.preprocess import (
         DegenerateDataError,
         IdCollisionError,
@@ -73,6 +73,7 @@ def cmd_preprocess(a) -> None:
         check_splits,
         recorded_steps,
     )
+    from ansel.data.readers.common import MissingRawFile
     from ansel.data.registry import get_source
     from ansel.data.vocab import Vocab, training_texts
 
@@ -87,6 +88,15 @@ def cmd_preprocess(a) -> None:
         check_splits(ds, ds_cfg["splits"], steps, f"datasets.{a.dataset}")  # before anything is written
     except (ManifestError, DegenerateDataError, IdCollisionError, LabelConflictError) as e:
         raise SystemExit(str(e)) from None
+    except MissingRawFile as e:  # the download fetched what the dataset's `fetch` or its source lists
+        fetched = sorted(json.loads((raw / MANIFEST).read_text())) if (raw / MANIFEST).is_file() else []
+        fetch = ds_cfg.get("fetch", {}).get("files")
+        raise SystemExit(
+            f"datasets.{a.dataset}: {e.path}: raw file missing; the download fetched "
+            f"{', '.join(fetched) or 'nothing'}"
+            + (f" (datasets.{a.dataset}.fetch.files: {', '.join(fetch)})" if fetch else "")
+            + f"; the {ds_cfg['source']} reader needs it too (a file in no mirror: see the mirror's SOURCE.md)"
+        ) from None
     v = ds_cfg.get("vocab", {})
     out.mkdir(parents=True, exist_ok=True)
     Vocab.build(training_texts(ds), v.get("min_count", 1), v.get("max_size"), v.get("min_df", 1)).save(

@@ -123,6 +123,33 @@ def test_missing_manifest_is_refused_and_an_old_one_checked_by_sha256(raw, tmp_p
     assert not (tmp_path / "out2").exists()
 
 
+def test_a_raw_file_the_download_did_not_fetch_is_named_with_what_it_fetched(raw, tmp_path):
+    """As QuoraQP's train.tsv, in no mirror: the dataset's `fetch` leaves it out, its reader needs it."""
+    (raw / "WikiQA-train.tsv").unlink()
+    write_manifest(raw / "manifest.json")  # as a download of dev and test alone leaves it
+    config = {**CONFIG, "fetch": {"files": ["WikiQA-dev.tsv", "WikiQA-test.tsv"]}}
+    with pytest.raises(SystemExit) as refused:
+        cli.main(
+            [
+                "preprocess",
+                "--dataset",
+                "wikiqa",
+                "--config",
+                json.dumps(config),
+                "--raw",
+                str(raw),
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+    assert str(refused.value) == (
+        f"datasets.wikiqa: {raw / 'WikiQA-train.tsv'}: raw file missing; the download fetched WikiQA-dev.tsv, "
+        "WikiQA-test.tsv (datasets.wikiqa.fetch.files: WikiQA-dev.tsv, WikiQA-test.tsv); the wikiqa reader "
+        "needs it too (a file in no mirror: see the mirror's SOURCE.md)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.fixture(params=[0o022, 0o027], ids=["umask022", "umask027"])
 def umask(request):
     before = os.umask(request.param)

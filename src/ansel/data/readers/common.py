@@ -88,9 +88,18 @@ def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:
     save_atomic(path, write)
 
 
+class MissingRawFile(FileNotFoundError):
+    """A raw file a reader needs is not in the source's download folder (``ansel preprocess`` names
+    what the download did fetch)."""
+
+    def __init__(self, path: Path):
+        super().__init__(f"{path}: raw file missing (run the download step / fetch first)")
+        self.path = path
+
+
 def require(path: Path) -> Path:
     if not path.exists():
-        raise FileNotFoundError(f"{path}: raw file missing (run the download step / fetch first)")
+        raise MissingRawFile(path)
     return path
 
 
