@@ -585,10 +585,9 @@ def main(argv: list[str] | None = None) -> None:
     u.add_argument("--device-minutes", type=_positive(float), help="the lease's device time, for the record's README")
     u.add_argument("--no-render", action="store_true", help="place the runs; render no table")
     a = p.parse_args(argv)
-    from ansel.data.manifest import ManifestError
-    from ansel.settings import ConfigError
+    from ansel.settings import InputError
 
     try:
         a.fn(a)
-    except (ConfigError, ManifestError) as e:  # a setting's or a file's fault: its key or file and the fix
+    except InputError as e:  # a setting's or a file's fault: its key or file and the fix
         sys.exit(f"ansel {a.verb}: {e}")

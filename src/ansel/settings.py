@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="DataclassInstance")
 
 
-class ConfigError(ValueError):
+class InputError(Exception):
+    """A setting or a file the pipeline refuses or cannot obtain: the message names it and the fix,
+    and ``ansel`` prints that one line (no traceback)."""
+
+
+class ConfigError(ValueError, InputError):
     """A configuration the pipeline refuses; the message starts with the key path."""
 
 

@@ -48,3 +48,16 @@ def test_a_corrupt_model_pt_names_the_file_and_the_retrain(bad):
     message = str(e.value)
     assert message.startswith(f"{weights}: corrupt") and f"delete {weights.parent} and rerun its target" in message
     assert "weights_only=False" not in message
+
+
+def test_ansel_evaluate_says_a_corrupt_model_pt_in_one_line(processed, finished_run, tmp_path):
+    from ansel import cli
+
+    run = tmp_path / "seed1"
+    run.mkdir()
+    (run / "config.json").write_bytes(finished_run["config.json"])
+    (run / "model.pt").write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
+    said = str(refused.value)
+    assert said.startswith(f"ansel evaluate: {run / 'model.pt'}: corrupt or not a checkpoint") and "\n" not in said

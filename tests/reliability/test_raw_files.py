@@ -17,6 +17,7 @@ import pytest
 from ansel import cli
 from ansel.data import download as dl
 from ansel.data.manifest import write_manifest
+from ansel.data.registry import get_source
 
 HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\r\n"
 CONFIG = {"source": "wikiqa", "read": {"tokenizer": "english"}, "splits": ["train", "dev", "test"]}
@@ -50,6 +51,7 @@ def raw(tmp_path, monkeypatch) -> Path:
         name, data = f"WikiQA-{split}.tsv", wikiqa_split(split)
         (mirror / f"{name}.gz").write_bytes(gz := gzip.compress(data))
         files.append({"name": name, "sha256": sha(data), "mirror": {"path": f"{name}.gz", "sha256": sha(gz)}})
+    get_source("wikiqa")  # the readers registered first, from the real sources.yaml (the vectors' are listed there)
     monkeypatch.setattr(dl, "load_sources", lambda: {"wikiqa": {"mirror_dir": "wikiqa", "files": files}})
     monkeypatch.setenv(dl.MIRROR_ENV, str(tmp_path / "mirror"))
     raw = tmp_path / "data" / "raw" / "wikiqa"
@@ -121,6 +123,20 @@ def test_missing_manifest_is_refused_and_an_old_one_checked_by_sha256(raw, tmp_p
     with pytest.raises(SystemExit, match=r"WikiQA-test\.tsv: changed since the download verified it: sha256"):
         preprocess(raw, tmp_path / "out2")
     assert not (tmp_path / "out2").exists()
+
+
+def test_a_file_the_download_cannot_fetch_is_said_in_one_line(raw, tmp_path):
+    """`ansel download` (a Snakemake job's log, or a hand run) prints the file, where it looked and the fix."""
+    (raw / "manifest.json").unlink()
+    (raw / "WikiQA-dev.tsv").unlink()
+    (tmp_path / "mirror" / "wikiqa" / "WikiQA-dev.tsv.gz").unlink()
+    with pytest.raises(SystemExit) as refused:
+        download(raw)
+    said = str(refused.value)
+    assert (
+        said.startswith(f"ansel download: {raw / 'WikiQA-dev.tsv'}: could not fetch: not in mirror")
+        and "\n" not in said
+    )
 
 
 def test_a_raw_file_the_download_did_not_fetch_is_named_with_what_it_fetched(raw, tmp_path):

@@ -33,6 +33,7 @@ from typing import IO, Any
 from ansel.data import transfer
 from ansel.files import atomic_path, write_text_atomic
 from ansel.schema import check_schema
+from ansel.settings import InputError
 from ansel.yamlfile import read_yaml
 
 SOURCES_FILE = Path(__file__).with_name("sources.yaml")
@@ -46,7 +47,7 @@ PINS = "pins.json"  # a pinned source's first-download checksums (sources.yaml `
 PIN_KEY = "_pin_first_download"
 
 
-class FetchError(RuntimeError):
+class FetchError(RuntimeError, InputError):
     """A raw file could not be obtained or verified; the message names the file (and member)."""
 
 

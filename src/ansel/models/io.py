@@ -9,11 +9,12 @@ import torch
 from ansel.files import save_atomic
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
+from ansel.settings import InputError
 
 __all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_torch"]
 
 
-class CorruptCheckpointError(RuntimeError):
+class CorruptCheckpointError(RuntimeError, InputError):
     """A saved checkpoint cannot be read as weights; the message names it and how to start again."""
 
 
