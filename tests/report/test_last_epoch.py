@@ -112,6 +112,13 @@ def test_published_metric_names_match_ours_case_insensitively(tmp_path):
     }
 
 
+def test_a_published_value_that_is_not_a_number_is_named_with_its_line(tmp_path):
+    csv = tmp_path / "published.csv"
+    csv.write_text("paper,table,dataset,split,model,metric,value\np,t,d,test,M,MAP,0.5\np,t,d,test,M,MRR,0.5O\n")
+    with pytest.raises(ValueError, match=rf"^{csv}, line 3: value '0.5O' is not a number$"):
+        published_lookup(csv, "p", "t")
+
+
 def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
     table = {**TABLE, "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": "P@1", "protocol": "last"}]}
     with pytest.raises(

@@ -100,8 +100,15 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
         df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]), PUBLISHED_KEY, csv_path
     )
     df = df[(df.paper == paper) & (df.table == table)]
+
+    def value(r) -> float:
+        try:
+            return float(r.value)
+        except ValueError:  # the file's line: its header is line 1
+            raise ValueError(f"{csv_path}, line {r.Index + 2}: value {r.value!r} is not a number") from None
+
     return {
-        (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): float(r.value)
+        (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): value(r)
         for r in df.itertuples()
     }
 
