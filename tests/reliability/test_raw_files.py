@@ -125,6 +125,18 @@ def test_missing_manifest_is_refused_and_an_old_one_checked_by_sha256(raw, tmp_p
     assert not (tmp_path / "out2").exists()
 
 
+def test_a_raw_file_out_of_its_format_is_said_in_one_line_naming_the_line(raw, tmp_path):
+    """A dataset's own copy (its manifest written again, as `python -m ansel.data.manifest` does)."""
+    dev = raw / "WikiQA-dev.tsv"
+    lines = dev.read_bytes().splitlines(keepends=True)
+    dev.write_bytes(b"".join([*lines[:3], b"a line without its tabs\r\n", *lines[3:]]))
+    write_manifest(raw / "manifest.json")
+    with pytest.raises(SystemExit) as refused:
+        preprocess(raw, tmp_path / "out")
+    assert str(refused.value) == f"ansel preprocess: {dev}: line 4: expected 7 fields separated by '\\t', got 1"
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_file_the_download_cannot_fetch_is_said_in_one_line(raw, tmp_path):
     """`ansel download` (a Snakemake job's log, or a hand run) prints the file, where it looked and the fix."""
     (raw / "manifest.json").unlink()

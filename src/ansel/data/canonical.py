@@ -23,13 +23,14 @@ import pandas as pd
 from ansel.data.manifest import MANIFEST, check_processed, write_manifest
 from ansel.files import save_atomic
 from ansel.memory import arrow_uses_malloc
+from ansel.settings import InputError
 
 QUESTION_COLUMNS = ["qid", "text", "tokens", "category"]
 ANSWER_COLUMNS = ["aid", "text", "tokens"]
 CANDIDATE_COLUMNS = ["qid", "aid", "label"]
 
 
-class DatasetError(ValueError):
+class DatasetError(ValueError, InputError):
     """A dataset violates the canonical format; the message names the table and row."""
 
 

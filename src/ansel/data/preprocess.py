@@ -20,6 +20,7 @@ import pandas as pd
 from ansel.data import mining
 from ansel.data.canonical import Dataset
 from ansel.data.tokenize import get_stopwords, get_tokenizer
+from ansel.settings import InputError
 
 COMMON_OPTIONS = {
     "name": "dataset name stored in the tables (default: the source name)",
@@ -55,11 +56,11 @@ def truncate(tokens: list[str], max_len: int | None) -> list[str]:
     return tokens if max_len is None else tokens[:max_len]
 
 
-class IdCollisionError(ValueError):
+class IdCollisionError(ValueError, InputError):
     """A reader's question id names two questions, or one in two splits; the message names both."""
 
 
-class LabelConflictError(ValueError):
+class LabelConflictError(ValueError, InputError):
     """A (question, answer) pair listed with two labels; the message names both places."""
 
 
@@ -179,7 +180,7 @@ def _tokenize_unique(texts: pd.Series, tokenize: Callable[[str], list[str]]) -> 
     return texts.map(cache)
 
 
-class DegenerateDataError(ValueError):
+class DegenerateDataError(ValueError, InputError):
     """A configured split is empty or has no positive; the message names dataset, split and step."""
 
 

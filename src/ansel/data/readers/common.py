@@ -14,9 +14,10 @@ from ansel.data.canonical import Dataset
 from ansel.data.download import fetch_dataset
 from ansel.data.preprocess import apply_options, check_options, from_pairs
 from ansel.files import save_atomic
+from ansel.settings import InputError
 
 
-class RawFormatError(ValueError):
+class RawFormatError(ValueError, InputError):
     """A raw file does not have its documented format; the message names file and line."""
 
 
@@ -88,7 +89,7 @@ def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:
     save_atomic(path, write)
 
 
-class MissingRawFile(FileNotFoundError):
+class MissingRawFile(FileNotFoundError, InputError):
     """A raw file a reader needs is not in the source's download folder (``ansel preprocess`` names
     what the download did fetch)."""
 
