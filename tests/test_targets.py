@@ -1,5 +1,6 @@
 import pytest
 
+from ansel import figure_kinds as FK
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError, load, load_paper, model_config
@@ -62,7 +63,7 @@ def test_sweep_derives_one_model_per_value_and_reuses_the_base_at_its_own_value(
 
 def test_sweep_runs_include_the_reference_model_for_every_seed():
     cfg = config(dataset_alias={"ds": "syn"})
-    runs = P.figure_runs(cfg, figure_spec(cfg, "p", sweep_spec()))
+    runs = FK.kind_of(sweep := figure_spec(cfg, "p", sweep_spec())).runs(cfg, sweep)
     assert dirs(runs) == sorted(
         f"results/runs/syn/{m}/seed{s}" for m in ["g@group_size=4", "g", "g@group_size=20", "ref"] for s in (1, 2)
     )
@@ -162,16 +163,18 @@ def test_figure_runs_per_kind():
     curves = figure_spec(
         cfg, "p", {"id": "c", "kind": "accuracy_by_length", "dataset": "ds", "split": "test", "models": ["a", "b"]}
     )
-    assert dirs(P.figure_runs(cfg, curves)) == [f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)]
-    assert "data/processed/ds" in P.figure_inputs(cfg, curves)
+    assert dirs(FK.kind_of(curves).runs(cfg, curves)) == [
+        f"results/runs/ds/{m}/seed{s}" for m in "ab" for s in (1, 2, 3)
+    ]
+    assert "data/processed/ds" in FK.kind_of(curves).inputs(cfg, curves)
     maps = figure_spec(cfg, "p", {"id": "m", "kind": "attention_maps", "dataset": "ds", "split": "test", "model": "a"})
-    assert dirs(P.figure_runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
-    assert dirs(P.figure_runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
-    assert "results/runs/ds/a/seed3/model.pt" in P.figure_inputs(cfg, {**maps, "seed": 3})
+    assert dirs(FK.kind_of(maps).runs(cfg, maps)) == ["results/runs/ds/a/seed1"]  # no seed: the first
+    assert dirs(FK.kind_of(maps).runs(cfg, {**maps, "seed": 3})) == ["results/runs/ds/a/seed3"]
+    assert "results/runs/ds/a/seed3/model.pt" in FK.kind_of(maps).inputs(cfg, {**maps, "seed": 3})
     with pytest.raises(ConfigError, match="seed 0 is not one of"):
-        P.figure_runs(cfg, {**maps, "seed": 0})
+        FK.kind_of(maps).runs(cfg, {**maps, "seed": 0})
     with pytest.raises(ConfigError, match="unknown kind 'pie'"):
-        P.figure_runs(cfg, {**maps, "kind": "pie"})
+        FK.kind_of({**maps, "kind": "pie"})
 
 
 def test_a_model_may_have_its_own_number_of_seeds():
@@ -237,9 +240,8 @@ def test_smoke_targets_cover_every_declared_output_on_synthetic_data():
             for path in kind_of(table).inputs(cfg, table):  # workflow/: the context rows' published values
                 assert _synthetic(path), (paper, table.id, path)
         for fig in spec.get("figures", []):
-            for path in P.figure_inputs(
-                cfg, P.spec_figure(cfg, paper, fig["id"])
-            ):  # with its paper (a heatmap's table)
+            figure = P.spec_figure(cfg, paper, fig["id"])  # with its paper (a heatmap's table)
+            for path in FK.kind_of(figure).inputs(cfg, figure):
                 assert _synthetic(path), (paper, fig["id"], path)
     # GGSA's grid and Figure 8 sweeps shrink to what fits the preset's budget
     variants = {r.variant for r in P.paper_runs(cfg) if r.variant.model.startswith("ggsa_")}
@@ -314,9 +316,9 @@ def test_the_matrix_has_a_row_per_architecture_and_every_cell_fits_its_dataset()
         if col.dataset == "quoraqp_standin" and row.not_applicable(col)
     } == {None}
     heatmap = P.spec_figure(cfg, "matrix", "heatmap")  # reads the table's runs and files
-    assert P.figure_runs(cfg, heatmap) == kind_of(table).runs(cfg, table)
-    assert P.figure_inputs(cfg, heatmap) == kind_of(table).inputs(cfg, table)
-    assert P.figure_models(cfg, heatmap) == kind_of(table).models(table)
+    assert FK.kind_of(heatmap).runs(cfg, heatmap) == kind_of(table).runs(cfg, table)
+    assert FK.kind_of(heatmap).inputs(cfg, heatmap) == kind_of(table).inputs(cfg, table)
+    assert FK.kind_of(heatmap).models(cfg, heatmap) == kind_of(table).models(table)
 
 
 def test_a_presets_evaluation_cadence_applies_only_where_a_model_has_one():

@@ -303,11 +303,12 @@ def cmd_stats(a) -> None:
 
 def cmd_figure(a) -> None:
     from ansel.evaluation.agreement import check_runs
-    from ansel.paper_targets import figure_metrics_runs, spec_figure
+    from ansel.figure_kinds import kind_of
+    from ansel.paper_targets import spec_figure
     from ansel.report.figures import render_figure
 
     figure = spec_figure(a.config, a.paper, a.figure)
-    check_runs(figure_metrics_runs(a.config, figure))  # only what the run files give
+    check_runs(kind_of(figure).metrics_runs(a.config, figure))  # only what the run files give
     render_figure(a.config, figure, Path(a.out_prefix))
 
 

@@ -1,5 +1,5 @@
-"""What the papers ask for: each spec's tables (through their kinds, ``ansel.table_kinds``) and figures,
-as runs and output files (DESIGN.md, principles 5 and 10).
+"""What the papers ask for: each spec's tables and figures (through their kinds, ``ansel.table_kinds``
+and ``ansel.figure_kinds``), as runs and output files (DESIGN.md, principles 5 and 10).
 
 The Snakefile, the CLI and the tests derive every target from the paper specs through these
 functions, so adding a row to a spec adds its runs. The runs and their files are ``ansel.targets``'.
@@ -9,34 +9,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ansel.config import ConfigError, load_paper
-from ansel.specs import TableSpec, figure_spec, table_spec
+from ansel.config import load_paper
+from ansel.figure_kinds import kind_of as figure_kind_of
+from ansel.specs import TableSpec, figure_spec
 from ansel.table_kinds import kind_of, spec_table
-from ansel.targets import (
-    PUBLISHED_RESULTS,
-    Run,
-    Variant,
-    processed_dir,
-    reading_metrics,
-    runs,
-    spec_seed,
-    sweep_models,
-    value_file,
-    with_run_files,
-)
+from ansel.targets import Run
 
 TABLE_EXTENSIONS = ("csv", "md", "tex", "html", "json")
 FIGURE_EXTENSIONS = ("png", "pdf")
-# What each figure kind reads from a run directory, and whether it reads the processed dataset.
-FIGURE_RUN_FILES = {
-    "learning_curves": ["log.csv"],
-    "accuracy_by_length": ["run.trec"],
-    "attention_maps": ["config.json", "model.pt", "run.trec"],
-    "sweep": [],  # its metric's file (value_file)
-    "accuracy_bars": [],  # its metric's file (value_file)
-    "heatmap": [],  # its table's files (TableKind.inputs)
-}
-FIGURES_READING_DATA = {"accuracy_by_length", "attention_maps"}
 
 
 def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
@@ -46,83 +26,6 @@ def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
         if fig["id"] == figure_id:
             return figure_spec(config, paper, fig)
     raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
-
-
-def figure_metrics_runs(config: dict, figure: dict) -> list[Run]:
-    """``metrics_runs`` of a figure (a heatmap's: its table's)."""
-    if table := heatmap_table(config, figure):
-        return kind_of(table).metrics_runs(config, table)
-    return reading_metrics(_figure_inputs(config, figure), figure_runs(config, figure))
-
-
-def figure_models(config: dict, figure: dict) -> list[str]:
-    """The params.yaml models a figure reads (a sweep: the base of its derived runs), in spec order."""
-    if figure["kind"] == "attention_maps":
-        return [figure["model"]]
-    if figure["kind"] == "sweep":
-        swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
-        return list(dict.fromkeys([*swept, figure["reference_model"]]))
-    if table := heatmap_table(config, figure):
-        return kind_of(table).models(table)
-    return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
-
-
-def figure_runs(config: dict, figure: dict) -> list[Run]:
-    """The runs a figure reads, by kind."""
-    kind = figure["kind"]
-    if kind not in FIGURE_RUN_FILES:
-        raise ConfigError(f"figure {figure['id']}: unknown kind {kind!r}; known: {', '.join(FIGURE_RUN_FILES)}")
-    if table := heatmap_table(config, figure):
-        return kind_of(table).runs(config, table)
-    ds = figure["run_dataset"]
-    if kind == "attention_maps":
-        return [
-            Run(ds, Variant(figure["model"]), spec_seed(config, figure.get("seed", 1), figure["id"], [figure["model"]]))
-        ]
-    if kind == "sweep":
-        variants = [v for _, v in sweep_models(config, figure)] + [Variant(figure["reference_model"])]
-    else:
-        variants = [Variant(m) for m in figure_models(config, figure)]
-    return sorted({r for v in variants for r in runs(config, ds, v)})
-
-
-def heatmap_table(config: dict, figure: dict) -> TableSpec | None:
-    """A heatmap's table, whose runs and files it reads (``figure_table``); None for other kinds."""
-    return figure_table(config, figure) if figure["kind"] == "heatmap" else None
-
-
-def figure_table(config: dict, figure: dict) -> TableSpec:
-    """The metrics table of its paper whose cells a heatmap figure draws (spec key ``table``)."""
-    table = table_spec(config, figure["paper"], figure["table"])
-    if not kind_of(table).metric_grid:
-        raise ConfigError(
-            f"figure {figure['id']}: table {figure['table']!r} is of kind {kind_of(table).name!r}; "
-            "a heatmap draws a metrics table"
-        )
-    return table
-
-
-def figure_inputs(config: dict, figure: dict) -> list[str]:
-    """``_figure_inputs``, with the run file and labels of every metrics.json read (``with_run_files``)."""
-    if table := heatmap_table(config, figure):
-        return kind_of(table).inputs(config, table)
-    return with_run_files(_figure_inputs(config, figure), figure_metrics_runs(config, figure))
-
-
-def _figure_inputs(config: dict, figure: dict) -> list[str]:
-    files = [f"{r.dir}/{name}" for r in figure_runs(config, figure) for name in FIGURE_RUN_FILES[figure["kind"]]]
-    if figure["kind"] in ("sweep", "accuracy_bars"):
-        splits = figure["splits"] if figure["kind"] == "sweep" else [figure["split"]]
-        files += dict.fromkeys(
-            value_file(r, split, figure["metric"], figure.get("protocol", "dev"))
-            for r in figure_runs(config, figure)
-            for split in splits
-        )
-    if figure["kind"] in FIGURES_READING_DATA:
-        files.append(processed_dir(figure["run_dataset"]))
-    if "reference_published" in figure or "published_table" in figure:
-        files.append(PUBLISHED_RESULTS)
-    return files
 
 
 def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:
@@ -152,12 +55,14 @@ def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
 
 def paper_inputs(config: dict) -> list[str]:
     """Every file the preset's tables and figures read (run files, statistics, processed data)."""
-    return sorted(_gathered(config, lambda t: kind_of(t).inputs(config, t), lambda f: figure_inputs(config, f)))
+    return sorted(
+        _gathered(config, lambda t: kind_of(t).inputs(config, t), lambda f: figure_kind_of(f).inputs(config, f))
+    )
 
 
 def paper_runs(config: dict) -> list[Run]:
     """Every run the preset's tables and figures read."""
-    return sorted(_gathered(config, lambda t: kind_of(t).runs(config, t), lambda f: figure_runs(config, f)))
+    return sorted(_gathered(config, lambda t: kind_of(t).runs(config, t), lambda f: figure_kind_of(f).runs(config, f)))
 
 
 def _gathered(config: dict, of_table: Callable[[TableSpec], Iterable], of_figure: Callable[[dict], Iterable]) -> set:

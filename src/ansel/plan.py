@@ -39,6 +39,7 @@ from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import root
 from ansel.data.vocab import run_vocab_file
+from ansel.figure_kinds import kind_of as figure_kind_of
 from ansel.jsonfile import read_json
 from ansel.models.registry import is_trained
 from ansel.plan_stacks import SPEED_FILE, Stack, layers_stack, read_stacks, row_key, stack_parts
@@ -438,7 +439,7 @@ def plan(
     for paper in config["papers"]:
         tables, figures = P.paper_items(config, paper)
         items += [(paper, t.id, kind_of(t).runs(config, t)) for t in tables if kind_of(t).metric_grid]
-        items += [(paper, f["id"], P.figure_runs(config, f)) for f in figures]
+        items += [(paper, f["id"], figure_kind_of(f).runs(config, f)) for f in figures]
     for paper, item, item_runs in items:
         rows.append({"paper": paper, "item": item, **_estimate(config, item_runs, costs, examples)})
     every = sorted(set(P.paper_runs(config)))  # a run read by a table and a figure is trained once

@@ -6,12 +6,15 @@ output behind: ``read`` raises before anything is written, so the processed dire
 
 from __future__ import annotations
 
+import json
 import pickle
 import shutil
 from pathlib import Path
 
 import pytest
 
+from ansel import cli
+from ansel.data.manifest import write_manifest
 from ansel.data.readers.common import RawFormatError
 from ansel.data.registry import get_source
 from ansel.data.stats import dataset_stats
@@ -212,6 +215,13 @@ def test_yahooqa_env_pickle_with_callable_is_refused(tmp_path, monkeypatch):
     (raw / "env.pkl").write_bytes(pickle.dumps(_env([["x y z w v", 1], _Boom()]), protocol=2))
     with pytest.raises(pickle.UnpicklingError, match=r"env\.pkl: refuses global "):
         read_and_save("yahooqa", raw, tmp_path / "out")
+    assert not (tmp_path / "SHOULD_NOT_EXIST").exists() and not (tmp_path / "out").exists()
+    write_manifest(raw / "manifest.json")  # as `ansel download` leaves it: the CLI says it in one line
+    config = {"source": "yahooqa", "splits": ["train", "dev", "test"]}
+    args = ["preprocess", "--dataset", "yahooqa", "--config", json.dumps(config), "--raw", str(raw), "--out", "out"]
+    with pytest.raises(SystemExit) as refused:
+        cli.main(args)
+    assert str(refused.value).startswith(f"ansel preprocess: {raw / 'env.pkl'}: refuses global ")
     assert not (tmp_path / "SHOULD_NOT_EXIST").exists() and not (tmp_path / "out").exists()
 
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
+from ansel.config import ConfigError
 from ansel.data.canonical import Dataset
 from ansel.data.vocab import Vocab
 from ansel.evaluation.metrics import write_trec_run
@@ -180,8 +181,16 @@ def test_sweep_points_are_means_over_seeds_of_the_derived_runs(workdir):
 
 
 def test_unknown_figure_kind_is_named(workdir):
-    with pytest.raises(KeyError, match="unknown kind 'pie'"):
+    with pytest.raises(ConfigError, match="figure x: unknown kind 'pie'; known: accuracy_bars, "):
         render_figure(CONFIG, {"id": "x", "kind": "pie"}, workdir / "x")
+    assert not (workdir / "x.png").exists()
+
+
+def test_every_figure_kind_is_drawn_by_a_function_of_the_report():
+    from ansel import figure_kinds
+    from ansel.report import figures
+
+    assert figures.drawn() == figure_kinds.known()
 
 
 HEATMAP_SPEC = """
@@ -256,8 +265,8 @@ def test_heatmap_prints_each_mean_colours_it_within_its_column_and_greys_na(tmp_
 
 def test_a_heatmap_of_a_table_that_is_not_of_metrics_is_refused(monkeypatch, repo_root):
     from ansel.config import ConfigError, load
-    from ansel.paper_targets import figure_table
+    from ansel.figure_kinds import heatmap_table
 
     monkeypatch.setenv("ANSEL_ROOT", str(repo_root))
     with pytest.raises(ConfigError, match="figure h: table 'table1' is of kind 'dataset_stats'"):
-        figure_table(load(), {"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})
+        heatmap_table(load(), {"id": "h", "kind": "heatmap", "paper": "ggsa", "table": "table1"})

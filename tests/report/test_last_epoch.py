@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ansel import figure_kinds as FK
 from ansel.config import papers_dir
-from ansel.paper_targets import figure_inputs, figure_runs
 from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
 from ansel.report.tables import aggregate, published_lookup, render
 from ansel.specs import figure_spec, parse_table
@@ -167,7 +167,7 @@ def test_accuracy_bars_are_seed_means_beside_the_published_figure3_values(runs, 
     checked = [
         f for m in ("mv", "q") for s in (1, 2) for f in (f"results/runs/syn/{m}/seed{s}/run.trec", "data/processed/syn")
     ] * (protocol == "dev")
-    assert figure_inputs(CONFIG, spec) == runs_read + ["workflow/papers/published_results.csv"] + list(
+    assert FK.kind_of(spec).inputs(CONFIG, spec) == runs_read + ["workflow/papers/published_results.csv"] + list(
         dict.fromkeys(checked)
     )
 
@@ -215,7 +215,7 @@ def test_epoch_curves_per_split_and_the_reference_after_training(runs):
     )
     assert (runs / "figures/p/lc.png").stat().st_size > 0
     # a reference model outside the panels is read too
-    assert [r.dir for r in figure_runs(CONFIG, {**FIG4, "models": ["q"]})] == [
+    assert [r.dir for r in FK.kind_of(FIG4).runs(CONFIG, {**FIG4, "models": ["q"]})] == [
         f"results/runs/syn/{m}/seed{s}" for m in ("mv", "q") for s in (1, 2)
     ]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from ansel import figure_kinds as FK
 from ansel import table_kinds as K
 from ansel.run_files import stored
 
@@ -95,8 +96,8 @@ def table_inputs(w):
 
 
 def figure_inputs(w):
-    """The files a figure job reads (paper_targets.figure_inputs), each as it is stored (table_inputs)."""
-    return [str(stored(f)) for f in P.figure_inputs(C, P.spec_figure(C, w.paper, w.figure))]
+    """The files a figure job reads (FigureKind.inputs), each as it is stored (table_inputs)."""
+    return [str(stored(f)) for f in FK.kind_of(spec := P.spec_figure(C, w.paper, w.figure)).inputs(C, spec)]
 
 
 def table_cfg(w):
@@ -106,13 +107,9 @@ def table_cfg(w):
 
 
 def figure_cfg(w):
-    """The report's slice of the config plus the configs of the models a figure reads (their seeds; a
-    sweep derives its runs from its base model) and the preset's sweep values."""
+    """The slice of the config a figure job reads (ansel.figure_kinds: FigureKind.job_config)."""
     spec = P.spec_figure(C, w.paper, w.figure)
-    cfg = {**T.report_config(C), **T.models_config(C, P.figure_models(C, spec))}
-    if spec["kind"] == "sweep":
-        cfg["papers"] = {w.paper: {"sweeps": C["papers"][w.paper].get("sweeps", {})}}
-    return json.dumps(cfg)
+    return json.dumps(FK.kind_of(spec).job_config(C, spec))
 
 
 # params.yaml as written (preset: full): the papers' settings, which table notes compare runs against.

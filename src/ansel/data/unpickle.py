@@ -14,8 +14,14 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from ansel.settings import InputError
 
-class UnsafePickleError(pickle.UnpicklingError):
+
+class PickleFileError(pickle.UnpicklingError, InputError):
+    """A pickle that cannot be read as plain data: ``ansel`` says so in one line naming the file."""
+
+
+class UnsafePickleError(PickleFileError):
     """The pickle references a global (class/function) or is not a plain-data pickle."""
 
 
@@ -43,7 +49,7 @@ def load_plain(path: str | Path, text_encoding: str = "utf-8") -> Any:
         except UnsafePickleError:
             raise
         except Exception as e:  # truncated or corrupt: pickle raises several unrelated types
-            raise pickle.UnpicklingError(f"{label}: not a readable pickle: {type(e).__name__}: {e}") from e
+            raise PickleFileError(f"{label}: not a readable pickle: {type(e).__name__}: {e}") from e
     return _decode(obj, label, text_encoding)
 
 
@@ -52,7 +58,7 @@ def _decode(obj: Any, label: str, encoding: str) -> Any:
         try:
             return obj.decode(encoding)
         except UnicodeDecodeError as e:
-            raise pickle.UnpicklingError(f"{label}: byte string {obj[:40]!r}... is not {encoding}: {e}") from e
+            raise PickleFileError(f"{label}: byte string {obj[:40]!r}... is not {encoding}: {e}") from e
     if isinstance(obj, dict):
         return {_decode(k, label, encoding): _decode(v, label, encoding) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):

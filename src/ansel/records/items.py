@@ -6,6 +6,7 @@ from __future__ import annotations
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import ConfigError
+from ansel.figure_kinds import kind_of as figure_kind_of
 from ansel.table_kinds import kind_of
 
 
@@ -28,7 +29,7 @@ def item_runs(config: dict, paper: str, item: str) -> tuple[str, list[T.Run]]:
             return f"results/tables/{paper}/{item}.md", kind_of(t).runs(config, t)
     for f in figures:
         if f["id"] == item:
-            return f"figures/{paper}/{item}.png", P.figure_runs(config, f)
+            return f"figures/{paper}/{item}.png", figure_kind_of(f).runs(config, f)
     raise ConfigError(
         f"{paper}: no table or figure {item!r} under preset {config['preset']!r} "
         f"({', '.join([t.id for t in tables] + [f['id'] for f in figures])})"

@@ -26,6 +26,7 @@ from typing import Sequence
 from ansel import paper_targets as P
 from ansel import targets as T
 from ansel.config import root
+from ansel.figure_kinds import kind_of as figure_kind_of
 from ansel.records.items import item_runs
 from ansel.records.kit_runner.commands import run_commands
 from ansel.records.layout import LAST_RUN_FILES, RUN_FILES, copy_path, gzip_file, run_name, setting_args
@@ -137,7 +138,7 @@ def _targets(rec: dict, stage: Path) -> tuple[list[str], dict[str, list[str]]]:
             missing = [r.dir for r in runs if not (stage / r.dir / "metrics.json").exists()]
             if item in tables and kind_of(tables[item]).benchmark_configs(config, tables[item])[0]:  # its step times
                 missing += [f] if not (stage / (f := T.benchmark_file(paper, item))).exists() else []
-            if item in figures and "model.pt" in P.FIGURE_RUN_FILES[figures[item]["kind"]]:
+            if item in figures and "model.pt" in figure_kind_of(figures[item]).run_files:
                 missing += [w for r in runs if (w := link_weights(r, stage))]
             if missing:
                 waiting[f"{paper}/{item}"] = missing

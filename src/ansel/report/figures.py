@@ -1,7 +1,7 @@
-"""Paper figures by kind. Each kind is a function (config, spec, out_prefix) that writes png+pdf.
+"""Paper figures drawn: a function (config, spec, out_prefix) per figure kind writes png+pdf.
 
-Kinds register with ``@figure_kind("name")``; the paper spec's ``kind`` picks one, and
-``ansel.paper_targets.figure_inputs`` lists the files each kind reads (the figure rule's inputs).
+Each registers with ``@draws("name")`` under its kind's name in ``ansel.figure_kinds``, which
+knows what the kind reads (the figure rule's inputs).
 ``spec["paper"]`` is the paper the figure belongs to, ``spec["run_dataset"]`` the dataset its runs
 use under the preset (both set where the spec is read: ``ansel.specs.figure_spec``).
 """
@@ -25,7 +25,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ansel.config import papers_dir
 from ansel.data.canonical import Dataset
-from ansel.paper_targets import figure_models, figure_table
+from ansel.figure_kinds import heatmap_table, kind_of
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths
 from ansel.report.plotting import save
 from ansel.report.tables import (
@@ -42,25 +42,31 @@ from ansel.report.tables import (
 from ansel.targets import Run, Variant, processed_dir, runs, seed_count, spec_seed, sweep_models, sweep_values
 
 FigureFn = Callable[[dict, dict, Path], None]
-_KINDS: dict[str, FigureFn] = {}
+_DRAWN: dict[str, FigureFn] = {}
 
 
-def figure_kind(name: str):
+def draws(kind: str):
+    """Registers the function that draws figures of ``kind`` (a name of ``ansel.figure_kinds``)."""
+
     def wrap(fn: FigureFn) -> FigureFn:
-        _KINDS[name] = fn
+        _DRAWN[kind] = fn
         return fn
 
     return wrap
 
 
+def drawn() -> list[str]:
+    """The kinds a function here draws."""
+    return sorted(_DRAWN)
+
+
 def render_figure(config: dict, spec: dict, prefix: Path) -> None:
-    if spec["kind"] not in _KINDS:
-        raise KeyError(f"figure {spec['id']}: unknown kind {spec['kind']!r}; known: {', '.join(sorted(_KINDS))}")
+    kind = kind_of(spec)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     ds = spec.get("run_dataset")
     if "title" in spec and ds != spec.get("dataset"):  # a kind's own title names the dataset it read
         spec = {**spec, "title": f"{spec['title']}\n(ours on {ds}, standing in for {spec['dataset']})"}
-    _KINDS[spec["kind"]](config, spec, prefix)
+    _DRAWN[kind.name](config, spec, prefix)
 
 
 def epoch_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
@@ -90,7 +96,7 @@ def reference_value(config: dict, spec: dict) -> float:
     )
 
 
-@figure_kind("learning_curves")
+@draws("learning_curves")
 def learning_curves(config: dict, spec: dict, prefix: Path) -> None:
     """``metric`` per epoch for each of ``splits`` (default dev; test needs the model's
     ``train.monitor_splits``), mean ± std over seeds: one axes with a line per (model, split), or
@@ -157,7 +163,7 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
         else {}
     )
     rows = []
-    for model in figure_models(config, spec):
+    for model in kind_of(spec).models(config, spec):
         label = spec.get("labels", {}).get(model, model)
         v = np.array([run_value(r, split, metric, protocol) for r in runs(config, ds, Variant(model))])
         rows.append(
@@ -175,7 +181,7 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@figure_kind("accuracy_bars")
+@draws("accuracy_bars")
 def accuracy_bars(config: dict, spec: dict, prefix: Path) -> None:
     """A bar per model (``bar_values``: mean, ± std as an error bar), the published value as a
     marker beside it; a solid red line at ``reference_model``'s mean and a dashed green one at the
@@ -241,7 +247,7 @@ def length_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     return curves
 
 
-@figure_kind("accuracy_by_length")
+@draws("accuracy_by_length")
 def accuracy_by_length_figure(config: dict, spec: dict, prefix: Path) -> None:
     ds = spec["run_dataset"]
     plot_accuracy_by_length(
@@ -251,7 +257,7 @@ def accuracy_by_length_figure(config: dict, spec: dict, prefix: Path) -> None:
     )
 
 
-@figure_kind("attention_maps")
+@draws("attention_maps")
 def attention_maps_figure(config: dict, spec: dict, prefix: Path) -> None:
     """σq/σa heat map of one correctly answered question with a long answer (the spec's
     ``example``-th longest, answers of at least ``min_answer_tokens``), from one seed's model."""
@@ -335,7 +341,7 @@ def sweep_curves(config: dict, spec: dict, scale: float = 1.0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@figure_kind("sweep")
+@draws("sweep")
 def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     """``metric`` against one hyperparameter of ``base_model``, one line per split (mean over
     seeds, ± std band); the reference model as a solid horizontal line, its published value
@@ -404,7 +410,7 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     ax.set_title(
         spec.get(
             "title",
-            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, figure_models(config, spec))} seeds)",
+            f"{ds}: {spec.get('base_model', 'each model')} by {x} ({seed_count(config, kind_of(spec).models(config, spec))} seeds)",
         ),
         fontsize=9,
     )
@@ -420,14 +426,14 @@ def column_position(means: pd.DataFrame) -> pd.DataFrame:
     return ((means - low) / span).fillna(0.5).where(means.notna())
 
 
-@figure_kind("heatmap")
+@draws("heatmap")
 def heatmap(config: dict, spec: dict, prefix: Path) -> None:
     """A metrics table (spec key ``table``) as a grid: rows x columns, each cell's mean over seeds
     printed in it. Colour = the cell's place within its column (``column_position``): columns are
     different datasets and metrics, whose ranges differ (MAP on 100-candidate pools vs 5; accuracy),
     so one scale over all of them would compare datasets, not models. n/a cells (no model of the
     row applies) and cells without runs are grey."""
-    table = figure_table(config, spec)
+    table = heatmap_table(config, spec)
     cells = aggregate(config, table, {})
     rows, columns = [r.label for r in table.rows], [c.label for c in table.columns]
     position = column_position(
