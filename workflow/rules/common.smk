@@ -97,7 +97,8 @@ def table_inputs(w):
 
 def figure_inputs(w):
     """The files a figure job reads (FigureKind.inputs), each as it is stored (table_inputs)."""
-    return [str(stored(f)) for f in FK.kind_of(spec := P.spec_figure(C, w.paper, w.figure)).inputs(C, spec)]
+    spec = P.spec_figure(C, w.paper, w.figure)
+    return [str(stored(f)) for f in FK.kind_of(spec).inputs(C, spec)]
 
 
 def table_cfg(w):
