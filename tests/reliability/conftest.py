@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ansel import cli
-from ansel.config import load, run_config
 from ansel.data.readers.synthetic import Synthetic
 from ansel.data.vocab import Vocab, training_texts
+from tests.tiny_run import tiny_qa_cnn, train_args
 
 
 @pytest.fixture(scope="session")
@@ -37,24 +37,7 @@ def train_and_evaluate(processed):
 
 
 def _train_and_evaluate(processed: Path, run_dir: Path, timings: Path, max_batches: int) -> None:
-    c = run_config(load(), "synthetic_en", "qa_cnn", 1)
-    c["embeddings"] = None
-    c["eval"]["splits"] = ["dev", "test"]  # the fixture corpus has no test1/test2
-    c["train"].update(epochs=2, batch_size=16, max_batches=max_batches)
-    cli.main(
-        [
-            "train",
-            "--config",
-            json.dumps(c),
-            "--processed",
-            str(processed),
-            "--run-dir",
-            str(run_dir),
-            "--timings",
-            str(timings),
-            "--no-progress",
-        ]
-    )
+    cli.main(train_args(tiny_qa_cnn(max_batches=max_batches), processed, run_dir, "--timings", str(timings)))
     cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run_dir)])
 
 

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from ansel import forkserver
-from ansel.config import load, run_config
+from tests.tiny_run import tiny_qa_cnn, train_args
 
 ANSEL = str(Path(sys.executable).with_name("ansel"))  # the console script, as the rules call it
 
@@ -42,22 +42,7 @@ def _without_server() -> dict:
 
 
 def _train_args(processed: Path, run_dir: Path, epochs: int = 2) -> list[str]:
-    c = run_config(load(), "synthetic_en", "qa_cnn", 1)
-    c["embeddings"] = None
-    c["eval"]["splits"] = ["dev", "test"]
-    c["train"].update(epochs=epochs, batch_size=16, max_batches=2)
-    return [
-        "train",
-        "--config",
-        json.dumps(c),
-        "--processed",
-        str(processed),
-        "--run-dir",
-        str(run_dir),
-        "--timings",
-        str(run_dir / "timings.json"),
-        "--no-progress",
-    ]
+    return train_args(tiny_qa_cnn(epochs=epochs), processed, run_dir, "--timings", str(run_dir / "timings.json"))
 
 
 def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, server):

@@ -7,36 +7,16 @@ import json
 import pytest
 
 from ansel import cli
-from ansel.config import load, run_config
 from ansel.training.epoch import EpochTrainer
+from tests.tiny_run import tiny_qa_cnn, train_args
 
 
 class Killed(BaseException):
     """What kill -9 leaves: no handler runs after it."""
 
 
-def _config(lr: float) -> dict:
-    c = run_config(load(), "synthetic_en", "qa_cnn", 1)
-    c["embeddings"] = None
-    c["eval"]["splits"] = ["dev", "test"]
-    c["train"].update(epochs=2, batch_size=16, max_batches=2, lr=lr)
-    return c
-
-
 def _train(processed, run_dir, lr):
-    cli.main(
-        [
-            "train",
-            "--config",
-            json.dumps(_config(lr)),
-            "--processed",
-            str(processed),
-            "--run-dir",
-            str(run_dir),
-            "--no-progress",
-            "--no-dvclive",
-        ]
-    )
+    cli.main(train_args(tiny_qa_cnn(lr=lr), processed, run_dir, "--no-dvclive"))
 
 
 def test_a_killed_retrain_leaves_no_result_of_the_earlier_model(processed, tmp_path, monkeypatch):

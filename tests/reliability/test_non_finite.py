@@ -6,8 +6,9 @@ import json
 import pytest
 
 from ansel import cli
-from ansel.config import ConfigError, load, run_config, validate
+from ansel.config import ConfigError, load, validate
 from ansel.yamlfile import read_yaml
+from tests.tiny_run import tiny_qa_cnn, train_args
 
 
 def test_an_infinite_or_nan_setting_is_refused_naming_its_key(tmp_path):
@@ -25,31 +26,15 @@ def test_an_infinite_or_nan_setting_is_refused_naming_its_key(tmp_path):
 
 def test_a_diverging_training_stops_with_its_epoch_and_leaves_no_results(processed, tmp_path):
     run = tmp_path / "run"
-    c = run_config(load(), "synthetic_en", "qa_cnn", 1)
-    c["embeddings"] = None
-    c["eval"]["splits"] = ["dev", "test"]
     # Finite settings whose loss is not: a margin near float32's largest number overflows the batch's
     # loss on any CPU (lr=1e30 blew one CPU's weights up to NaN, and only saturated another's tanh)
-    c["train"].update(epochs=2, batch_size=16, max_batches=2, optimizer="sgd", lr=0.1, margin=3e38)
+    c = tiny_qa_cnn(optimizer="sgd", lr=0.1, margin=3e38)
     with pytest.raises(
         SystemExit,
         match=r"ansel train: .*run: models\.qa_cnn seed 1: the training loss of epoch 1 "
         r"is (nan|inf).*the run diverged; lower train\.lr",
     ):
-        cli.main(
-            [
-                "train",
-                "--config",
-                json.dumps(c),
-                "--processed",
-                str(processed),
-                "--run-dir",
-                str(run),
-                "--timings",
-                str(tmp_path / "timings.json"),
-                "--no-progress",
-            ]
-        )
+        cli.main(train_args(c, processed, run, "--timings", str(tmp_path / "timings.json")))
     assert sorted(p.name for p in run.iterdir()) == [], "nothing of the diverged run is left"
     assert not (tmp_path / "timings.json").exists()
     c["train"]["lr"] = float("inf")  # a hand-written config is refused before any data is read

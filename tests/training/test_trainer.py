@@ -27,6 +27,7 @@ from ansel.models.io import load_model
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from tests.data.reference_loading import assert_loads_as_reference
+from tests.tiny_run import train_args
 from tests.training.corpus import processed_synthetic
 
 SMALL = {"train": 120, "dev": 30, "test": 30}
@@ -270,19 +271,7 @@ def test_killed_training_process_resumes_from_last_epoch(processed, tmp_path):
     c["hparams"].update(embedding_dim=16, hidden=16)
 
     def command(run_dir):
-        return [
-            sys.executable,
-            "-m",
-            "ansel.cli",
-            "train",
-            "--config",
-            json.dumps(c),
-            "--processed",
-            str(processed),
-            "--run-dir",
-            str(run_dir),
-            "--no-progress",
-        ]
+        return [sys.executable, "-m", "ansel.cli", *train_args(c, processed, run_dir)]
 
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     cli.main(command(straight)[3:])  # uninterrupted, in this process: the same command, no start-up to wait for
@@ -365,19 +354,7 @@ def test_a_failed_training_ends_without_dulwich_finalizer_noise(processed, tmp_p
     c = cfg(epochs=1)
     c["train"]["dev_split"] = "nope"  # the dev evaluator fails after the first epoch, with the logger open
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ansel.cli",
-            "train",
-            "--config",
-            json.dumps(c),
-            "--processed",
-            str(processed),
-            "--run-dir",
-            str(tmp_path / "run"),
-            "--no-progress",
-        ],
+        [sys.executable, "-m", "ansel.cli", *train_args(c, processed, tmp_path / "run")],
         cwd=repo_root,
         capture_output=True,
         text=True,
