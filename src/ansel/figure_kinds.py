@@ -10,36 +10,19 @@ built). Nothing else compares a figure kind's name. A figure spec is ``ansel.spe
 from __future__ import annotations
 
 from ansel import targets as T
+from ansel.kinds import Kinds
 from ansel.settings import ConfigError
 from ansel.specs import TableSpec, table_spec
 from ansel.table_kinds import kind_of as table_kind_of
 
-_KINDS: dict[str, FigureKind] = {}
-
-
-def figure_kind(name: str):
-    """Class decorator: registers one instance of a ``FigureKind`` subclass under the spec's ``kind``."""
-
-    def wrap(cls: type[FigureKind]) -> type[FigureKind]:
-        if name in _KINDS:
-            raise ValueError(f"figure kind {name!r} registered twice")
-        cls.name = name
-        _KINDS[name] = cls()
-        return cls
-
-    return wrap
-
-
-def known() -> list[str]:
-    """The registered kinds' names."""
-    return sorted(_KINDS)
+_KINDS: Kinds[FigureKind] = Kinds("figure kind")
+figure_kind = _KINDS.register  # class decorator: @figure_kind("sweep")
+known = _KINDS.known
 
 
 def kind_of(figure: dict) -> FigureKind:
     """The kind of a figure spec."""
-    if figure["kind"] not in _KINDS:
-        raise ConfigError(f"figure {figure['id']}: unknown kind {figure['kind']!r}; known: {', '.join(known())}")
-    return _KINDS[figure["kind"]]
+    return _KINDS.of(figure["kind"], f"figure {figure['id']}")
 
 
 class FigureKind:

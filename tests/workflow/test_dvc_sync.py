@@ -2,6 +2,7 @@
 declare real params, and together cover every output directory the DAG writes; the metrics and
 plots DVC shows (workflow/dvc/dvc.yaml) are those of the current paper specs and preset."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -96,3 +97,19 @@ def test_metrics_and_plots_file_is_generated_from_the_current_specs(repo_root):
     plotted = {key.split("/")[2] for p in curves for key in p}
     untrained = {m for m in plotted if not is_trained(config["models"][m.split("@")[0]]["arch"])}  # sweep points
     assert plotted and not untrained, untrained
+
+
+def test_a_stage_that_depends_on_the_targets_code_depends_on_what_it_imports(dvc, repo_root):
+    """What the papers ask for is derived by ansel.paper_targets from the modules it imports (the
+    table and figure kinds, the specs, the runs): a change to any of them changes the DAG, so a stage
+    listing paper_targets.py lists them too (else `dvc repro` calls the stage up to date)."""
+    tree = ast.parse((repo_root / "src/ansel/paper_targets.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module.startswith("ansel.")}
+    files = sorted(
+        f"src/{m.replace('.', '/')}" + ("" if (repo_root / "src" / m.replace(".", "/")).is_dir() else ".py")
+        for m in imported
+    )
+    assert "src/ansel/figure_kinds.py" in files and "src/ansel/table_kinds" in files
+    for name, stage in dvc["stages"].items():
+        if "src/ansel/paper_targets.py" in stage["deps"]:
+            assert [f for f in files if f not in stage["deps"]] == [], name

@@ -15,30 +15,18 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING
 
-from ansel.settings import ConfigError
+from ansel.kinds import Kinds
 from ansel.specs import TableSpec, table_spec
 
 if TYPE_CHECKING:
     from ansel.table_kinds.base import TableKind
 
-_KINDS: dict[str, TableKind] = {}
-
-
-def table_kind(name: str):
-    """Class decorator: registers one instance of a ``TableKind`` subclass under the spec's ``kind``."""
-
-    def wrap(cls: type[TableKind]) -> type[TableKind]:
-        if name in _KINDS:
-            raise ValueError(f"table kind {name!r} registered twice")
-        cls.name = name
-        _KINDS[name] = cls()
-        return cls
-
-    return wrap
+_KINDS: Kinds[TableKind] = Kinds("table kind")
+table_kind = _KINDS.register  # class decorator: @table_kind("metrics")
 
 
 @functools.cache
-def _discovered() -> dict[str, TableKind]:
+def _discovered() -> Kinds[TableKind]:
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return _KINDS
@@ -46,7 +34,7 @@ def _discovered() -> dict[str, TableKind]:
 
 def known() -> list[str]:
     """The registered kinds' names."""
-    return sorted(_discovered())
+    return _discovered().known()
 
 
 def spec_table(config: dict, paper: str, table_id: str) -> TableSpec:
@@ -59,6 +47,4 @@ def spec_table(config: dict, paper: str, table_id: str) -> TableSpec:
 
 def kind_of(table: TableSpec) -> TableKind:
     """The kind of a table spec (its ``kind``, default metrics)."""
-    if table.kind not in _discovered():
-        raise ConfigError(f"table {table.id}: unknown kind {table.kind!r}; known: {', '.join(known())}")
-    return _KINDS[table.kind]
+    return _discovered().of(table.kind, f"table {table.id}")
