@@ -37,9 +37,13 @@ class FigureKind:
         """The params.yaml models the figure reads, in spec order (its ``models``, then its reference)."""
         return list(dict.fromkeys([*figure["models"], *filter(None, [figure.get("reference_model")])]))
 
+    def variants(self, config: dict, figure: dict) -> list[T.Variant]:
+        """The model variants whose runs the figure reads: its models as params.yaml gives them."""
+        return [T.Variant(m) for m in self.models(config, figure)]
+
     def runs(self, config: dict, figure: dict) -> list[T.Run]:
-        """Every run the figure reads."""
-        variants = [T.Variant(m) for m in self.models(config, figure)]
+        """Every run the figure reads: each seed of each variant."""
+        variants = self.variants(config, figure)
         return sorted({r for v in variants for r in T.runs(config, figure["run_dataset"], v)})
 
     def value_splits(self, figure: dict) -> list[str]:
@@ -116,9 +120,9 @@ class Sweep(FigureKind):
         swept = [p["model"] for p in figure["points"]] if "points" in figure else [figure["base_model"]]
         return list(dict.fromkeys([*swept, figure["reference_model"]]))
 
-    def runs(self, config: dict, figure: dict) -> list[T.Run]:
-        variants = [v for _, v in T.sweep_models(config, figure)] + [T.Variant(figure["reference_model"])]
-        return sorted({r for v in variants for r in T.runs(config, figure["run_dataset"], v)})
+    def variants(self, config: dict, figure: dict) -> list[T.Variant]:
+        """Each swept point's variant (a derived sweep: its base model at each value), then the reference."""
+        return [v for _, v in T.sweep_models(config, figure)] + [T.Variant(figure["reference_model"])]
 
     def value_splits(self, figure: dict) -> list[str]:
         return figure["splits"]
