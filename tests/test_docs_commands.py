@@ -144,6 +144,18 @@ def test_a_row_takes_the_highest_scale_record_on_the_papers_data(tmp_path):
     )
 
 
+def test_a_row_says_the_device_its_record_ran_on(tmp_path):
+    """A kit record (device/...) ran where its device.json says: the GPU kit runs on a CPU too."""
+    from ansel.records.front_page import results_table
+
+    _record(tmp_path, "device/x")
+    _checkout(tmp_path, {"device/x": "paper"}, "{record: device/x, table: t, row: A, column: d test MAP}")
+    assert "[GPU, paper scale `device/x`]" in results_table(tmp_path)  # no device.json: by its folder
+    for device, printed in (("cpu", "CPU"), ("cuda", "GPU")):
+        (tmp_path / "reports/device/x/device.json").write_text(json.dumps({"device": device}))
+        assert f"[{printed}, paper scale `device/x`]" in results_table(tmp_path)
+
+
 def test_a_budget_record_prints_no_verdict_and_a_stand_in_no_gap(tmp_path):
     from ansel.records.front_page import results_table
 

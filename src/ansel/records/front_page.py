@@ -46,8 +46,6 @@ HEADER = (
     "| paper | cell | published | ours (mean ± std over seeds) | gap | word vectors "
     "| the paper's main claim, our paired test | record |"
 )
-# Where a record ran, by its folder's prefix (else on 2 CPU cores).
-RECORD_KINDS = (("device/", "GPU"),)
 VERDICT = re.compile(r"\*\*(holds|does not hold|not significant)\*\*")
 
 
@@ -280,7 +278,7 @@ def headline_row(ctx: Context, entry: dict, where: str) -> str:
     if best.context:
         ours += f"; {best.context}"
     verdict = _verdict(best, entry, pub_cell, ctx, where)
-    kind = next((k for prefix, k in RECORD_KINDS if best.record.startswith(prefix)), "CPU")
+    kind = _ran_on(ctx.base, best.record)
     vectors = vectors_label(best.vectors, ctx.embeddings)
     printed = Printed(best.record, best.scale, best.ours, VERDICT.search(verdict) is not None, can_gap, vectors)
     if broken := refusals(printed, pub_cell, ctx.datasets):  # the rule's own check of what it prints
@@ -290,6 +288,15 @@ def headline_row(ctx: Context, entry: dict, where: str) -> str:
         f"| {ours} | {gap} | {vectors} | {entry['claim']}: {verdict} | "
         f"[{kind}, {best.scale} scale `{best.record}`]({best.link}) |"
     )
+
+
+def _ran_on(base: Path, record: str) -> str:
+    """GPU or CPU: what a kit record's device.json names (the GPU kit also runs on a CPU); a record
+    without one by its folder (device/: a lent GPU, else 2 CPU cores)."""
+    kit = base / "reports" / record / "device.json"
+    if kit.is_file():
+        return "GPU" if json.loads(kit.read_text()).get("device") == "cuda" else "CPU"
+    return "GPU" if record.startswith("device/") else "CPU"
 
 
 def _verdict(best: Source, entry: dict, pub_cell: Cell, ctx: Context, where: str) -> str:
