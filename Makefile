@@ -27,7 +27,7 @@ cpu: setup                  ## the real datasets that fit a CPU (WikiQA, TREC-QA
 	snakemake --profile workflow/profiles/local all --config preset=cpu
 
 test: setup                 ## the test suite (real-data tests read $$ANSEL_DATA_MIRROR, default ../shared/datasets)
-	python -m pytest -q -n auto --dist loadfile
+	python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # Configured in pyproject.toml ([tool.ruff], [tool.mypy]); .ci/run runs `make lint` after the tests.
 lint: setup                 ## ruff's lint and format check, mypy over src/; changes nothing
