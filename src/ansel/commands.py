@@ -65,17 +65,12 @@ def cmd_download(a) -> None:
 
 
 def cmd_preprocess(a) -> None:
-    from ansel.data.manifest import MANIFEST, ManifestError, check_manifest
-    from ansel.data.preprocess import (
-        DegenerateDataError,
-        IdCollisionError,
-        LabelConflictError,
-        check_splits,
-        recorded_steps,
-    )
+    from ansel.data.manifest import MANIFEST, check_manifest
+    from ansel.data.preprocess import check_splits, recorded_steps
     from ansel.data.readers.common import MissingRawFile
     from ansel.data.registry import get_source
     from ansel.data.vocab import Vocab, training_texts
+    from ansel.settings import InputError
 
     ds_cfg, raw, out = a.config, Path(a.raw), Path(a.out)
     try:
@@ -84,14 +79,12 @@ def cmd_preprocess(a) -> None:
             ds = get_source(ds_cfg["source"]).read(raw, {**ds_cfg.get("read", {}), "name": a.dataset})
         missing = [s for s in ds_cfg["splits"] if s not in ds.splits]
         if missing:
-            raise SystemExit(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
+            raise InputError(f"datasets.{a.dataset}.splits: reader produced {sorted(ds.splits)}, missing {missing}")
         check_splits(ds, ds_cfg["splits"], steps, f"datasets.{a.dataset}")  # before anything is written
-    except (ManifestError, DegenerateDataError, IdCollisionError, LabelConflictError) as e:
-        raise SystemExit(str(e)) from None
     except MissingRawFile as e:  # the download fetched what the dataset's `fetch` or its source lists
         fetched = sorted(json.loads((raw / MANIFEST).read_text())) if (raw / MANIFEST).is_file() else []
         fetch = ds_cfg.get("fetch", {}).get("files")
-        raise SystemExit(
+        raise InputError(
             f"datasets.{a.dataset}: {e.path}: raw file missing; the download fetched "
             f"{', '.join(fetched) or 'nothing'}"
             + (f" (datasets.{a.dataset}.fetch.files: {', '.join(fetch)})" if fetch else "")

@@ -29,7 +29,7 @@ def test_a_pair_labelled_both_ways_is_refused_naming_both_lines(tmp_path):
     (raw / "manifest.json").write_text("{}")  # as the download step leaves it (lists nothing to check here)
     with pytest.raises(
         SystemExit,
-        match=r"^wikiqa: question 'Q2' and answer 'D2-0' \(dev\) are labelled 0 "
+        match=r"^ansel preprocess: wikiqa: question 'Q2' and answer 'D2-0' \(dev\) are labelled 0 "
         r"\(WikiQA-dev\.tsv:2\) and 1 \(WikiQA-dev\.tsv:4\)",
     ):
         cli.main(

@@ -19,8 +19,9 @@ NO_POSITIVE = [[(0, "yes here"), (0, "no")]] * 2
 LONG_POSITIVES = [[(1, "yes it is right here"), (0, "no")]] * 2
 
 
-def run(tmp_path: Path, splits: dict[str, list], read: dict) -> Path:
-    """Preprocess WikiQA files made of ``splits`` with the ``read`` options; return the out dir."""
+def run(tmp_path: Path, splits: dict[str, list], read: dict, names: tuple = ("train", "dev", "test")) -> Path:
+    """Preprocess WikiQA files made of ``splits`` with the ``read`` options, the dataset's splits
+    ``names``; return the out dir."""
     raw, out = tmp_path / "raw", tmp_path / "processed" / "wikiqa"
     raw.mkdir()
     for split, questions in {"train": GOOD, "dev": GOOD, "test": GOOD, **splits}.items():
@@ -31,7 +32,7 @@ def run(tmp_path: Path, splits: dict[str, list], read: dict) -> Path:
         ]
         (raw / f"WikiQA-{split}.tsv").write_text(HEADER + "".join(rows), newline="")
     write_manifest(raw / "manifest.json")
-    config = {"source": "wikiqa", "read": {"tokenizer": "english", **read}, "splits": ["train", "dev", "test"]}
+    config = {"source": "wikiqa", "read": {"tokenizer": "english", **read}, "splits": list(names)}
     cli.main(
         ["preprocess", "--dataset", "wikiqa", "--config", json.dumps(config), "--raw", str(raw), "--out", str(out)]
     )
@@ -70,7 +71,7 @@ def run(tmp_path: Path, splits: dict[str, list], read: dict) -> Path:
 def test_degenerate_split_is_refused_naming_dataset_split_and_step(tmp_path, splits, read, message):
     with pytest.raises(SystemExit) as refused:
         run(tmp_path, splits, read)
-    assert str(refused.value) == message
+    assert str(refused.value) == f"ansel preprocess: {message}"
     assert not (tmp_path / "processed").exists()
 
 
@@ -100,3 +101,12 @@ def test_reader_without_filtering_steps_is_checked_on_its_output():
         r"\(1 questions / 1 candidates, 0 positive\)$",
     ):
         check_splits(ds, ["train", "dev"], [], "datasets.x")
+
+
+def test_a_split_the_reader_does_not_produce_is_refused_naming_the_key(tmp_path):
+    with pytest.raises(SystemExit) as refused:
+        run(tmp_path, {}, {}, names=("train", "dev", "test", "test1"))
+    assert str(refused.value) == (
+        "ansel preprocess: datasets.wikiqa.splits: reader produced ['dev', 'test', 'train'], missing ['test1']"
+    )
+    assert not (tmp_path / "processed").exists()

@@ -171,7 +171,7 @@ def test_a_raw_file_the_download_did_not_fetch_is_named_with_what_it_fetched(raw
             ]
         )
     assert str(refused.value) == (
-        f"datasets.wikiqa: {raw / 'WikiQA-train.tsv'}: raw file missing; the download fetched WikiQA-dev.tsv, "
+        f"ansel preprocess: datasets.wikiqa: {raw / 'WikiQA-train.tsv'}: raw file missing; the download fetched WikiQA-dev.tsv, "
         "WikiQA-test.tsv (datasets.wikiqa.fetch.files: WikiQA-dev.tsv, WikiQA-test.tsv); the wikiqa reader "
         "needs it too (a file in no mirror: see the mirror's SOURCE.md)"
     )
