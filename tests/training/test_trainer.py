@@ -102,7 +102,9 @@ def test_pairwise_epochs_log_the_mean_scores_of_positives_and_negatives(processe
     margin shows whether the scores collapsed (reports/apnet-training-collapse.md)."""
     seen = []
     real = epoch_mod.pair_loss
-    monkeypatch.setattr(epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean())) or real(s, n, t))
+    monkeypatch.setattr(
+        epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.detach().mean(), n.detach().mean())) or real(s, n, t)
+    )
     c = cfg(epochs=1, loss="hinge", margin=0.2)
     c["train"].update(batch_size=4, max_batches=None)  # enough batches for a tenth of them
     _train(c, processed, tmp_path)
@@ -167,7 +169,9 @@ def test_batch_log_writes_every_steps_loss_and_mean_scores(processed, tmp_path, 
     seen = []
     real = epoch_mod.pair_loss
     monkeypatch.setattr(
-        epoch_mod, "pair_loss", lambda s, n, t: seen.append((s.mean(), n.mean(), real(s, n, t))) or seen[-1][2]
+        epoch_mod,
+        "pair_loss",
+        lambda s, n, t: seen.append((s.detach().mean(), n.detach().mean(), real(s, n, t))) or seen[-1][2],
     )
     c = cfg(epochs=2, loss="hinge", margin=0.2, batch_log=True, max_batches=3)
     _train(c, processed, tmp_path)
