@@ -109,3 +109,25 @@ def test_a_missing_processed_folder_stops_train_and_evaluate_naming_it(tmp_path)
     with pytest.raises(SystemExit, match=rf"ansel evaluate: {gone}: no such folder"):
         cli.main(["evaluate", "--processed", str(gone), "--run-dir", str(run)])
     assert sorted(p.name for p in run.iterdir()) == ["config.json"]
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda v: v.write_text(v.read_text()[:40]), r"not a vocabulary \(Unterminated string"),  # cut short
+        (lambda v: v.write_text('{"<pad>": 0}'), r"not a vocabulary \(a JSON list of tokens\)"),
+        (lambda v: v.write_text('["<unk>", "<pad>"]'), r"a vocabulary starts with <pad>, <unk>"),
+        (lambda v: v.unlink(), "missing"),
+    ],
+    ids=["cut-short", "not-a-list", "misordered", "missing"],
+)
+def test_a_vocabulary_that_cannot_be_read_stops_train_naming_the_file(preprocessed, tmp_path, edit, said):
+    """Read before the manifest's checksums are (the ids are encoded as the tables load): its own check
+    names it in one line, as the manifest would, and nothing of the run is written."""
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    vocab, run = preprocessed / "vocab.json", tmp_path / "run"
+    edit(vocab)
+    with pytest.raises(SystemExit, match=rf"^ansel train: {vocab}: {said}.*: delete it and rerun snakemake$"):
+        cli.main(train_args(tiny_qa_cnn(), preprocessed, run))
+    assert not run.exists()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 
 from ansel.files import write_text_atomic
+from ansel.settings import InputError
 
 if TYPE_CHECKING:  # canonical imports pandas (+60 MB resident), which only dataset I/O needs
     import pandas as pd
@@ -21,6 +22,10 @@ if TYPE_CHECKING:  # canonical imports pandas (+60 MB resident), which only data
 
 PAD_TOKEN, UNK_TOKEN = "<pad>", "<unk>"
 PAD, UNK = 0, 1  # the ids of <pad> (padded positions of an id matrix) and <unk>
+
+
+class VocabFileError(ValueError, InputError):
+    """A vocabulary file that is not one ``Vocab.save`` wrote: the message names it and the fix."""
 
 
 class Vocab:
@@ -86,7 +91,25 @@ class Vocab:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Vocab":
-        return cls(json.loads(Path(path).read_text()))
+        """The vocabulary ``save`` wrote to ``path``; a file missing, cut short or edited into something
+        else is a VocabFileError naming it (a changed but well-formed one is the manifest's to find)."""
+        path = Path(path)
+        fix = (
+            "`ansel preprocess` writes a dataset's, `ansel embeddings` a run's with its corpus vectors: "
+            "delete it and rerun snakemake"
+        )
+        try:
+            tokens = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise VocabFileError(f"{path}: missing; {fix}") from None
+        except ValueError as e:  # not JSON, or not UTF-8
+            raise VocabFileError(f"{path}: not a vocabulary ({e}); {fix}") from None
+        if not (isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)):
+            raise VocabFileError(f"{path}: not a vocabulary (a JSON list of tokens); {fix}")
+        try:
+            return cls(tokens)
+        except ValueError as e:
+            raise VocabFileError(f"{path}: {e}; {fix}") from None
 
 
 def _flatten(token_lists: Iterable[Sequence[str]] | pd.Series) -> tuple[np.ndarray, np.ndarray]:
