@@ -18,6 +18,7 @@ import numpy as np
 
 from ansel.data.vocab import Vocab
 from ansel.files import atomic_path
+from ansel.settings import InputError
 
 PROBE_WORDS = ["president", "river", "died", "money", "insurance", "doctor", "1990"]  # nearest-neighbour sanity
 WORD2VEC_KEYS = ("window", "min_count", "epochs", "sg", "seed")  # gensim's settings a recipe may give
@@ -56,15 +57,19 @@ def save_matrix(path: Path, matrix: np.ndarray) -> None:
         np.save(f, matrix)
 
 
+class VectorsFileError(ValueError, InputError):
+    """A vectors array that is missing or not one ``save_matrix`` wrote: the message names it and the fix."""
+
+
 def load_matrix(path: str | Path) -> np.ndarray:
-    """A vectors array written by ``save_matrix``; one cut short or not an array at all is an error
-    naming the file and how to make it again (never a pickle: ``allow_pickle=False``)."""
+    """A vectors array written by ``save_matrix``; one missing, cut short or not an array at all is
+    an error naming the file and how to make it again (never a pickle: ``allow_pickle=False``)."""
     try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
-        raise
+        raise VectorsFileError(f"{path}: no such file; make it with its target (snakemake {path})") from None
     except (ValueError, OSError, EOFError) as e:
-        raise ValueError(
+        raise VectorsFileError(
             f"{path}: corrupt or cut short ({e}); delete it and rerun its target (snakemake {path})"
         ) from None
 

@@ -131,3 +131,15 @@ def test_a_vocabulary_that_cannot_be_read_stops_train_naming_the_file(preprocess
     with pytest.raises(SystemExit, match=rf"^ansel train: {vocab}: {said}.*: delete it and rerun snakemake$"):
         cli.main(train_args(tiny_qa_cnn(), preprocessed, run))
     assert not run.exists()
+
+
+def test_a_vectors_file_missing_or_not_an_array_stops_train_naming_it(preprocessed, tmp_path):
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    config, run, vectors = {**tiny_qa_cnn(), "embeddings": "word2vec"}, tmp_path / "run", tmp_path / "word2vec-60.npy"
+    with pytest.raises(SystemExit, match=rf"^ansel train: {vectors}: no such file; make it with its target"):
+        cli.main(train_args(config, preprocessed, run, "--embeddings", str(vectors)))
+    vectors.write_text("not an array")
+    with pytest.raises(SystemExit, match=rf"^ansel train: {vectors}: corrupt or cut short .*rerun its target"):
+        cli.main(train_args(config, preprocessed, run, "--embeddings", str(vectors)))
+    assert not run.exists()
