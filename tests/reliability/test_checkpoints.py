@@ -61,3 +61,24 @@ def test_ansel_evaluate_says_a_corrupt_model_pt_in_one_line(processed, finished_
         cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
     said = str(refused.value)
     assert said.startswith(f"ansel evaluate: {run / 'model.pt'}: corrupt or not a checkpoint") and "\n" not in said
+
+
+@pytest.mark.parametrize(
+    "config, said",
+    [
+        (b'{"dataset": ', r"not valid JSON \(Expecting value.*: restore or delete it"),  # cut short
+        (b"[1, 2]", r"expected a JSON object, got list"),
+        (b'{"dataset": "synthetic_en"}', r"not a run's config \(missing model, seed, arch, .*; retrain the run"),
+    ],
+    ids=["cut-short", "not-an-object", "partial"],
+)
+def test_ansel_evaluate_says_a_broken_config_json_in_one_line(processed, tmp_path, config, said):
+    from ansel import cli
+
+    run = tmp_path / "seed1"
+    run.mkdir()
+    (run / "config.json").write_bytes(config)
+    (run / "model.pt").write_bytes(b"weights")  # never read: the config is refused first
+    with pytest.raises(SystemExit, match=rf"^ansel evaluate: {run / 'config.json'}: {said}"):
+        cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
+    assert sorted(p.name for p in run.iterdir()) == ["config.json", "model.pt"]

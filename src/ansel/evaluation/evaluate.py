@@ -18,12 +18,14 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ansel.config import RUN_KEYS
 from ansel.data.batches import RunData, trim_padding
 from ansel.data.manifest import require_processed
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
 from ansel.files import save_atomic, write_text_atomic
+from ansel.jsonfile import read_json
 from ansel.models.io import load_checkpoint, load_model, save_torch
 from ansel.models.lexical import LexicalRanker
 from ansel.models.registry import classifies_categories, needs_lexicon
@@ -121,6 +123,20 @@ def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
 SELECTED_RESULTS = ("model.pt", "run.trec", "metrics.json")
 
 
+def _run_config(run_dir: Path) -> dict:
+    """The config.json ``ansel train`` wrote as the run ended; one cut short or edited into something
+    else is a ConfigError naming it (the run is retrained: its weights were trained under it)."""
+    path = run_dir / "config.json"
+    cfg = read_json(path)
+    lacking = [k for k in RUN_KEYS if k not in cfg]
+    if lacking:
+        raise ConfigError(
+            f"{path}: not a run's config (missing {', '.join(lacking)}); "
+            f"retrain the run (delete {run_dir} and rerun its target)"
+        )
+    return cfg
+
+
 def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict:
     """metrics.json (every eval split, from the dev-selected model.pt) and run.trec for a trained run;
     with ``last``, the same of the last epoch's weights (``train.keep_last``): metrics_last.json and
@@ -134,7 +150,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
             "ends; run a cut one's command again and it resumes)"
         )
     require_processed(processed_dir)
-    cfg = json.loads((run_dir / "config.json").read_text())
+    cfg = _run_config(run_dir)
     if processed_dir.parent.name == "processed" and processed_dir.name != cfg.get("dataset", processed_dir.name):
         # the pipeline's layout, data/processed/<dataset>: another dataset's tables would score the run
         # on them (a ranker without weights) or fail to fit its weights
