@@ -17,6 +17,13 @@ import pandas as pd
 from ansel.evaluation.metrics import read_trec_run, split_metrics
 from ansel.jsonfile import read_json
 from ansel.run_files import stored
+from ansel.settings import InputError
+
+
+class RunFileError(ValueError, InputError):
+    """A run file that is not whole, or that its metrics.json does not agree with: the message names
+    the files and the fix, and ``ansel`` prints that one line."""
+
 
 _FIRST = ("MAP",)  # named first where several disagree (the table's usual column)
 
@@ -29,9 +36,9 @@ def read_run_file(path: Path) -> pd.DataFrame:
     except FileNotFoundError:
         raise  # its message names the file
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
-        raise ValueError(f"{path}: not a whole run file ({type(e).__name__}: {e})") from None
+        raise RunFileError(f"{path}: not a whole run file ({type(e).__name__}: {e})") from None
     if rows.score.isna().any() or rows.aid.isna().any():
-        raise ValueError(f"{path}: not a whole run file (a line without its answer or score)")
+        raise RunFileError(f"{path}: not a whole run file (a line without its answer or score)")
     return rows
 
 
@@ -57,12 +64,12 @@ def recomputed(trec: Path, processed: Path, splits: list[str], eval_cfg: dict) -
     for split in splits:
         part = rows[rows.qid.str.startswith(f"{split}:")]
         if part.empty:
-            raise ValueError(f"{trec}: no rows of split {split!r}")
+            raise RunFileError(f"{trec}: no rows of split {split!r}")
         part = part.assign(qid=part.qid.str.slice(len(split) + 1))
         scored = part.merge(split_labels(processed, split), on=["qid", "aid"], how="left")
         if scored.label.isna().any():
             first = scored[scored.label.isna()].iloc[0]
-            raise ValueError(
+            raise RunFileError(
                 f"{trec}: question {first.qid} answer {first.aid} of split {split!r} is not a candidate of {processed}"
             )
         out[split] = split_metrics(
@@ -75,21 +82,21 @@ def recomputed(trec: Path, processed: Path, splits: list[str], eval_cfg: dict) -
 
 def check_run(run_dir: Path, processed: Path, trec: Path | None = None, metrics_path: Path | None = None) -> dict:
     """The run's metrics (``metrics_path``, default metrics.json), once every value its run file
-    (``trec``, default ``run.trec``) gives agrees with them; else ValueError naming both files and the
+    (``trec``, default ``run.trec``) gives agrees with them; else RunFileError naming both files and the
     first value that differs. The last epoch's pair: run_last.trec and metrics_last.json."""
     metrics_path, trec = metrics_path or run_dir / "metrics.json", trec or run_dir / "run.trec"
     metrics, cfg = read_json(metrics_path), read_json(run_dir / "config.json")
     if not isinstance(metrics, dict) or not all(isinstance(v, dict) for v in metrics.values()):
-        raise ValueError(f"{metrics_path}: expected {{split: {{metric: value}}}}")
+        raise RunFileError(f"{metrics_path}: expected {{split: {{metric: value}}}}")
     for split, values in recomputed(trec, processed, list(metrics), cfg.get("eval", {})).items():
         reported = {k: metrics[split][k] for k in values if k in metrics[split]}  # an older run: fewer counts
         if not reported:
-            raise ValueError(f"{metrics_path}: {split} reports none of {', '.join(values)}")
+            raise RunFileError(f"{metrics_path}: {split} reports none of {', '.join(values)}")
         for key in sorted(reported, key=lambda k: (k not in _FIRST, k)):
             if not isinstance(reported[key], (int, float)) or not math.isclose(
                 reported[key], values[key], rel_tol=1e-9, abs_tol=1e-9
             ):
-                raise ValueError(
+                raise RunFileError(
                     f"{trec}: its {split} scores give {key} {values[key]:.6f} where {metrics_path} "
                     f"reports {reported[key]!r}: the two files are not of one evaluation; rerun it "
                     f"(snakemake --forcerun {metrics_path})"
