@@ -58,9 +58,14 @@ def cmd_download(a) -> None:
     from ansel.data.download import resolve_mirror
     from ansel.data.manifest import write_manifest
     from ansel.data.registry import get_source
+    from ansel.settings import ConfigError
 
     out = Path(a.out)
-    get_source(a.source).fetch(out.parent, resolve_mirror(), a.config)
+    try:
+        source = get_source(a.source)
+    except KeyError as e:  # the pipeline's own config is refused as its datasets are read (config._check_reader)
+        raise ConfigError(f"--source: {e.args[0]}") from None
+    source.fetch(out.parent, resolve_mirror(), a.config)
     write_manifest(out)
 
 

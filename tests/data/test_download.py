@@ -234,3 +234,12 @@ def test_extraction_never_writes_outside_target(tmp_path_factory, segments, abso
         assert "would escape" in str(e) or "not found" in str(e)
     outside = [p for p in base.rglob("*") if p.is_file() and p != archive and target not in p.parents]
     assert outside == []
+
+
+def test_an_unknown_source_on_the_command_line_is_refused_naming_the_known_ones(tmp_path):
+    from ansel import cli
+
+    out = tmp_path / "raw/nope/manifest.json"
+    with pytest.raises(SystemExit, match=r"^ansel download: --source: unknown dataset source 'nope'; known: .*wikiqa"):
+        cli.main(["download", "--source", "nope", "--config", "{}", "--out", str(out)])
+    assert not out.parent.exists()
