@@ -63,13 +63,14 @@ def cmd_download(a) -> None:
     out = Path(a.out)
     try:
         source = get_source(a.source)
-    except KeyError as e:  # the pipeline's own config is refused as its datasets are read (config._check_reader)
+    except KeyError as e:  # the pipeline's own config is refused as its datasets are read (config.check_reader)
         raise ConfigError(f"--source: {e.args[0]}") from None
     source.fetch(out.parent, resolve_mirror(), a.config)
     write_manifest(out)
 
 
 def cmd_preprocess(a) -> None:
+    from ansel.config import check_reader
     from ansel.data.manifest import MANIFEST, check_manifest
     from ansel.data.preprocess import check_splits, recorded_steps
     from ansel.data.readers.common import MissingRawFile
@@ -78,6 +79,9 @@ def cmd_preprocess(a) -> None:
     from ansel.settings import InputError
 
     ds_cfg, raw, out = a.config, Path(a.raw), Path(a.out)
+    check_reader(a.dataset, ds_cfg)  # its source and read options, before any file is read
+    if not isinstance(ds_cfg.get("splits"), list):
+        raise InputError(f"datasets.{a.dataset}.splits: missing: the splits to write, e.g. [train, dev, test]")
     try:
         check_manifest(raw)  # a raw file changed since its download is never read
         with recorded_steps() as steps:
@@ -143,8 +147,14 @@ def cmd_embeddings(a) -> None:
     )
     from ansel.files import write_text_atomic
     from ansel.pretrained import load_pretrained
+    from ansel.settings import ConfigError
 
     cfg, processed, out = a.config, Path(a.processed), Path(a.out)
+    known = ["word2vec", *cfg.get("recipes", {}), *cfg.get("pretrained", {})]
+    if a.method not in known:
+        raise ConfigError(
+            f"--method {a.method}: unknown; known here: {', '.join(known)} (--config's recipes and pretrained files)"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     check_processed(processed)  # the vocabulary as preprocessing wrote it (pretrained vectors read no table)
     vocab = Vocab.load(processed / "vocab.json")
@@ -166,12 +176,9 @@ def cmd_embeddings(a) -> None:
     else:
         path = Path(cfg["pretrained"][a.method])
         if (path.parent / "manifest.json").exists():  # a vectors source's download: unchanged since verified
-            from ansel.data.manifest import ManifestError, check_manifest
+            from ansel.data.manifest import check_manifest
 
-            try:
-                check_manifest(path.parent)
-            except ManifestError as e:
-                raise SystemExit(str(e)) from None
+            check_manifest(path.parent)
         matrix, coverage, report = load_pretrained(path, vocab, a.dim)
         info |= {
             "file": str(path),

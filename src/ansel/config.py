@@ -380,13 +380,13 @@ def resolve_run(spec: dict, where: str) -> dict:
     )
 
 
-def _check_reader(name: str, ds: dict) -> None:
+def check_reader(name: str, ds: dict) -> None:
     """The dataset's source and read options, refused here rather than by a preprocess job (which
     Snakemake starts by removing the dataset's processed tables)."""
     from ansel.data.registry import get_source
 
     try:
-        reader = get_source(ds["source"])
+        reader = get_source(ds.get("source", "(none given)"))
     except KeyError as e:
         raise ConfigError(f"datasets.{name}.source: {e.args[0]}") from None
     try:
@@ -414,7 +414,7 @@ def validate(config: dict) -> None:
     training settings."""
     check_finite(config, "")
     for name, ds in config["datasets"].items():
-        _check_reader(name, ds)
+        check_reader(name, ds)
         where = f"datasets.{name}.eval"
         ev = parse(EvalConfig, ds.get("eval", {}), where)
         unknown = [s for s in ev.splits if s not in ds["splits"]]

@@ -136,3 +136,36 @@ def test_a_run_by_hand_that_cannot_start_says_why_and_leaves_no_directory(tmp_pa
     with pytest.raises(SystemExit) as e:
         cli.main(["train", "--config", config, "--processed", str(tmp_path / "none"), "--run-dir", str(run)])
     assert str(e.value).startswith(message) and not run.exists()
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"source": "wikiqa", "splits": ["train"], "read": {"tokenizr": "english"}}, r"datasets.w.read: .*'tokenizr'"),
+        ({"source": "wikiqax", "splits": ["train"]}, r"datasets.w.source: unknown dataset source 'wikiqax'; known: "),
+        ({"splits": ["train"]}, r"datasets.w.source: unknown dataset source '\(none given\)'"),
+        ({"source": "wikiqa"}, r"datasets.w.splits: missing: the splits to write"),
+    ],
+    ids=["read-option", "source", "no-source", "no-splits"],
+)
+def test_a_preprocess_by_hand_with_a_wrong_dataset_block_names_the_key(tmp_path, config, message):
+    """The dataset block as `ansel preprocess --config` takes it, refused before any raw file is read."""
+    import json
+
+    out = tmp_path / "processed"
+    args = ["preprocess", "--dataset", "w", "--config", json.dumps(config), "--raw", str(tmp_path / "raw")]
+    with pytest.raises(SystemExit, match=rf"^ansel preprocess: {message}"):
+        cli.main([*args, "--out", str(out)])
+    assert not out.exists()
+
+
+def test_embeddings_by_hand_with_an_unknown_method_names_the_known_ones(tmp_path):
+    import json
+
+    out = tmp_path / "emb/x-8.npy"
+    args = ["embeddings", "--config", json.dumps({"pretrained": {"glove840b": "g.zip"}}), "--method", "glov840b"]
+    with pytest.raises(
+        SystemExit, match=r"^ansel embeddings: --method glov840b: unknown; known here: word2vec, glove840b"
+    ):
+        cli.main([*args, "--processed", str(tmp_path / "p"), "--dim", "8", "--out", str(out)])
+    assert not out.parent.exists()
