@@ -31,11 +31,14 @@ def _json(text: str) -> dict:
         try:
             text = Path(text).read_text()
         except OSError as e:
-            raise argparse.ArgumentTypeError(f"neither inline JSON nor a readable file: {e}") from None
+            raise argparse.ArgumentTypeError(f"neither a JSON object ({{...}}) nor a readable file: {e}") from None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object ({{...}}), got {type(value).__name__}")
+    return value
 
 
 def _positive(kind):
@@ -225,12 +228,19 @@ def cmd_evaluate(a) -> None:
 
 
 def cmd_step_times(a) -> None:
+    from ansel.config import resolve_run
+    from ansel.data.manifest import require_processed
     from ansel.device import start_torch
     from ansel.files import write_text_atomic
+    from ansel.settings import ConfigError
     from ansel.training.step_times import measure
 
+    if not isinstance(a.config, dict) or not a.config:
+        raise ConfigError("--config: expected {model: run config, ...} naming at least one model")
+    configs = {model: resolve_run(spec, f"--config {model}") for model, spec in a.config.items()}
+    require_processed(Path(a.processed))
     start_torch(a.threads)
-    result = measure(a.config, Path(a.processed), a.batches, a.rounds)
+    result = measure(configs, Path(a.processed), a.batches, a.rounds)
     write_text_atomic(Path(a.out), json.dumps(result, indent=2) + "\n")
 
 

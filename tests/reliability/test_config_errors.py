@@ -169,3 +169,26 @@ def test_embeddings_by_hand_with_an_unknown_method_names_the_known_ones(tmp_path
     ):
         cli.main([*args, "--processed", str(tmp_path / "p"), "--dim", "8", "--out", str(out)])
     assert not out.parent.exists()
+
+
+def test_a_config_that_is_not_a_json_object_is_refused_by_the_argument_parser(tmp_path, capsys):
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--config", str(listed), "--processed", str(tmp_path), "--run-dir", str(tmp_path / "r")])
+    assert "argument --config: expected a JSON object ({...}), got list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ('{"qa_cnn": 1}', r"--config qa_cnn: expected a JSON object, got 1"),
+        ('{"qa_cnn": {"arch": "qa_cnn"}}', r"--config qa_cnn: not a whole run config \(missing dataset, "),
+        ("{}", r"--config: expected {model: run config, ...} naming at least one model"),
+    ],
+)
+def test_step_times_by_hand_with_a_wrong_config_names_the_model(tmp_path, config, message):
+    out = tmp_path / "st.json"
+    with pytest.raises(SystemExit, match=rf"^ansel step-times: {message}"):
+        cli.main(["step-times", "--config", config, "--processed", str(tmp_path), "--out", str(out)])
+    assert not out.exists()
