@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from ansel.config import load_paper
 from ansel.figure_kinds import kind_of as figure_kind_of
-from ansel.specs import TableSpec, figure_spec
+from ansel.specs import NoSuchItem, TableSpec, figure_spec
 from ansel.table_kinds import kind_of, spec_table
 from ansel.targets import Run
 
@@ -22,10 +22,11 @@ FIGURE_EXTENSIONS = ("png", "pdf")
 def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
     """A figure's spec (``ansel.specs.figure_spec``: ``paper`` set, by which a preset's
     ``papers.<paper>.sweeps`` is looked up, and its dataset resolved)."""
-    for fig in load_paper(paper).get("figures", []):
+    figures = load_paper(paper).get("figures", [])
+    for fig in figures:
         if fig["id"] == figure_id:
             return figure_spec(config, paper, fig)
-    raise KeyError(f"papers.{paper}: spec has no figure {figure_id!r}")
+    raise NoSuchItem(f"papers.{paper}: spec has no figure {figure_id!r} ({', '.join(f['id'] for f in figures)})")
 
 
 def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ansel.config import dataset_name, load_paper, papers_dir
 from ansel.report.printable import PROTOCOL_SUFFIX
-from ansel.settings import ConfigError
+from ansel.settings import ConfigError, InputError
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,14 @@ def claim_pair(claim: str) -> tuple[str, str]:
     raise ConfigError(f"claim {claim!r}: expected '<row label> > <row label>' or '<row label> < <row label>'")
 
 
+class NoSuchItem(KeyError, InputError):
+    """A table or figure its paper's spec does not have (a KeyError: a lookup that failed); ``ansel``
+    prints the message as it is, unquoted."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def table_spec(config: dict, paper: str, table_id: str) -> TableSpec:
     """A table of a paper's spec, parsed once per spec file and preset's datasets."""
     path = papers_dir() / f"{paper}.yaml"
@@ -184,10 +192,11 @@ def table_spec(config: dict, paper: str, table_id: str) -> TableSpec:
 
 @functools.lru_cache(maxsize=None)
 def _table_spec(path: Path, mtime_ns: int, paper: str, table_id: str, datasets: Datasets) -> TableSpec:
-    for table in load_paper(paper).get("tables", []):
+    tables = load_paper(paper).get("tables", [])
+    for table in tables:
         if table["id"] == table_id:
             return _parse(paper, table, datasets)
-    raise KeyError(f"papers.{paper}: spec has no table {table_id!r}")
+    raise NoSuchItem(f"papers.{paper}: spec has no table {table_id!r} ({', '.join(t['id'] for t in tables)})")
 
 
 def parse_table(config: dict, paper: str, table: dict) -> TableSpec:

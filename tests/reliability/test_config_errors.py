@@ -1,6 +1,7 @@
 """The command line as a new user types it: nested --config overrides, a masked override, an
 unknown key, a run trained by hand, `make pull` from a subdirectory."""
 
+import json
 import subprocess
 import sys
 
@@ -150,8 +151,6 @@ def test_a_run_by_hand_that_cannot_start_says_why_and_leaves_no_directory(tmp_pa
 )
 def test_a_preprocess_by_hand_with_a_wrong_dataset_block_names_the_key(tmp_path, config, message):
     """The dataset block as `ansel preprocess --config` takes it, refused before any raw file is read."""
-    import json
-
     out = tmp_path / "processed"
     args = ["preprocess", "--dataset", "w", "--config", json.dumps(config), "--raw", str(tmp_path / "raw")]
     with pytest.raises(SystemExit, match=rf"^ansel preprocess: {message}"):
@@ -160,8 +159,6 @@ def test_a_preprocess_by_hand_with_a_wrong_dataset_block_names_the_key(tmp_path,
 
 
 def test_embeddings_by_hand_with_an_unknown_method_names_the_known_ones(tmp_path):
-    import json
-
     out = tmp_path / "emb/x-8.npy"
     args = ["embeddings", "--config", json.dumps({"pretrained": {"glove840b": "g.zip"}}), "--method", "glov840b"]
     with pytest.raises(
@@ -192,3 +189,16 @@ def test_step_times_by_hand_with_a_wrong_config_names_the_model(tmp_path, config
     with pytest.raises(SystemExit, match=rf"^ansel step-times: {message}"):
         cli.main(["step-times", "--config", config, "--processed", str(tmp_path), "--out", str(out)])
     assert not out.exists()
+
+
+@pytest.mark.parametrize("verb, item", [("table", "tableX"), ("figure", "fig8")])
+def test_a_table_or_figure_the_spec_lacks_is_named_with_those_it_has(tmp_path, verb, item):
+    from ansel.config import load
+
+    extra = ["--published", str(tmp_path / "p.csv")] if verb == "table" else []
+    with pytest.raises(SystemExit, match=rf"^ansel {verb}: papers.ggsa: spec has no {verb} '{item}' \(.*{verb}"):
+        cli.main(
+            [verb, "--config", json.dumps(load()), "--paper", "ggsa", f"--{verb}", item, *extra]
+            + ["--out-prefix", str(tmp_path / "out/x")]
+        )
+    assert not (tmp_path / "out").exists()
