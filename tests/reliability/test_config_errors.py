@@ -202,3 +202,18 @@ def test_a_table_or_figure_the_spec_lacks_is_named_with_those_it_has(tmp_path, v
             + ["--out-prefix", str(tmp_path / "out/x")]
         )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_mistyped_model_in_an_override_is_named_with_the_nearest_configured_one():
+    from ansel.config import params_schema
+    from ansel.schema import check_schema
+
+    config = load()
+    typo = {**config, "models": {**config["models"], "qa_cnnx": {"train": {"epochs": 2}}}}
+    with pytest.raises(ConfigError, match=r"^--config: models.qa_cnnx: 'arch' is a required property \(a new entry, "):
+        check_schema(typo, params_schema(), "--config")
+    with pytest.raises(ConfigError, match=r"or a typo of 'qa_cnn'\?\)$"):
+        check_schema(typo, params_schema(), "--config")
+    new = {**config, "models": {**config["models"], "zzzzzz": {"train": {"epochs": 2}}}}
+    with pytest.raises(ConfigError, match=r"models.zzzzzz: 'arch' is a required property$"):
+        check_schema(new, params_schema(), "--config")
