@@ -41,7 +41,9 @@ def check_schema(instance: Any, schema_path: Path, label: str | Callable[[tuple]
         )
         refused += tuple(unknown[:1])
     else:
-        message = error.message + _typo_hint(instance, refused) if error.validator == "required" else error.message
+        message = error.message
+        if error.validator == "required":
+            message += _typo_hint(instance, refused)
     where = label if isinstance(label, str) else label(refused)
     raise ConfigError(f"{where}: {at + ': ' if at else ''}{message}")
 
@@ -49,10 +51,12 @@ def check_schema(instance: Any, schema_path: Path, label: str | Callable[[tuple]
 def _typo_hint(instance: Any, path: tuple) -> str:
     """For an entry that lacks a required key: the configured entry beside it whose name is nearest, as
     a key mistyped in an override (``--config 'models={qa_cnnx: ...}'``) makes a new, incomplete entry."""
+    if not path:
+        return ""
     parent = instance
     for key in path[:-1]:
         parent = parent[key]
-    if not path or not isinstance(parent, dict):
+    if not isinstance(parent, dict):
         return ""
     near = difflib.get_close_matches(str(path[-1]), [str(k) for k in parent if k != path[-1]], n=1)
     return f" (a new entry, or a typo of {near[0]!r}?)" if near else ""
