@@ -12,7 +12,7 @@ import pytest
 from ansel.config import ConfigError, load, run_config, trained_recipe, validate
 from ansel.data.canonical import Dataset
 from ansel.data.vocab import Vocab, run_vocab_file
-from ansel.embeddings import align, all_but_the_top, isotropy, neighbours
+from ansel.embeddings import VectorsFileError, align, all_but_the_top, isotropy, load_corpus_vectors, neighbours
 
 
 def test_all_but_the_top_centres_and_removes_the_top_directions():
@@ -47,6 +47,28 @@ def test_align_keeps_training_ids_and_appends_the_vectors_other_words():
     m2, coverage2, grown = align(words, vectors, vocab, seed=3, keep_vector_words=True)
     assert grown.tokens == vocab.tokens + ["c", "d"] and coverage2 == coverage
     assert np.allclose(m2[:5], m) and np.allclose(m2[grown.index["d"]], vectors[3])
+
+
+@pytest.mark.parametrize(
+    "words, message",
+    [
+        (None, r"r-4.words.json: missing \(the words of .*r-4.npy's rows\); delete .*r-4.npy and rerun its target"),
+        ('["a", ', r"r-4.words.json: not valid JSON"),
+        ('{"a": 0, "b": 1, "c": 2}', r"r-4.words.json: not a list of distinct words"),
+        ('["a", "b", "a"]', r"r-4.words.json: not a list of distinct words"),
+        ('["a", "b"]', r"r-4.words.json: 2 words for an array of shape \(3, 4\) in .*r-4.npy"),
+    ],
+    ids=["missing", "cut-short", "not-a-list", "repeated-word", "other-length"],
+)
+def test_corpus_vectors_whose_words_file_does_not_fit_the_array_are_refused_naming_it(tmp_path, words, message):
+    vectors = tmp_path / "r-4.npy"
+    np.save(vectors, np.ones((3, 4), dtype=np.float32))
+    if words is not None:
+        vectors.with_suffix(".words.json").write_text(words)
+    with pytest.raises(VectorsFileError, match=message):
+        load_corpus_vectors(vectors)
+    vectors.with_suffix(".words.json").write_text('["a", "b", "c"]')
+    assert load_corpus_vectors(vectors)[0] == ["a", "b", "c"]
 
 
 def test_neighbours_are_by_cosine_and_skip_padding_unknown_and_the_word_itself():

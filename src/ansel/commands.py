@@ -143,7 +143,7 @@ def cmd_embeddings(a) -> None:
         align,
         all_but_the_top,
         isotropy,
-        load_matrix,
+        load_corpus_vectors,
         neighbours,
         save_matrix,
         train_word2vec,
@@ -158,6 +158,8 @@ def cmd_embeddings(a) -> None:
         raise ConfigError(
             f"--method {a.method}: unknown; known here: {', '.join(known)} (--config's recipes and pretrained files)"
         )
+    if a.method in cfg.get("recipes", {}) and not a.vectors:
+        raise ConfigError(f"--vectors: required by --method {a.method}, a recipe (the corpus vectors it aligns)")
     out.parent.mkdir(parents=True, exist_ok=True)
     check_processed(processed)  # the vocabulary as preprocessing wrote it (pretrained vectors read no table)
     vocab = Vocab.load(processed / "vocab.json")
@@ -166,8 +168,8 @@ def cmd_embeddings(a) -> None:
         texts = training_texts(Dataset.load(processed))
         matrix, coverage = train_word2vec(texts, vocab, a.dim, **cfg.get("word2vec", {}))
     elif a.method in cfg.get("recipes", {}):
-        recipe, vectors = cfg["recipes"][a.method], Path(a.vectors)
-        words, trained = json.loads(vectors.with_suffix(".words.json").read_text()), load_matrix(vectors)
+        recipe = cfg["recipes"][a.method]
+        words, trained = load_corpus_vectors(a.vectors)
         if recipe.get("all_but_the_top") is not None:  # over every word of the corpus, as the method does
             trained = all_but_the_top(trained, recipe["all_but_the_top"])
         matrix, coverage, run_vocab = align(

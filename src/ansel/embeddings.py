@@ -12,6 +12,7 @@ which may keep every word the vectors cover (``keep_vector_words``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,30 @@ def load_matrix(path: str | Path) -> np.ndarray:
         raise VectorsFileError(
             f"{path}: corrupt or cut short ({e}); delete it and rerun its target (snakemake {path})"
         ) from None
+
+
+def load_corpus_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """Corpus vectors as ``ansel corpus-vectors`` wrote them: their words (``.words.json`` beside the
+    array, one a row) and the array. A words file missing, cut short, not a list of distinct words,
+    or of another length than the array (one of the pair rewritten without the other) is an error
+    naming it: the recipe's rows would otherwise go to the wrong words."""
+    path = Path(path)
+    matrix = load_matrix(path)
+    words_path = path.with_suffix(".words.json")
+    remake = f"delete {path} and rerun its target (snakemake {path})"
+    try:
+        words = json.loads(words_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VectorsFileError(f"{words_path}: missing (the words of {path}'s rows); {remake}") from None
+    except ValueError as e:
+        raise VectorsFileError(f"{words_path}: not valid JSON ({e}); {remake}") from None
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words) or len(set(words)) != len(words):
+        raise VectorsFileError(f"{words_path}: not a list of distinct words; {remake}")
+    if matrix.ndim != 2 or len(words) != len(matrix):
+        raise VectorsFileError(
+            f"{words_path}: {len(words)} words for an array of shape {matrix.shape} in {path}; {remake}"
+        )
+    return words, matrix
 
 
 def all_but_the_top(vectors: np.ndarray, d: int) -> np.ndarray:

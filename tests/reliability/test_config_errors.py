@@ -168,6 +168,14 @@ def test_embeddings_by_hand_with_an_unknown_method_names_the_known_ones(tmp_path
     assert not out.parent.exists()
 
 
+def test_embeddings_by_hand_of_a_recipe_without_its_corpus_vectors_names_the_option(tmp_path):
+    out = tmp_path / "emb/r-8.npy"
+    args = ["embeddings", "--config", json.dumps({"recipes": {"r": {"corpus": ["x"]}}}), "--method", "r"]
+    with pytest.raises(SystemExit, match=r"^ansel embeddings: --vectors: required by --method r, a recipe"):
+        cli.main([*args, "--processed", str(tmp_path / "p"), "--dim", "8", "--out", str(out)])
+    assert not out.parent.exists()
+
+
 def test_a_config_that_is_not_a_json_object_is_refused_by_the_argument_parser(tmp_path, capsys):
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]")
