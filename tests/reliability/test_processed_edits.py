@@ -143,3 +143,25 @@ def test_a_vectors_file_missing_or_not_an_array_stops_train_naming_it(preprocess
     with pytest.raises(SystemExit, match=rf"^ansel train: {vectors}: corrupt or cut short .*rerun its target"):
         cli.main(train_args(config, preprocessed, run, "--embeddings", str(vectors)))
     assert not run.exists()
+
+
+def test_vectors_of_another_vocabulary_or_width_stop_train_naming_the_file(preprocessed, tmp_path):
+    """Vectors made for another dataset (other rows) or another width: one line naming the file, the
+    run's vocabulary and the width it needs, before a step is taken (was a ValueError traceback)."""
+    import numpy as np
+
+    from ansel.data.vocab import Vocab
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    config, run = {**tiny_qa_cnn(), "embeddings": "word2vec"}, tmp_path / "run"
+    rows, dim = len(Vocab.load(preprocessed / "vocab.json")), config["hparams"]["embedding_dim"]
+    for shape in [(rows + 1, dim), (rows, dim - 1), (rows * dim,)]:
+        vectors = tmp_path / "other.npy"
+        np.save(vectors, np.zeros(shape, dtype=np.float32))
+        said = rf"vectors of shape \({', '.join(map(str, shape))},?\), but the run needs {rows} rows \(the words of "
+        with pytest.raises(SystemExit, match=rf"^ansel train: --embeddings {vectors}: {said}.*of {dim} values"):
+            cli.main(train_args(config, preprocessed, run, "--embeddings", str(vectors)))
+    assert not run.exists()
+    np.save(vectors, np.zeros((rows, dim), dtype=np.float32))
+    cli.main(train_args(config, preprocessed, run, "--embeddings", str(vectors)))
+    assert (run / "model.pt").exists()

@@ -15,7 +15,7 @@ from ansel.data.batches import RunData
 from ansel.data.manifest import require_processed
 from ansel.data.vocab import Vocab, run_vocab_file
 from ansel.device import start_torch
-from ansel.embeddings import load_matrix
+from ansel.embeddings import VectorsFileError, load_matrix
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, eval_data, save_dev_scores
 from ansel.settings import parse
@@ -57,7 +57,7 @@ def train_command(
     data = eval_data(
         RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"]), ev
     )
-    vectors = load_matrix(embeddings) if embeddings else None
+    vectors = _vectors(embeddings, cfg, data.vocab_size, run_vocab_file(cfg, processed)) if embeddings else None
     evaluate_dev = dev_evaluator(data, t.dev_split, ev)
     monitors = {split: dev_evaluator(data, split, ev) for split in t.monitor_splits}
     runs = (
@@ -96,6 +96,21 @@ def train_command(
         raise SystemExit(f"ansel train: {e}") from None
     for (_, d, _), done in zip(runs, trained, strict=True):
         save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES)
+
+
+def _vectors(path: str, cfg: dict, rows: int, vocab_file: Path):
+    """The run's starting vectors, refused unless they hold a row for each word of its vocabulary, as
+    wide as ``hparams.embedding_dim``: vectors made for another dataset or width name the file."""
+    vectors = load_matrix(path)
+    dim = cfg["hparams"].get("embedding_dim")
+    if vectors.ndim != 2 or vectors.shape[0] != rows or dim not in (None, vectors.shape[1]):
+        made = embeddings_file(cfg)
+        raise VectorsFileError(
+            f"--embeddings {path}: vectors of shape {vectors.shape}, but the run needs {rows} rows (the words of "
+            f"{vocab_file}) of {dim if dim is not None else 'any'} values (hparams.embedding_dim)"
+            + (f"; its own are {made} (snakemake {made})" if made else "")
+        )
+    return vectors
 
 
 def _at(path: Path, seed: int) -> Path:
