@@ -207,6 +207,7 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
         _, fds, _, _ = socket.recv_fds(conn, 1, 3)
         (size,) = struct.unpack("!I", _recv_exact(conn, 4))
         request = json.loads(_recv_exact(conn, size))
+        _preload(request)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -220,6 +221,16 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
         conn.close()
         for fd in fds:
             os.close(fd)
+
+
+def _preload(request: dict) -> None:
+    """The processed dataset a job names (``--processed``) loaded here first, once per version of its
+    files, so that this job and the next ones inherit its tables (``canonical.preload``)."""
+    from ansel.data.canonical import preload
+
+    argv = request["argv"]
+    if "--processed" in argv[:-1]:
+        preload(Path(request["cwd"], argv[argv.index("--processed") + 1]))
 
 
 def _child(conn: socket.socket, fds: list[int], request: dict) -> None:

@@ -148,3 +148,40 @@ def test_a_server_stopped_while_it_starts_leaves_no_socket_behind(after):
     time.sleep(after)
     forkserver.stop()
     assert not socket_dir.exists() and forkserver.ENV not in os.environ
+
+
+def test_a_preloaded_dataset_is_the_one_its_files_hold_and_is_read_again_once_they_change(processed, tmp_path):
+    """What the server loads before forking a job (``canonical.preload``): the job's ``Dataset.load``
+    takes tables equal to a fresh read, once (a second load reads the files); a dataset rewritten since
+    is read from its files, and one that cannot be loaded is left to the job, which names the fault."""
+    import shutil
+
+    import pandas as pd
+
+    from ansel.data import canonical
+    from ansel.data.manifest import ManifestError
+
+    data = tmp_path / "syn"
+    shutil.copytree(processed, data)
+    fresh = canonical.Dataset.load(data)
+    canonical.preload(data)
+    taken = canonical.Dataset.load(data)
+    assert data.resolve() not in canonical._preloaded  # the job's own: no other load shares it
+    assert taken.name == "syn" and sorted(taken.splits) == sorted(fresh.splits)
+    for got, want in [(taken.questions, fresh.questions), (taken.answers, fresh.answers)] + [
+        (taken.splits[s], fresh.splits[s]) for s in fresh.splits
+    ]:
+        pd.testing.assert_frame_equal(got, want)
+    assert canonical.Dataset.load(data).questions is not taken.questions
+
+    canonical.preload(data)
+    canonical.Dataset(
+        fresh.name, fresh.questions, fresh.answers, {**fresh.splits, "dev": fresh.splits["dev"][:3]}
+    ).save(data)
+    assert len(canonical.Dataset.load(data).splits["dev"]) == 3  # the files, not the tables preloaded before
+
+    (data / "questions.parquet").write_bytes(b"edited")
+    canonical.preload(data)
+    assert data.resolve() not in canonical._preloaded
+    with pytest.raises(ManifestError, match="questions.parquet: changed since"):
+        canonical.Dataset.load(data)

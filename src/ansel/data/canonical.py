@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -79,10 +79,18 @@ class Dataset:
 
     @classmethod
     def load(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
-        """The tables ``save`` wrote, refused (ManifestError, naming the file) where one changed since."""
+        """The tables ``save`` wrote, refused (ManifestError, naming the file) where one changed since;
+        in a job of the warm-job server, the tables it preloaded from these very files (``preload``)."""
         arrow_uses_malloc()
         directory = Path(directory)
         written = check_processed(directory)
+        entries, preloaded = _preloaded.pop(directory.resolve(), (None, None))
+        if preloaded is not None and entries == written:
+            return replace(preloaded, name=name or directory.name)
+        return cls._read(directory, written, name)
+
+    @classmethod
+    def _read(cls, directory: Path, written: dict, name: str | None) -> "Dataset":
         splits = {
             Path(p).stem.removeprefix("candidates-"): pd.read_parquet(directory / p)
             for p in sorted(written)
@@ -94,6 +102,26 @@ class Dataset:
             answers=pd.read_parquet(directory / "answers.parquet"),
             splits=splits,
         )
+
+
+# {folder: (its manifest's entries, its tables)}: what the warm-job server (``ansel.forkserver``) loaded
+# before forking the job that reads it; a job takes its entry (never shared within a process).
+_preloaded: dict[Path, tuple[dict, Dataset]] = {}
+
+
+def preload(directory: str | os.PathLike) -> None:
+    """Load the processed dataset at ``directory`` into this process for the processes it forks next,
+    unless its files are those loaded already: each job then finds its tables in memory (after its own
+    check of their checksums) instead of reading them, ~25 ms a smoke job. A dataset that cannot be
+    loaded is left for the job to read, which names what is wrong."""
+    arrow_uses_malloc()
+    directory = Path(directory).resolve()
+    try:
+        written = check_processed(directory)
+        if _preloaded.get(directory, (None,))[0] != written:
+            _preloaded[directory] = (written, Dataset._read(directory, written, None))
+    except Exception:  # any fault is the job's to report, in its own words
+        _preloaded.pop(directory, None)
 
 
 def _require_columns(df: pd.DataFrame, columns: list[str], where: str) -> None:
