@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ansel.evaluation import agreement
-from ansel.report.tables import aggregate, protocol_notes, published_lookup, render
+from ansel.report.tables import PublishedFileError, aggregate, protocol_notes, published_lookup, read_values, render
 from ansel.specs import parse_table
 from ansel.table_kinds import kind_of
 from ansel.targets import Variant, timings_file
@@ -348,6 +348,35 @@ def test_a_cell_where_none_of_a_rows_models_applies_reads_na(runs, tmp_path):
     assert "| M     | 0.6600 ± 0.0458 (n=3)              | n/a " in md
     assert "published" not in md and "MAP ours" not in md
     assert "| Prior | —  " in md and md.count("n/a") == 1
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, r"published.csv: no such file$"),
+        ("paper,table,value\np,t,0.5\n", r"published.csv: missing column\(s\) metric; it has paper, table, value$"),
+        ("paper,table,metric,value\np,t,MAP,0.5\np,t,MR", r"published.csv, line 3: 3 fields where its header has 4 "),
+        ("paper,table,metric,value\np,t,MAP,0.5,\n", r"published.csv, line 2: 5 fields where its header has 4 "),
+        (b"paper,table,metric,value\np,t,\xff,0.5\n", r"published.csv: not a CSV file \('utf-8' codec"),
+    ],
+    ids=["missing", "no-column", "cut-short", "stray-comma", "not-utf8"],
+)
+def test_a_published_values_file_that_cannot_be_read_whole_is_refused_naming_its_line(tmp_path, text, message):
+    """A line cut short was read as empty fields (pandas fills them), so the values past it went
+    unseen; each fault is one PublishedFileError (an InputError: one line from `ansel table`)."""
+    csv = tmp_path / "published.csv"
+    if isinstance(text, bytes):
+        csv.write_bytes(text)
+    elif text is not None:
+        csv.write_text(text)
+    with pytest.raises(PublishedFileError, match=message):
+        read_values(csv, ["paper", "table", "metric", "value"])
+
+
+def test_published_values_read_as_pandas_reads_them(tmp_path):
+    csv = tmp_path / "published.csv"
+    csv.write_text('\ufeffpaper,table,note,value\np,t,"a, quoted\nnote",0.5\n\np,u,,\n', encoding="utf-8")
+    pd.testing.assert_frame_equal(read_values(csv, ["value"]), pd.read_csv(csv, dtype=str, keep_default_na=False))
 
 
 def test_a_published_key_held_twice_is_refused_naming_the_file_lines_and_key(tmp_path):

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ansel.config import ConfigError
 from ansel.data.stats import STATISTICS
-from ansel.report.tables import CELL_COLUMNS
+from ansel.report.tables import CELL_COLUMNS, PublishedFileError, read_values
 from ansel.specs import Row, TableSpec
 from ansel.targets import stats_file
 
@@ -27,13 +27,12 @@ COUNTS = {"questions", "pairs", "positives", "negatives", "q_with_positive", "q_
 
 def published_stats(csv_path: Path) -> pd.DataFrame:
     """The published statistics: (paper, table, dataset, split, statistic) -> value text ('' = not found)."""
-    df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
-    missing = {"paper", "table", "dataset", "split", "statistic", "value"} - set(df.columns)
-    if missing:
-        raise ValueError(f"{csv_path}: missing column(s) {sorted(missing)}")
+    df = read_values(csv_path, ["paper", "table", "dataset", "split", "statistic", "value"])
     unknown = df[~df.statistic.isin(STATISTICS)]
     if len(unknown):
-        raise ValueError(f"{csv_path}: line {unknown.index[0] + 2}: unknown statistic {unknown.statistic.iloc[0]!r}")
+        raise PublishedFileError(
+            f"{csv_path}: line {unknown.index[0] + 2}: unknown statistic {unknown.statistic.iloc[0]!r}"
+        )
     return df.set_index(["paper", "table", "dataset", "split", "statistic"]).value
 
 

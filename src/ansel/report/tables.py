@@ -14,6 +14,7 @@ shared; every kind writes its files through ``write_table``.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from html import escape
@@ -29,6 +30,7 @@ from ansel.files import write_text_atomic
 from ansel.report.expected import EXPECTED, expected_split_metric
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
 from ansel.run_files import stored
+from ansel.settings import InputError
 from ansel.specs import Column, Row, TableSpec
 from ansel.targets import (
     CONTEXT_PUBLISHED,
@@ -71,8 +73,38 @@ _METRIC_NAMES = {m.casefold(): m for m in METRICS + CLASSIFICATION_METRICS + CAT
 PUBLISHED_KEY = ["paper", "table", "dataset", "split", "model", "metric"]
 
 
+class PublishedFileError(ValueError, InputError):
+    """A file of published values that cannot be read as one: the message names it and the line."""
+
+
+def read_values(path: Path, columns: list[str]) -> pd.DataFrame:
+    """A CSV file of published values that has at least ``columns``, every field a string ('' where
+    empty; data row i is line i + 2 but for blank lines). One missing, not CSV, without one of the
+    columns, or with a line of more or fewer fields than its header (cut short, a stray comma) is
+    refused naming it and the line: read as pandas reads it, a line cut short gave empty fields."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f)
+            header, rows = next(reader, []), []
+            for fields in filter(None, reader):  # a blank line is no row
+                if len(fields) != len(header):
+                    raise PublishedFileError(
+                        f"{path}, line {reader.line_num}: {len(fields)} fields where its header has {len(header)} "
+                        "(a line cut short, or a comma too many?)"
+                    )
+                rows.append(fields)
+    except FileNotFoundError:
+        raise PublishedFileError(f"{path}: no such file") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise PublishedFileError(f"{path}: not a CSV file ({e})") from None
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise PublishedFileError(f"{path}: missing column(s) {', '.join(missing)}; it has {', '.join(header)}")
+    return pd.DataFrame(rows, columns=header, dtype=str)
+
+
 def refuse_duplicate_keys(df: pd.DataFrame, key: list[str], csv_path: Path) -> None:
-    """Raise ValueError naming the file, the line numbers (1 = the header) and the key of every
+    """Raise PublishedFileError naming the file, the line numbers (1 = the header) and the key of every
     key that more than one row of ``df`` (read from ``csv_path``, index = data row) holds: a lookup
     keeps one of them, so an edit to the other would be silently shadowed."""
     dup = df[df.duplicated(key, keep=False)]
@@ -82,7 +114,7 @@ def refuse_duplicate_keys(df: pd.DataFrame, key: list[str], csv_path: Path) -> N
         f"lines {', '.join(str(i + 2) for i in rows.index)}: " + ", ".join(f"{k}={v!r}" for k, v in zip(key, k_values))
         for k_values, rows in dup.groupby(key, sort=False)
     ]
-    raise ValueError(
+    raise PublishedFileError(
         f"{csv_path}: duplicate key ({', '.join(key)}) in {len(groups)} place(s); keep one row of each: "
         + "; ".join(groups)
     )
@@ -92,10 +124,7 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
     """{(dataset, split, row label, metric): value} of one published table; a metric name that
     matches one of ours case-insensitively is keyed by ours. A key (``PUBLISHED_KEY``, the metric
     as keyed) that two rows of the file hold is an error, wherever in the file it is."""
-    df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
-    missing = [c for c in PUBLISHED_KEY + ["value"] if c not in df]
-    if missing:
-        raise KeyError(f"{csv_path}: missing column(s) {', '.join(missing)}; it has {', '.join(df.columns)}")
+    df = read_values(csv_path, PUBLISHED_KEY + ["value"])
     refuse_duplicate_keys(
         df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]), PUBLISHED_KEY, csv_path
     )
@@ -105,7 +134,7 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
         try:
             return float(r.value)
         except ValueError:  # the file's line: its header is line 1
-            raise ValueError(f"{csv_path}, line {r.Index + 2}: value {r.value!r} is not a number") from None
+            raise PublishedFileError(f"{csv_path}, line {r.Index + 2}: value {r.value!r} is not a number") from None
 
     return {
         (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): value(r)
@@ -312,12 +341,7 @@ _CONTEXT_COLUMNS = ["dataset", "split", "model", "metric", "value", "source"]
 
 def context_results() -> pd.DataFrame:
     """workflow/papers/context_results.csv, its columns checked (naming the file)."""
-    path = root() / CONTEXT_PUBLISHED
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in _CONTEXT_COLUMNS if c not in df]
-    if missing:
-        raise KeyError(f"{path}: missing column(s) {', '.join(missing)}; it has {', '.join(df.columns)}")
-    return df
+    return read_values(root() / CONTEXT_PUBLISHED, _CONTEXT_COLUMNS)
 
 
 def context_lookup() -> dict[tuple, float]:
