@@ -12,7 +12,8 @@ import pytest
 from ansel.config import ConfigError, load, run_config, trained_recipe, validate
 from ansel.data.canonical import Dataset
 from ansel.data.vocab import Vocab, run_vocab_file
-from ansel.embeddings import VectorsFileError, align, all_but_the_top, isotropy, load_corpus_vectors, neighbours
+from ansel.embeddings import align, all_but_the_top, isotropy, load_corpus_vectors, neighbours
+from ansel.settings import InputError
 
 
 def test_all_but_the_top_centres_and_removes_the_top_directions():
@@ -54,18 +55,19 @@ def test_align_keeps_training_ids_and_appends_the_vectors_other_words():
     [
         (None, r"r-4.words.json: missing \(the words of .*r-4.npy's rows\); delete .*r-4.npy and rerun its target"),
         ('["a", ', r"r-4.words.json: not valid JSON"),
-        ('{"a": 0, "b": 1, "c": 2}', r"r-4.words.json: not a list of distinct words"),
+        ('{"a": 0, "b": 1, "c": 2}', r"r-4.words.json: expected a JSON list, got dict"),
+        ('["a", "b", 3]', r"r-4.words.json: not a list of distinct words"),
         ('["a", "b", "a"]', r"r-4.words.json: not a list of distinct words"),
         ('["a", "b"]', r"r-4.words.json: 2 words for an array of shape \(3, 4\) in .*r-4.npy"),
     ],
-    ids=["missing", "cut-short", "not-a-list", "repeated-word", "other-length"],
+    ids=["missing", "cut-short", "not-a-list", "not-words", "repeated-word", "other-length"],
 )
 def test_corpus_vectors_whose_words_file_does_not_fit_the_array_are_refused_naming_it(tmp_path, words, message):
     vectors = tmp_path / "r-4.npy"
     np.save(vectors, np.ones((3, 4), dtype=np.float32))
     if words is not None:
         vectors.with_suffix(".words.json").write_text(words)
-    with pytest.raises(VectorsFileError, match=message):
+    with pytest.raises(InputError, match=message):  # ansel embeddings: one line
         load_corpus_vectors(vectors)
     vectors.with_suffix(".words.json").write_text('["a", "b", "c"]')
     assert load_corpus_vectors(vectors)[0] == ["a", "b", "c"]

@@ -12,13 +12,13 @@ which may keep every word the vectors cover (``keep_vector_words``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ansel.data.vocab import Vocab
 from ansel.files import atomic_path
+from ansel.jsonfile import read_json
 from ansel.settings import InputError
 
 PROBE_WORDS = ["president", "river", "died", "money", "insurance", "doctor", "1990"]  # nearest-neighbour sanity
@@ -85,12 +85,10 @@ def load_corpus_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:
     words_path = path.with_suffix(".words.json")
     remake = f"delete {path} and rerun its target (snakemake {path})"
     try:
-        words = json.loads(words_path.read_text(encoding="utf-8"))
+        words = read_json(words_path, list)  # one cut short or not a list: a ConfigError naming it
     except FileNotFoundError:
         raise VectorsFileError(f"{words_path}: missing (the words of {path}'s rows); {remake}") from None
-    except ValueError as e:
-        raise VectorsFileError(f"{words_path}: not valid JSON ({e}); {remake}") from None
-    if not isinstance(words, list) or not all(isinstance(w, str) for w in words) or len(set(words)) != len(words):
+    if not all(isinstance(w, str) for w in words) or len(set(words)) != len(words):
         raise VectorsFileError(f"{words_path}: not a list of distinct words; {remake}")
     if matrix.ndim != 2 or len(words) != len(matrix):
         raise VectorsFileError(
