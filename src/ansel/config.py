@@ -346,6 +346,16 @@ RUN_KEYS = ("dataset", "model", "seed", "arch", "hparams", "embeddings", "max_le
 RUN_NAMES = ("dataset", "model", "seed")
 
 
+def require_dataset_folder(processed: Path, dataset: str, where: str, verb: str) -> None:
+    """In the pipeline's layout (data/processed/<dataset>) a run reads its own dataset's folder only:
+    another's tables would train or score it on other data, or not fit its weights."""
+    if (processed.parent.parent.name, processed.parent.name) == ("data", "processed") and processed.name != dataset:
+        raise ConfigError(
+            f"{where}: a run of dataset {dataset!r}, but {processed} holds {processed.name!r}: "
+            f"{verb} it with {processed.parent / dataset}"
+        )
+
+
 def resolve_run(spec: dict, where: str) -> dict:
     """A run config from ``spec``: a whole one (what Snakemake passes; a run's config.json) as is,
     or {dataset, model, seed[, preset]} resolved through the checkout's params.yaml and preset."""

@@ -165,3 +165,21 @@ def test_vectors_of_another_vocabulary_or_width_stop_train_naming_the_file(prepr
     np.save(vectors, np.zeros((rows, dim), dtype=np.float32))
     cli.main(train_args(config, preprocessed, run, "--embeddings", str(vectors)))
     assert (run / "model.pt").exists()
+
+
+def test_a_run_trained_on_another_datasets_folder_is_refused_naming_both(preprocessed, tmp_path):
+    """In the pipeline's layout a run config of one dataset given another's folder trained on its
+    tables and wrote a config.json naming the first (as `ansel evaluate` already refused)."""
+    import shutil
+
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    other, run = tmp_path / "data/processed/wikiqa", tmp_path / "run"
+    shutil.copytree(preprocessed, other)
+    with pytest.raises(
+        SystemExit,
+        match=rf"^ansel train: --config: a run of dataset 'synthetic_en', but {other} holds 'wikiqa': "
+        rf"train it with {tmp_path / 'data/processed/synthetic_en'}$",
+    ):
+        cli.main(train_args(tiny_qa_cnn(), other, run))
+    assert not run.exists()

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ansel.config import RUN_KEYS
+from ansel.config import RUN_KEYS, require_dataset_folder
 from ansel.data.batches import RunData, trim_padding
 from ansel.data.manifest import require_processed
 from ansel.evaluation import lexical, scoring
@@ -151,13 +151,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
         )
     require_processed(processed_dir)
     cfg = _run_config(run_dir)
-    if processed_dir.parent.name == "processed" and processed_dir.name != cfg.get("dataset", processed_dir.name):
-        # the pipeline's layout, data/processed/<dataset>: another dataset's tables would score the run
-        # on them (a ranker without weights) or fail to fit its weights
-        raise ConfigError(
-            f"{run_dir}: a run of dataset {cfg['dataset']!r}, but {processed_dir} holds "
-            f"{processed_dir.name!r}: evaluate it with {processed_dir.parent / cfg['dataset']}"
-        )
+    require_dataset_folder(processed_dir, cfg["dataset"], str(run_dir), "evaluate")
     weights, trec, metrics_path = (run_dir / name for name in (LAST_RESULTS if last else SELECTED_RESULTS))
     if not weights.exists():
         raise ConfigError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansel.config import ConfigError, check_finite, embeddings_file, resolve_run
+from ansel.config import ConfigError, check_finite, embeddings_file, require_dataset_folder, resolve_run
 from ansel.data.batches import RunData
 from ansel.data.manifest import require_processed
 from ansel.data.vocab import Vocab, run_vocab_file
@@ -53,6 +53,7 @@ def train_command(
         if seeds and path is not None and "{seed}" not in str(path):
             raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
     require_processed(processed)
+    require_dataset_folder(processed, cfg["dataset"], "--config", "train")
     start_torch(threads)
     data = eval_data(
         RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"]), ev
