@@ -230,7 +230,7 @@ def cmd_evaluate(a) -> None:
 
 
 def cmd_step_times(a) -> None:
-    from ansel.config import resolve_run
+    from ansel.config import require_dataset_folder, resolve_run
     from ansel.data.manifest import require_processed
     from ansel.device import start_torch
     from ansel.files import write_text_atomic
@@ -241,6 +241,8 @@ def cmd_step_times(a) -> None:
         raise ConfigError("--config: expected {model: run config, ...} naming at least one model")
     configs = {model: resolve_run(spec, f"--config {model}") for model, spec in a.config.items()}
     require_processed(Path(a.processed))
+    for model, cfg in configs.items():
+        require_dataset_folder(Path(a.processed), cfg["dataset"], f"--config {model}", "time")
     start_torch(a.threads)
     result = measure(configs, Path(a.processed), a.batches, a.rounds)
     write_text_atomic(Path(a.out), json.dumps(result, indent=2) + "\n")

@@ -199,6 +199,19 @@ def test_step_times_by_hand_with_a_wrong_config_names_the_model(tmp_path, config
     assert not out.exists()
 
 
+def test_step_times_by_hand_of_another_datasets_folder_names_both(tmp_path):
+    from ansel.config import load, run_config
+
+    folder, out = tmp_path / "data/processed/wikiqa", tmp_path / "st.json"
+    folder.mkdir(parents=True)
+    config = json.dumps({"qa_cnn": run_config(load(), "synthetic_en", "qa_cnn", 1)})
+    with pytest.raises(
+        SystemExit, match=rf"^ansel step-times: --config qa_cnn: a run of dataset 'synthetic_en', but {folder} holds "
+    ):
+        cli.main(["step-times", "--config", config, "--processed", str(folder), "--out", str(out)])
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("verb, item", [("table", "tableX"), ("figure", "fig8")])
 def test_a_table_or_figure_the_spec_lacks_is_named_with_those_it_has(tmp_path, verb, item):
     from ansel.config import load
