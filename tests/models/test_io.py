@@ -3,7 +3,8 @@ import pickle
 import pytest
 import torch
 
-from ansel.models.io import build_model, load_model, save_torch
+from ansel.models.io import WeightsMismatchError, build_model, load_model, save_torch
+from ansel.settings import InputError
 
 CFG = {"model": "ap", "arch": "ap_cnn", "hparams": {"embedding_dim": 8, "filters": 6, "kernel": 3}}
 
@@ -39,5 +40,15 @@ def test_unknown_arch_names_the_config_key():
 def test_weights_of_other_model_code_are_refused_naming_the_file(tmp_path):
     cfg = {"model": "m", "arch": "qa_cnn", "hparams": {"embedding_dim": 8, "filters": 4}}
     save_torch({"embedding.weight": torch.zeros(10, 8)}, tmp_path / "model.pt")  # an older module layout
-    with pytest.raises(RuntimeError, match=r"model\.pt: these weights do not fit 'qa_cnn'"):
+    with pytest.raises(WeightsMismatchError, match=r"model\.pt: these weights do not fit 'qa_cnn'"):
         load_model(cfg, 10, tmp_path / "model.pt")
+
+
+def test_weights_of_another_vocabulary_say_so_in_one_line(tmp_path):
+    """A dataset preprocessed again since the run trained (by hand: the pipeline retrains it): the
+    error names the vocabulary's size, in one line (``ansel evaluate`` prints InputErrors so)."""
+    cfg = {"model": "m", "arch": "qa_cnn", "hparams": {"embedding_dim": 8, "filters": 4}}
+    save_torch(build_model("qa_cnn", cfg["hparams"], 10, None, "models.m").state_dict(), tmp_path / "model.pt")
+    with pytest.raises(WeightsMismatchError, match=r"and a vocabulary of 12 words .*preprocessed again") as e:
+        load_model(cfg, 12, tmp_path / "model.pt")
+    assert isinstance(e.value, InputError) and "\n" not in str(e.value) and "torch.Size([10, 8])" in str(e.value)

@@ -11,11 +11,23 @@ from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 from ansel.settings import InputError
 
-__all__ = ["CorruptCheckpointError", "build_model", "load_checkpoint", "load_model", "save_torch"]
+__all__ = [
+    "CorruptCheckpointError",
+    "WeightsMismatchError",
+    "build_model",
+    "load_checkpoint",
+    "load_model",
+    "save_torch",
+]
 
 
 class CorruptCheckpointError(RuntimeError, InputError):
     """A saved checkpoint cannot be read as weights; the message names it and how to start again."""
+
+
+class WeightsMismatchError(RuntimeError, InputError):
+    """Saved weights that do not fit the model a run's config builds now: other model code, or a
+    dataset preprocessed again since (another vocabulary); the message names the file."""
 
 
 def load_checkpoint(path: Path, device, restart: str):
@@ -43,10 +55,11 @@ def load_model(
     state = load_checkpoint(weights, device, f"retrain the run: delete {Path(weights).parent} and rerun its target")
     try:
         model.load_state_dict(state)
-    except RuntimeError as e:  # names or shapes of other model code (or another config): say which file
-        raise RuntimeError(
-            f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} as the "
-            f"models are built now; retrain the run (delete its directory). {e}"
+    except RuntimeError as e:  # names or shapes of other model code, config or vocabulary: say which file
+        raise WeightsMismatchError(
+            f"{weights}: these weights do not fit {cfg['arch']!r} with {cfg['hparams']} and a vocabulary of "
+            f"{vocab_size} words as built now (the model code changed, or the dataset was preprocessed again "
+            f"since the run trained); retrain the run (delete its directory). {' '.join(str(e).split())}"
         ) from None
     return model.to(device).eval()
 
