@@ -183,3 +183,25 @@ def test_a_run_trained_on_another_datasets_folder_is_refused_naming_both(preproc
     ):
         cli.main(train_args(tiny_qa_cnn(), other, run))
     assert not run.exists()
+
+
+def test_a_run_evaluated_on_its_dataset_preprocessed_again_since_is_refused(preprocessed, tmp_path):
+    """By hand (the pipeline retrains a dataset's runs when it changes): a dataset written again since
+    the run trained gives its weights other words and its saved dev scores other candidates, which
+    were reused while their count matched; `ansel train` records what it trained on (dev_scores.pt)."""
+    from ansel.data.canonical import Dataset
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    run = tmp_path / "run"
+    cli.main(train_args(tiny_qa_cnn(), preprocessed, run))
+    evaluate = ["evaluate", "--processed", str(preprocessed), "--run-dir", str(run)]
+    cli.main(evaluate)
+    before = (run / "metrics.json").read_bytes()
+    ds = Dataset.load(preprocessed)
+    dev = ds.splits["dev"]
+    Dataset(ds.name, ds.questions, ds.answers, {**ds.splits, "dev": dev.assign(label=1 - dev.label)}).save(preprocessed)
+    with pytest.raises(
+        SystemExit, match=rf"^ansel evaluate: {run}: trained on other data than {preprocessed} holds now .*retrain"
+    ):
+        cli.main(evaluate)
+    assert (run / "metrics.json").read_bytes() == before

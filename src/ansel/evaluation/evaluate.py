@@ -20,7 +20,7 @@ import torch
 
 from ansel.config import RUN_KEYS, require_dataset_folder
 from ansel.data.batches import RunData, trim_padding
-from ansel.data.manifest import require_processed
+from ansel.data.manifest import MANIFEST, require_processed
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
@@ -100,18 +100,41 @@ def scoring_digest() -> str:
     return hashlib.sha256(Path(scoring.__file__).read_bytes()).hexdigest()[:16]
 
 
-def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path) -> None:
-    """The selected epoch's dev scores (candidate order of the split); None when no epoch ran."""
+def data_digest(processed_dir: Path, cfg: dict) -> str:
+    """Identifies the data a run trains on: its processed dataset's manifest (each table's and the
+    vocabulary's sha256) and, where its ids are those of corpus vectors, their vocabulary's bytes."""
+    h = hashlib.sha256((processed_dir / MANIFEST).read_bytes())
+    if cfg.get("vocab"):
+        h.update(Path(cfg["vocab"]).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path, data: str | None = None) -> None:
+    """The selected epoch's dev scores (candidate order of the split; None when no epoch ran) and the
+    ``data_digest`` of what the run trained on."""
     scores = None if scored is None else torch.from_numpy(scored.score.to_numpy().copy())
-    save_torch({"split": split, "scoring": scoring_digest(), "scores": scores}, path)
+    save_torch({"split": split, "scoring": scoring_digest(), "scores": scores, "data": data}, path)
 
 
-def _reusable_scores(path: Path, data: RunData) -> dict[str, pd.DataFrame]:
-    """{split: scores} from ``dev_scores.pt`` when they were made by this scoring code, on these candidates."""
+def _saved_dev_scores(run_dir: Path, processed_dir: Path, cfg: dict) -> dict | None:
+    """The run's ``dev_scores.pt`` (None: none saved), refused where the run trained on other data
+    than ``processed_dir`` holds now: by hand, a dataset preprocessed again since (the pipeline
+    retrains its runs) gives the weights other words and the saved scores other candidates."""
+    path = run_dir / DEV_SCORES
     if not path.exists():
-        return {}
+        return None
     saved = load_checkpoint(path, "cpu", "delete it and rerun the run's target: its dev scores are scored again")
-    if saved["scores"] is None or saved["scoring"] != scoring_digest():
+    if saved.get("data") not in (None, data_digest(processed_dir, cfg)):
+        raise ConfigError(
+            f"{run_dir}: trained on other data than {processed_dir} holds now (preprocessed again since?): "
+            f"retrain the run (delete {run_dir} and rerun its target)"
+        )
+    return saved
+
+
+def _reusable_scores(saved: dict | None, data: RunData) -> dict[str, pd.DataFrame]:
+    """{split: scores} from the saved dev scores when they were made by this scoring code, on these candidates."""
+    if saved is None or saved["scores"] is None or saved["scoring"] != scoring_digest():
         return {}
     cands = data.pairs(saved["split"])[0]
     if len(cands) != len(saved["scores"]):
@@ -163,7 +186,8 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
     ev = parse(EvalConfig, cfg["eval"], f"{run_dir / 'config.json'}: eval")
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
-    scored = {} if last else _reusable_scores(run_dir / DEV_SCORES, data)  # dev scores are the selected epoch's
+    saved = _saved_dev_scores(run_dir, processed_dir, cfg)
+    scored = {} if last else _reusable_scores(saved, data)  # dev scores are the selected epoch's
     missing = [split for split in ev.splits if split not in scored]
     model = None
     if missing or classifies_categories(cfg["arch"]):

@@ -17,7 +17,7 @@ from ansel.data.vocab import Vocab, run_vocab_file
 from ansel.device import start_torch
 from ansel.embeddings import VectorsFileError, load_matrix
 from ansel.evaluation.config import EvalConfig
-from ansel.evaluation.evaluate import DEV_SCORES, dev_evaluator, eval_data, save_dev_scores
+from ansel.evaluation.evaluate import DEV_SCORES, data_digest, dev_evaluator, eval_data, save_dev_scores
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.seed_stack import StackError
@@ -96,7 +96,7 @@ def train_command(
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
     for (_, d, _), done in zip(runs, trained, strict=True):
-        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES)
+        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES, data_digest(processed, cfg))
 
 
 def _vectors(path: str, cfg: dict, rows: int, vocab_file: Path):
