@@ -180,7 +180,12 @@ def test_a_preloaded_dataset_is_the_one_its_files_hold_and_is_read_again_once_th
     ).save(data)
     assert len(canonical.Dataset.load(data).splits["dev"]) == 3  # the files, not the tables preloaded before
 
+    canonical.preload(data)  # then a table edited by hand, the manifest left as it was: the job's check refuses it
     (data / "questions.parquet").write_bytes(b"edited")
+    canonical.preload(data)
+    with pytest.raises(ManifestError, match="questions.parquet: changed since"):
+        canonical.Dataset.load(data)
+    canonical._preloaded.clear()  # a server started after the edit: it loads nothing of it
     canonical.preload(data)
     assert data.resolve() not in canonical._preloaded
     with pytest.raises(ManifestError, match="questions.parquet: changed since"):

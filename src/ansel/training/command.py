@@ -55,10 +55,10 @@ def train_command(
     require_processed(processed)
     require_dataset_folder(processed, cfg["dataset"], "--config", "train")
     start_torch(threads)
-    data = eval_data(
-        RunData.load(processed, Vocab.load(run_vocab_file(cfg, processed)), cfg["max_len_q"], cfg["max_len_a"]), ev
-    )
-    vectors = _vectors(embeddings, cfg, data.vocab_size, run_vocab_file(cfg, processed)) if embeddings else None
+    vocab_file = run_vocab_file(cfg, processed)
+    data = eval_data(RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"]), ev)
+    trained_on = data_digest(processed, cfg)  # the data just loaded, recorded beside each run's dev scores
+    vectors = _vectors(embeddings, cfg, data.vocab_size, vocab_file) if embeddings else None
     evaluate_dev = dev_evaluator(data, t.dev_split, ev)
     monitors = {split: dev_evaluator(data, split, ev) for split in t.monitor_splits}
     runs = (
@@ -96,7 +96,7 @@ def train_command(
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
     for (_, d, _), done in zip(runs, trained, strict=True):
-        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES, data_digest(processed, cfg))
+        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES, trained_on)
 
 
 def _vectors(path: str, cfg: dict, rows: int, vocab_file: Path):
