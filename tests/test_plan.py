@@ -474,6 +474,23 @@ def test_a_rows_seeds_are_priced_as_one_stack_where_a_stack_of_them_was_measured
     )
 
 
+def test_a_later_leases_speed_file_beside_the_first_is_read(tmp_path):
+    """An unpacked later lease's figures land beside the first's as bench/speed-<stamp>.json: its
+    stacks price rows too, and a shape timed in both takes the later lease's figure."""
+    cnn_en, cnn_zh = (
+        Run(d, Variant("qa_cnn"), 1).config(load(preset="smoke")) for d in ("synthetic_en", "synthetic_zh")
+    )
+    _speed_record(tmp_path, cnn_en, "cuda/X", 1.0, {2: 1.5})
+    first = (tmp_path / "bench/speed.json").read_text()
+    _speed_record(tmp_path, cnn_en, "cuda/X", 1.0, {2: 1.2})
+    _speed_record(tmp_path, cnn_zh, "cuda/X", 1.0, {2: 1.4})
+    (tmp_path / "bench/speed.json").rename(tmp_path / "bench/speed-20261129T213125Z.json")
+    (tmp_path / "bench/speed.json").write_text(first)
+    costs = P.measured_costs([tmp_path])
+    assert costs[P.shape(cnn_en)].stacks[2].seconds_per_batch == 1.2
+    assert costs[P.shape(cnn_zh)].stacks[2].seconds_per_batch == 1.4
+
+
 def test_a_costs_file_cannot_claim_a_stack(tmp_path):
     cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
     (tmp_path / "costs").mkdir()

@@ -1,6 +1,7 @@
 """A row's seeds priced as one stacked model (``ansel train --seeds``, ``training.seed_stack``) where
 that was measured: the speed entry (``training.speed``) times each shape's seeds stacked beside one
-seed alone, in one process, into ``bench/speed.json``, and a run trained in a stack keeps its stack's
+seed alone, in one process, into ``bench/speed.json`` (a later lease's beside it as
+``bench/speed-<stamp>.json``, ``records.kit_unpack``), and a run trained in a stack keeps its stack's
 epoch times (``stacked_seeds`` in its timings); ``plan.measured_costs`` attaches those stacks (``Stack``)
 to the shape's cost measured on the same device.
 
@@ -35,22 +36,25 @@ def read_stacks(src: Path, costs: dict, shape_key) -> tuple[dict[str, dict[int, 
     """({shape: {seeds: Stack}}, {shape: why its stack failed}) of ``src``'s speed entry, each stacked
     variant keyed by the shape at its precision (``shape_key``: the planner's key of a shape's fields);
     its device is that of the alone cost the same process measured (``costs``: {shape: Cost} read from
-    ``src``), a variant without one left out."""
-    path = src / SPEED_FILE
-    if not path.exists():
-        return {}, {}
+    ``src``), a variant without one left out. Every lease's speed file is read, the first's
+    (``speed.json``) then the later ones' by their stamps, a later figure replacing an earlier one."""
+    first = src / SPEED_FILE
+    paths = [first] if first.exists() else []
+    paths += sorted(first.parent.glob(f"{first.stem}-*{first.suffix}"))
     stacks: dict[str, dict[int, Stack]] = {}
     failed: dict[str, str] = {}
 
     def at(key: str, variant: str) -> str:  # "bf16 stacked x5" of a shape: that shape at bf16
         return shape_key({**json.loads(key), "precision": variant.partition(" stacked x")[0]})
 
-    for key, entry in json.loads(path.read_text()).items():
-        failed |= {at(key, name): why for name, why in entry.get("failed", {}).items() if " stacked x" in name}
-        for name, v in entry["variants"].items():
-            if v["seeds"] > 1 and (shape := at(key, name)) in costs:
-                stack = Stack(v["seeds"], v["seconds_per_batch"], costs[shape].device, str(path), v.get("peak_mb"))
-                stacks.setdefault(shape, {})[v["seeds"]] = stack
+    for path in paths:
+        for key, entry in json.loads(path.read_text()).items():
+            failed |= {at(key, name): why for name, why in entry.get("failed", {}).items() if " stacked x" in name}
+            for name, v in entry["variants"].items():
+                if v["seeds"] > 1 and (shape := at(key, name)) in costs:
+                    stack = Stack(v["seeds"], v["seconds_per_batch"], costs[shape].device, str(path), v.get("peak_mb"))
+                    stacks.setdefault(shape, {})[v["seeds"]] = stack
+                    failed.pop(shape, None)
     return stacks, failed
 
 

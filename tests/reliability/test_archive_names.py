@@ -77,3 +77,23 @@ def test_a_later_leases_bench_lands_beside_the_earlier(home, kit_archive):
         "speed-20261128T162118Z.txt": b"4 shapes\n",
     }
     assert "4 shapes" in (dest / "rec/README.md").read_text()
+
+
+def test_a_later_leases_costs_join_the_earlier(home, kit_archive):
+    """A speed entry's kit carries no costs, so its second lease's costs file holds only the shapes it
+    measured: unpacked, the record keeps the first lease's shapes beside them (the same shape measured
+    again takes the later figure), and a log the lease did not extend is appended, not replaced."""
+    cost = "costs/cuda-NVIDIA-H200.json"
+    first = kit_archive(
+        {f"rec/{cost}": json.dumps({"a": 1, "b": 2}).encode(), "rec/costs/measure.log": b"a b\n"}, [kit_record()]
+    )
+    second = kit_archive(
+        {f"rec/{cost}": json.dumps({"b": 3, "c": 4}).encode(), "rec/costs/measure.log": b"b c\n"},
+        [kit_record()],
+        name="record-rec-20261129T213125Z.tar.gz",
+    )
+    dest = home / "reports/device"
+    unpack([first], device_minutes=1.0, dest=dest, render=False)
+    unpack([second], device_minutes=1.0, dest=dest, render=False)
+    assert json.loads((dest / "rec" / cost).read_text()) == {"a": 1, "b": 3, "c": 4}
+    assert (dest / "rec/costs/measure.log").read_bytes() == b"a b\nb c\n"

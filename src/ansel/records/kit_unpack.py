@@ -247,7 +247,10 @@ def _merge(src: Path, dst: Path, stamp: str) -> None:
     """Copy ``src`` over ``dst``: a finished run replaces its old self wholly (an unfinished one's state
     included); an unfinished one never replaces a finished one. A benchmark's figures never replace
     an earlier lease's (a cut lease, or another GPU, would lose them): a differing one lands beside
-    it as ``bench/<name>-<stamp><suffix>``."""
+    it as ``bench/<name>-<stamp><suffix>``. Nor do its measured costs: a lease that did not carry the
+    earlier costs (a speed entry's kit carries none) measured others, so ``costs/<device>.json`` is the
+    union, this lease's measurement of a shape replacing the earlier one, and a log it did not extend
+    is appended to the held one."""
     for run in sorted(p for p in src.glob("runs/*/*/*") if p.is_dir()):
         target = dst / run.relative_to(src)
         if (run / "metrics.json").exists():
@@ -259,6 +262,15 @@ def _merge(src: Path, dst: Path, stamp: str) -> None:
         held = dst / bench.relative_to(src)
         if held.exists() and held.read_bytes() != bench.read_bytes():
             bench.rename(bench.with_name(f"{bench.stem}-{stamp}{bench.suffix}"))
+    for cost in sorted(p for p in src.glob("costs/*") if p.is_file()):
+        held = dst / cost.relative_to(src)
+        if not held.exists():
+            continue
+        if cost.suffix == ".json":
+            merged = {**read_json(held), **read_json(cost)}
+            cost.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n")
+        elif not cost.read_bytes().startswith(held.read_bytes()):
+            cost.write_bytes(held.read_bytes() + cost.read_bytes())
     for part in sorted(p for p in src.iterdir() if p.name != "runs"):
         (
             shutil.copytree(part, dst / part.name, dirs_exist_ok=True)
