@@ -218,9 +218,10 @@ def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_it
 
     spec = {"items": {"smoke": ["synthetic"]}, "models": ["qa_cnn"], "precisions": ["fp32", "bf16"]}
     record = {"sp": {"preset": "smoke", "config": {"seeds": 1}, "speed": {**spec, "top": 0, "seeds": 2}}}
-    record["sp"]["speed"] |= {"batches": 1, "rounds": 2, "dev_questions": 3}
+    record["sp"]["speed"] |= {"batches": 1, "rounds": 2}  # dev scoring timed on the whole split: the default
     kit = tmp_path / "gpu-kit"
     entry = pack(["sp"], kit, record)["records"][0]["speed"]
+    assert entry["dev_questions"] is None  # a draw scaled to the split overstates a scorer that encodes texts once
     assert [(c["model"], c["dataset"]) for c in entry["configs"]] == [
         ("qa_cnn", "synthetic_en"),
         ("qa_cnn", "synthetic_zh"),
@@ -232,6 +233,7 @@ def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_it
     speed = json.loads(members(archive)["sp/bench/speed.json"])
     for cfg in entry["configs"]:
         variants = speed[shape(cfg)]["variants"]
+        assert speed[shape(cfg)]["dev_scale"] == 1.0
         assert sorted(variants) == ["bf16", "bf16 stacked x2", "fp32", "fp32 stacked x2"]
         assert len(variants["fp32"]["step_seconds"]) == 2 and variants["fp32"]["speedup"] == 1.0
         assert variants["fp32 stacked x2"]["seeds"] == 2 and "dev_seconds" not in variants["fp32 stacked x2"]

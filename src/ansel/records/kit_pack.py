@@ -38,7 +38,7 @@ SPEED_DEFAULTS = {
     "seeds": 5,
     "batches": 5,
     "rounds": 3,
-    "dev_questions": 100,
+    "dev_questions": None,  # the whole dev split: scoring encodes each distinct text once, not linear in questions
 }
 
 

@@ -7,8 +7,10 @@ falls on all alike; each alone variant's peak device memory is read while it is 
 Each alone variant's cost (seconds per step, median over the rounds; one dev scoring) goes to
 ``<out>/costs/<device>.json`` under its shape, the precision part of it, where ``ansel plan`` reads
 it; every variant's figures, the stacks' included, to ``<out>/bench/speed.json``. Dev scoring is timed on
-a seeded draw of ``dev_questions`` questions and scaled to the whole split (its cost is linear in the
-questions: each is scored alone or in batches of its candidates), twice: the first scoring of a shape in
+the whole dev split, twice: a draw of ``dev_questions`` questions scaled to the split overstates it
+wherever scoring encodes each distinct text once (``evaluation.scoring.score_cached``: 100 of InsuranceQA
+V2's 2000 dev questions hold 10,421 of its 25,559 distinct answers, so 20x the questions is 2.45x the
+texts), so that option is an upper bound, for a rehearsal. The first scoring of a shape in
 a process pays once for what later epochs reuse (on the H100, 2026-11-28, MTAS's paper classifier scored
 in 22.7 s the first time and 8.4 s the next), so the cost is the second."""
 
@@ -38,7 +40,7 @@ def compare(
     seeds: int,
     batches: int,
     rounds: int,
-    dev_questions: int,
+    dev_questions: int | None,
     data_root: Path,
     deadline: float | None = None,
     report=print,
