@@ -68,6 +68,7 @@ def test_truncated_compressed_mirror_copy_fails_cleanly(tmp_path):
 
 
 def test_missing_everywhere_names_file(tmp_path):
+    (tmp_path / "mirror").mkdir()
     spec = {"name": "x", "git_blob": "0" * 40, "mirror": {"path": "x", "git_blob": "0" * 40}}
     with pytest.raises(FetchError, match=r"raw/x: could not fetch: not in mirror"):
         dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror")

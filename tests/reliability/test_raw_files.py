@@ -151,6 +151,19 @@ def test_a_file_the_download_cannot_fetch_is_said_in_one_line(raw, tmp_path):
     )
 
 
+def test_a_mistyped_mirror_is_named_as_the_cause(raw, tmp_path, monkeypatch):
+    """A mirror folder that does not exist: the line says so, not that each file is "not in mirror"."""
+    (raw / "manifest.json").unlink()
+    (raw / "WikiQA-dev.tsv").unlink()
+    monkeypatch.setenv(dl.MIRROR_ENV, str(tmp_path / "mirorr"))
+    with pytest.raises(SystemExit) as refused:
+        download(raw)
+    assert str(refused.value).startswith(
+        f"ansel download: {raw / 'WikiQA-dev.tsv'}: could not fetch: no mirror folder {tmp_path / 'mirorr/wikiqa'} "
+        "(data.mirror or $ANSEL_DATA_MIRROR and the dataset's mirror_dir; mistyped?)"
+    )
+
+
 def test_a_raw_file_the_download_did_not_fetch_is_named_with_what_it_fetched(raw, tmp_path):
     """As QuoraQP's train.tsv, in no mirror: the dataset's `fetch` leaves it out, its reader needs it."""
     (raw / "WikiQA-train.tsv").unlink()

@@ -306,7 +306,11 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
                     _copy_stream(f, tmp, str(src))
                 _check(tmp, spec, f"{dest} (from {src})")
             return dest
-        errors.append(f"not in mirror ({src})")
+        errors.append(
+            f"not in mirror ({src})"
+            if mirror_dir.is_dir()
+            else f"no mirror folder {mirror_dir} (data.mirror or ${MIRROR_ENV} and the dataset's mirror_dir; mistyped?)"
+        )
     elif mirror:
         errors.append(
             f"no mirror configured (data.mirror or ${MIRROR_ENV}: a copy at <mirror>/<mirror_dir>/"
