@@ -47,6 +47,7 @@ bench: setup                ## speed figures (printed; ratios against a baseline
 	python benchmarks/bench_matchzoo.py
 	python benchmarks/bench_plan.py
 	python benchmarks/bench_stack_seeds.py
+	python benchmarks/bench_dispatch.py
 
 bench-peer: setup           ## ansel vs MatchZoo-py 1.1.1, like for like, both measured now (its own venv; a quiet machine)
 	bash benchmarks/peer/setup.sh
