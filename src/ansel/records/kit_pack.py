@@ -39,6 +39,7 @@ SPEED_DEFAULTS = {
     "batches": 5,
     "rounds": 3,
     "dev_questions": None,  # the whole dev split: scoring encodes each distinct text once, not linear in questions
+    "compiled": False,
 }
 
 

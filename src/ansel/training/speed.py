@@ -1,7 +1,8 @@
 """Today's training path against the faster ones, side by side on one device (the GPU speed entry of
 ``reports/device/QUEUE.md``): per run shape, one seed alone in each ``train.precision`` (``torch`` is
 what every run did before 2026-11-28), and the row's seeds as one stacked model where the shape stacks
-(``seed_stack``). The variants take turns round by round in one process, so the machine's drift
+(``seed_stack``), and with ``compiled`` each precision's step with the model's modules compiled (timed
+only: no run trains so). The variants take turns round by round in one process, so the machine's drift
 falls on all alike; each alone variant's peak device memory is read while it is the newest.
 
 Each alone variant's cost (seconds per step, median over the rounds; one dev scoring) goes to
@@ -41,6 +42,7 @@ def compare(
     batches: int,
     rounds: int,
     dev_questions: int | None,
+    compiled: bool = False,
     data_root: Path,
     deadline: float | None = None,
     report=print,
@@ -66,7 +68,9 @@ def compare(
         timers: dict[str, StepTimer] = {}
         started = time.time()
         for r in range(rounds):
-            for name, build in _variants(cfg, data, precisions, seeds) if r == 0 else [(n, None) for n in timers]:
+            for name, build in (
+                _variants(cfg, data, precisions, seeds, compiled) if r == 0 else [(n, None) for n in timers]
+            ):
                 try:
                     if build is not None:
                         before = _allocated()
@@ -83,7 +87,7 @@ def compare(
         for name, timer in timers.items():
             v = entry["variants"][name]
             v["seconds_per_batch"] = statistics.median(v["step_seconds"])
-            if v["seeds"] == 1:  # the first scoring of a shape pays for its kernels' first choice: timed apart
+            if name in precisions:  # the first scoring of a shape pays for its kernels' first choice: timed apart
                 v["dev_first_seconds"] = timer.dev_seconds(dev) * scale
                 v["dev_seconds"] = timer.dev_seconds(dev) * scale
                 cost = {k: v[k] for k in ("seconds_per_batch", "dev_seconds", "peak_mb") if k in v}
@@ -103,14 +107,27 @@ def compare(
     return results
 
 
-def _variants(cfg: dict, data, precisions: list[str], seeds: int):
-    """(name, builder) of each variant: alone per precision, then stacked per precision."""
+def _variants(cfg: dict, data, precisions: list[str], seeds: int, compiled: bool = False):
+    """(name, builder) of each variant: alone per precision, then compiled and stacked per precision."""
     for p in precisions:
         yield p, lambda p=p: StepTimer([with_precision(cfg, p)], data)
+    if compiled:
+        for p in precisions:
+            yield f"{p} compiled", lambda p=p: _compiled(StepTimer([with_precision(cfg, p)], data))
     if seeds > 1:
         for p in precisions:
             stack = [with_precision(cfg, p, s) for s in range(1, seeds + 1)]
             yield f"{p} stacked x{seeds}", lambda stack=stack: StepTimer(stack, data, stacked=True)
+
+
+def _compiled(timer: StepTimer) -> StepTimer:
+    """``timer`` with each of its model's child modules compiled in place (``torch.compile``, dynamic
+    shapes: a batch's length varies): fewer, fused kernels a step, where a step waits on the host's
+    launches (``benchmarks/bench_dispatch.py``). Timed only: no run trains so, so no cost is written.
+    Its warm-up step pays the compilation."""
+    for module in timer.models[0].children():
+        module.compile(dynamic=True)
+    return timer
 
 
 def _allocated() -> int:

@@ -94,7 +94,7 @@ def time_speed(kit: Path, name: str, device: str, until: float) -> None:
     compare(
         [with_device(cfg, device) for cfg in spec["configs"]],
         kit / "work" / name,
-        **{k: spec[k] for k in ("precisions", "seeds", "batches", "rounds", "dev_questions")},
+        **{k: spec[k] for k in ("precisions", "seeds", "batches", "rounds", "dev_questions", "compiled")},
         data_root=kit,
         deadline=until,
         report=lambda m: print(m, flush=True),
