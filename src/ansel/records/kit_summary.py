@@ -33,9 +33,14 @@ def summary(kit: dict, out: Path) -> str:
             timed = out / "work" / rec["name"] / "bench" / "speed.json"
             done = set(read_json(timed)) if timed.exists() else set()
             untimed = [c for c in s["configs"] if shape(c) not in done]
+            ways = (
+                ["alone"]
+                + (["compiled"] if s.get("compiled") else [])
+                + [f"{s['seeds']} seeds stacked"] * (s["seeds"] > 1)
+            )
             parts.append(
-                f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, alone and {s['seeds']} seeds "
-                f"stacked, {len(s['configs']) - len(untimed)} of them by earlier leases (not again); "
+                f"{len(s['configs'])} shapes timed in {', '.join(s['precisions'])}, {', '.join(ways)}, "
+                f"{len(s['configs']) - len(untimed)} of them by earlier leases (not again); "
                 f"{len(untimed)} left: {', '.join(c['model'] for c in untimed)}"
             )
         if rec["runs"]:
