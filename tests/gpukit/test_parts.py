@@ -113,6 +113,51 @@ def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatc
     assert not trainings.fits({"planned_minutes": 1.0}, 4, time.time() + 70)  # 60 s x 4 / 2.4 = 100 s
 
 
+def test_a_run_is_priced_again_from_the_costs_its_lease_measured(tmp_path, monkeypatch):
+    """The kit prices a run from the costs known when it was packed (a speed entry's dev scoring scaled
+    from 100 questions, say); the record's own ``measure`` times its shape here first: the training and
+    dev-scoring parts follow the new figures, the rest stays, and a run that now fits starts."""
+    started = []
+
+    class Done:
+        returncode = 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(trainings, "start_job", lambda job, *_: started.append(job["runs"][0]["dir"]) or Done())
+    parts = {"training": 1.0, "dev scoring": 2.0, "checkpoints": 0.5}
+    was = {"shape": "s", "seconds_per_batch": 0.1, "dev_seconds": 4.0}
+    runs = [
+        {
+            "dir": d,
+            "planned_minutes": 3.5,
+            "peak_mb": None,
+            "planned_parts": parts,
+            "priced_from": {**was, "shape": d},
+            "config": {"model": d, "train": {"epochs": 1}},
+        }
+        for d in ("measured", "unmeasured")
+    ]
+    (tmp_path / "costs").mkdir()
+    measured = {"device": "cpu/AVX512", "seconds_per_batch": 0.2, "dev_seconds": 1.0}
+    (tmp_path / "costs/cpu-AVX512.json").write_text(json.dumps({"measured": measured}))
+    jobs = trainings.training_jobs({"runs": runs}, tmp_path, "cpu")
+    assert {j["runs"][0]["dir"]: j["planned_minutes"] for j in jobs} == {
+        "measured": pytest.approx(2.0 + 0.5 + 0.5),
+        "unmeasured": 3.5,
+    }
+    on_gpu = trainings.training_jobs({"runs": runs}, tmp_path, "cuda")  # a CPU's cost never prices a GPU's run
+    assert [j["planned_minutes"] for j in on_gpu] == [3.5, 3.5]
+    lease = Lease(tmp_path, "", time.time() + 200, tmp_path / "log.txt")  # 3 minutes left: 3.5 does not fit
+    out = trainings.run_trainings({"name": "r", "runs": runs}, lease, "cpu", 1, tmp_path)
+    assert started == ["measured"] and out["runs"] == {"measured": "finished", "unmeasured": "not started"}
+    assert (
+        "1 runs priced again from the costs measured here: 3.5 planned device-minutes -> 3.0"
+        in (tmp_path / "log.txt").read_text()
+    )
+
+
 def test_a_run_that_cannot_end_nor_come_back_is_stopped(tmp_path, monkeypatch):
     """At its pace so far a run ends after the deadline: stopped when its state.pt cannot come back,
     kept running when it can (a later kit resumes it)."""

@@ -110,14 +110,14 @@ def kit_costs() -> dict:
 def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -> dict:
     """Build the kit for the named records into ``out`` (replaced); returns kit.json's content."""
     from ansel.models.registry import is_trained
-    from ansel.plan import plan_minutes, shape, unmeasured_shapes
+    from ansel.plan import run_parts, shape, unmeasured_shapes
 
     declared = declared if declared is not None else declared_records()
     if unknown := [n for n in names if n not in declared]:
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} (declared: {', '.join(declared)})")
     kit_records, files = [], set()
     costs = kit_costs()
-    examples: dict[str, int] = {}  # {dataset: its training examples}, filled by plan_minutes
+    examples: dict[str, int] = {}  # {dataset: its training examples}, filled by run_parts
     for name in names:
         rec, where = declared[name], f"{RECORDS}: {name}"
         config = record_config(rec)
@@ -178,7 +178,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             make_files(needed, config["preset"], rec.get("config", {}))
             files.update(needed)
             for run, cfg in zip(runs, cfgs):
-                minutes, cost = plan_minutes(cfg, costs, examples)
+                parts, cost = run_parts(cfg, costs, examples) if is_trained(cfg["arch"]) else ({}, None)
                 # untrained rankers (BM25, word counts, random) are scored on the CPU at unpack
                 entry["runs" if is_trained(cfg["arch"]) else "cpu_runs"].append(
                     {
@@ -186,8 +186,17 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
                         "config": cfg,
                         "processed": T.processed_dir(cfg["dataset"]),
                         "embeddings": embeddings_file(cfg),
-                        "planned_minutes": minutes,
+                        "planned_minutes": None if parts is None else sum(parts.values()),
                         "peak_mb": cost.peak_mb if cost else None,
+                        # what the runner reprices from its own lease's measurement (trainings.repriced)
+                        "planned_parts": parts,
+                        "priced_from": {
+                            "shape": shape(cfg),
+                            "seconds_per_batch": cost.seconds_per_batch,
+                            "dev_seconds": cost.dev_seconds,
+                        }
+                        if cost
+                        else None,
                     }
                 )
             entry["stacks"] = kit_stacks(entry["runs"], costs, examples)

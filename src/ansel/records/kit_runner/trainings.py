@@ -49,18 +49,40 @@ def job_count(jobs: list[dict], device: str, n: int | None) -> tuple[int, int]:
     return n, max(1, cores // n)
 
 
-def training_jobs(rec: dict, work: Path) -> list[dict]:
+def training_jobs(rec: dict, work: Path, device: str = "cuda") -> list[dict]:
     """The record's runs not finished yet (under ``work``) as jobs ({"runs", "planned_minutes", "peak_mb"}):
-    a stack's seeds (``rec["stacks"]``) as one while none of them has finished, every other run alone."""
+    a stack's seeds (``rec["stacks"]``) as one while none of them has finished, every other run alone,
+    priced again from the costs measured into ``work/costs/`` on ``device`` (``repriced``; a CPU's costs
+    that a record trained in parts there carries never price a GPU's run)."""
     todo = {r["dir"]: r for r in rec["runs"] if not finished(work / r["dir"])}
     jobs = [
         {"runs": [todo.pop(d) for d in stack["dirs"]], **{k: stack[k] for k in ("planned_minutes", "peak_mb")}}
         for stack in rec.get("stacks", [])
         if all(d in todo for d in stack["dirs"])
     ]
+    measured = {
+        k: v
+        for f in sorted(work.glob("costs/*.json"))
+        for k, v in json.loads(f.read_text()).items()
+        if str(v.get("device", "")).startswith(device)
+    }
     return jobs + [
-        {"runs": [r], "planned_minutes": r["planned_minutes"], "peak_mb": r["peak_mb"]} for r in todo.values()
+        {"runs": [r], "planned_minutes": repriced(r, measured), "peak_mb": r["peak_mb"]} for r in todo.values()
     ]
+
+
+def repriced(run: dict, measured: dict) -> float | None:
+    """A run's planned minutes with its training steps and dev scorings priced from ``measured`` ({shape:
+    cost} measured by the record's own ``measure`` on this device, the whole dev split) where it holds the
+    run's shape: each part scaled by the new figure over the one the kit priced it from; checkpoints and
+    start-up as planned. The kit's price stands where nothing was measured."""
+    was, parts = run.get("priced_from"), run.get("planned_parts")
+    if not was or not parts or (now := measured.get(was["shape"])) is None:
+        return run["planned_minutes"]
+    new = dict(parts, training=parts["training"] * now["seconds_per_batch"] / was["seconds_per_batch"])
+    if was.get("dev_seconds") and now.get("dev_seconds") is not None:
+        new["dev scoring"] = parts["dev scoring"] * now["dev_seconds"] / was["dev_seconds"]
+    return sum(new.values())
 
 
 def run_trainings(
@@ -69,7 +91,14 @@ def run_trainings(
     """Every run of the record not finished yet (under ``work``, the record's folder), ``jobs`` at a time,
     each trained then evaluated; the longest job that should still end before the deadline first."""
     started = time.time()
-    todo = training_jobs(rec, work)
+    todo = training_jobs(rec, work, device if device != "auto" else ("cuda" if cuda_available() else "cpu"))
+    again = [j for j in todo if len(j["runs"]) == 1 and j["planned_minutes"] != j["runs"][0]["planned_minutes"]]
+    if again:
+        lease.log(
+            f"{rec['name']}: {len(again)} runs priced again from the costs measured here: "
+            f"{sum(j['runs'][0]['planned_minutes'] for j in again):.1f} planned device-minutes -> "
+            f"{sum(j['planned_minutes'] for j in again):.1f}"
+        )
     todo.sort(key=lambda j: -(j["planned_minutes"] or 0))  # the longest first: the shortest tail
     n_jobs, threads = job_count(todo, device, jobs)
     stacked = sum(len(j["runs"]) for j in todo if len(j["runs"]) > 1)
