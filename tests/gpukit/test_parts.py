@@ -86,10 +86,9 @@ def test_a_run_is_admitted_only_if_it_should_end_before_the_deadline():
     assert trainings.fits({"planned_minutes": None}, 8, until)  # unmeasured: tried
 
 
-def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatch):
-    """The runs are tried longest first, but one that would not end before the deadline does not keep
-    the shorter ones from starting; ``parallel`` is the GPU's sharing figure."""
-    started = []
+def started_at_once(monkeypatch) -> list[str]:
+    """The runner's jobs, as it starts them, each finished at once: the folders of their first runs."""
+    started: list[str] = []
 
     class Done:
         returncode = 0
@@ -98,6 +97,13 @@ def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatc
             return 0
 
     monkeypatch.setattr(trainings, "start_job", lambda job, *_: started.append(job["runs"][0]["dir"]) or Done())
+    return started
+
+
+def test_shorter_runs_start_where_the_longest_would_not_end(tmp_path, monkeypatch):
+    """The runs are tried longest first, but one that would not end before the deadline does not keep
+    the shorter ones from starting; ``parallel`` is the GPU's sharing figure."""
+    started = started_at_once(monkeypatch)
     runs = [
         {"dir": d, "planned_minutes": m, "peak_mb": None, "config": {"model": d, "train": {"epochs": 1}}}
         for d, m in (("long", 10.0), ("short", 1.0), ("blind", None))
@@ -117,15 +123,7 @@ def test_a_run_is_priced_again_from_the_costs_its_lease_measured(tmp_path, monke
     """The kit prices a run from the costs known when it was packed (a speed entry's dev scoring scaled
     from 100 questions, say); the record's own ``measure`` times its shape here first: the training and
     dev-scoring parts follow the new figures, the rest stays, and a run that now fits starts."""
-    started = []
-
-    class Done:
-        returncode = 0
-
-        def poll(self):
-            return 0
-
-    monkeypatch.setattr(trainings, "start_job", lambda job, *_: started.append(job["runs"][0]["dir"]) or Done())
+    started = started_at_once(monkeypatch)
     parts = {"training": 1.0, "dev scoring": 2.0, "checkpoints": 0.5}
     was = {"shape": "s", "seconds_per_batch": 0.1, "dev_seconds": 4.0}
     runs = [
