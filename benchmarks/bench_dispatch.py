@@ -8,8 +8,9 @@ tensors (on CUDA torch steps them with its multi-tensor kernels, a few launches 
 step timed on this CPU at tiny sizes (every dimension 8, lengths 8, batch 2: nearly all of it the
 host's per-operation work), its operations counted there with the optimizer's loop, and the committed H200 cost of the
 shape at the paper's sizes (`ansel plan`'s measured costs). ``H200 us/op`` is that step's time over
-the operations: close to this CPU's tiny-step ``us/op``, the GPU step is about as long as the host
-needs to issue it, and the GPU waits (the H200 leases saw it 8% busy over these shapes).
+the operations. This CPU's tiny-step ``us/op`` is a floor of the host's work per operation (a CUDA
+launch adds to it), so an H200 figure a few times it fits a step bound by the host's launches without
+showing it: `reports/device` record ``gpu-compiled`` (fewer kernels a step) is the test.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_dispatch.py         # ~1 CPU minute
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/bench_dispatch.py --models ggsa_ggsa_max_insuranceqa

@@ -61,7 +61,7 @@ def compare(
             report(f"deadline: {sum(shape(c) not in results for c in configs)} of {len(configs)} shapes left untimed")
             break
         data, dev = shape_inputs(cfg, data_root, loaded, dev_questions)
-        full, _ = shape_inputs(cfg, data_root, loaded)
+        full = shape_inputs(cfg, data_root, loaded)[0] if dev_questions else data  # the split a draw is scaled to
         dev_split = cfg["train"].get("dev_split", "dev")
         scale = full.pairs(dev_split)[0].qid.nunique() / data.pairs(dev_split)[0].qid.nunique()
         entry = {"model": cfg["model"], "dataset": cfg["dataset"], "variants": {}, "failed": {}}

@@ -64,7 +64,7 @@ def training_jobs(rec: dict, work: Path, device: str = "cuda") -> list[dict]:
         k: v
         for f in sorted(work.glob("costs/*.json"))
         for k, v in json.loads(f.read_text()).items()
-        if str(v.get("device", "")).startswith(device)
+        if v["device"].startswith(device)
     }
     return jobs + [
         {"runs": [r], "planned_minutes": repriced(r, measured), "peak_mb": r["peak_mb"]} for r in todo.values()
