@@ -51,14 +51,15 @@ def timed(args, cwd: Path, env: dict) -> float:
 
 
 # Snakemake in a process whose own CPU time (every thread of it; its jobs run in other processes)
-# is written to the file named first at exit: what scheduling and job bookkeeping cost.
+# and that of the processes it started and waited for (each job's shell and ``ansel`` client, the ILP
+# solver, the warm-job server) are written to the file named first at exit.
 SNAKEMAKE_CPU = """
 import atexit, resource, sys
 from pathlib import Path
 out = Path(sys.argv.pop(1))
 def own_cpu():
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    out.write_text(str(used.ru_utime + used.ru_stime))
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    out.write_text(" ".join(str(u.ru_utime + u.ru_stime) for u in used))
 atexit.register(own_cpu)
 from snakemake.cli import main
 sys.argv[0] = "snakemake"
@@ -66,13 +67,16 @@ main()
 """
 
 
-def snakemake(args: list, repo: Path, env: dict) -> tuple[float, float]:
-    """Snakemake ``args`` run in ``repo``: (wall seconds, the Snakemake process's CPU seconds)."""
+def snakemake(args: list, repo: Path, env: dict) -> tuple[float, float, float]:
+    """Snakemake ``args`` run in ``repo``: (wall seconds, the Snakemake process's CPU seconds, those
+    of the processes it started)."""
     cpu_file = repo / ".snakemake-cpu"
     seconds = timed([sys.executable, "-c", SNAKEMAKE_CPU, cpu_file, *args], repo, env)
-    return seconds, float(cpu_file.read_text())
+    own, children = map(float, cpu_file.read_text().split())
+    return seconds, own, children
 
 
+SERVER_CPU = re.compile(r"^ansel forkserver \d+: ([\d.]+) s CPU$", re.M)
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", re.M)
 
 
@@ -107,8 +111,8 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
     jobs' wall time and, for warm jobs, each ``ansel`` verb's jobs' own CPU time."""
     env = env_for(repo, warm)
     profile = ["--profile", "workflow/profiles/local", "all"]
-    dag_wall, dag_cpu = snakemake([*profile, "--dry-run", "--quiet"], repo, env)
-    seconds, cpu = snakemake(profile, repo, env)
+    dag_wall, dag_cpu, _ = snakemake([*profile, "--dry-run", "--quiet"], repo, env)
+    seconds, cpu, started = snakemake(profile, repo, env)
     runs = len(list(repo.glob("results/runs/*/*/seed*/metrics.json")))
     print(
         f"smoke DAG, {'warm jobs' if warm else 'a process per job'}, {os.cpu_count()} cores: {seconds:.0f} s "
@@ -134,9 +138,15 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
                 f"(median {statistics.median(times):.2f} s)"
             )
         jobs = sum(map(sum, by_verb.values()))
+        server = sum(map(float, SERVER_CPU.findall((repo / "logs/forkserver.log").read_text())))
         print(
-            f"  the cores' time beyond the jobs' own CPU and Snakemake's: {(os.cpu_count() or 1) * seconds - jobs - cpu:.0f} s "
-            "(forking and ending each job, the clients and shells that start them, idle cores)"
+            f"  the processes Snakemake started: {started:.0f} s CPU; of it the warm-job server's own {server:.0f} s "
+            f"(its imports, forking each job), the rest {started - server:.0f} s (each job's shell and client, "
+            "the ILP solver)"
+        )
+        print(
+            f"  the cores' time beyond all of these: {(os.cpu_count() or 1) * seconds - jobs - cpu - started:.0f} s "
+            "(each job's exit, idle cores)"
         )
     return seconds, runs
 

@@ -158,6 +158,8 @@ def serve(path: str, watch_pid: int) -> None:
                 continue
             _fork_job(listener, conn)
     finally:
+        used = resource.getrusage(resource.RUSAGE_SELF)  # benchmarks/bench_scale.py reads it
+        print(f"ansel forkserver {os.getpid()}: {used.ru_utime + used.ru_stime:.3f} s CPU", flush=True)
         listener.close()
         Path(path).unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # the stopping side may have removed it first

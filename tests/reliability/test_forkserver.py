@@ -118,6 +118,7 @@ def test_the_server_ends_with_the_process_it_serves(tmp_path):
         served.wait()
         assert proc.wait(30) == 0
         assert not socket_path.exists() and not socket_path.parent.exists()
+        assert re.search(r"^ansel forkserver \d+: [\d.]+ s CPU$", log.read_text(), re.M)  # its own, at its end
     finally:
         forkserver.stop()
 

@@ -75,8 +75,11 @@ def test_the_commit_is_the_checkouts_and_marks_uncommitted_changes(tmp_path, mon
     subprocess.run([*git, "init", "-q"], check=True)
     Path("f").write_text("a")
     subprocess.run([*git, "add", "f"], check=True)
+    assert checkout_commit() is None  # no commit yet
     subprocess.run([*git, "commit", "-qm", "x"], check=True)
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     assert checkout_commit() == head
+    Path("g").write_text("untracked")
+    assert checkout_commit() == head  # untracked files are not the commit's
     Path("f").write_text("b")
     assert checkout_commit() == head + "+dirty"
