@@ -36,3 +36,21 @@ def test_masked_pooling_ignores_padding_and_empty_text_pools_to_zeros():
     mask = torch.tensor([[True, True, False], [False, False, False]])
     assert masked_max(h, mask).flatten().tolist() == [5.0, 0.0]
     assert masked_mean(h, mask).flatten().tolist() == pytest.approx([3.0, 0.0])
+
+
+def test_masked_pooling_in_place_pools_alike_and_passes_gradients():
+    """``overwrite``: a temporary is masked in place; the pool, and the gradients through a product
+    (which saves its factors, not itself), are those of the copying path, to the bit."""
+    torch.manual_seed(0)
+    a, b = torch.randn(3, 5, 4, requires_grad=True), torch.randn(3, 5, 4)
+    mask = torch.tensor([[True] * 5, [True, True, False, False, False], [False] * 5])
+    pooled, grads = [], []
+    for overwrite in (False, True):
+        product = a * b
+        out = masked_max(product, mask, overwrite=overwrite)
+        (grad,) = torch.autograd.grad(out.square().sum(), a)
+        pooled.append(out)
+        grads.append(grad)
+        assert product[1, 2:].eq(torch.finfo(product.dtype).min).all() == overwrite  # filled in place, or left
+    assert torch.equal(pooled[0], pooled[1]) and torch.equal(grads[0], grads[1])
+    assert pooled[1][2].eq(0).all()  # an empty text still pools to zeros

@@ -42,9 +42,12 @@ def dropped_embedding(
     return nn.Sequential(OrderedDict(embedding=embedding, dropout=nn.Dropout(dropout)))
 
 
-def masked_max(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Max over time of h [B, L, H], ignoring padded steps (mask [B, L] True on tokens)."""
-    filled = h.masked_fill(~mask.unsqueeze(-1), torch.finfo(h.dtype).min)
+def masked_max(h: torch.Tensor, mask: torch.Tensor, overwrite: bool = False) -> torch.Tensor:
+    """Max over time of h [B, L, H], ignoring padded steps (mask [B, L] True on tokens).
+    ``overwrite``: h is a temporary no one reads again (autograd included: its producer saved no
+    output, as a product does), masked in place rather than in a copy of it."""
+    fill = ~mask.unsqueeze(-1), torch.finfo(h.dtype).min
+    filled = h.masked_fill_(*fill) if overwrite else h.masked_fill(*fill)
     out = filled.max(dim=1).values
     # An all-padding row (empty text) pools to zeros rather than -inf.
     return torch.where(mask.any(dim=1, keepdim=True), out, torch.zeros_like(out))

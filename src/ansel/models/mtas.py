@@ -58,7 +58,7 @@ class MultiHeadAnswerAttention(nn.Module):
         """s [B, heads, La]: each head's softmax over the answer positions the mask admits;
         ``projected``: W_am h^a, where the answer side already holds it (it reads no question)."""
         projected = self.answer_proj(ha) if projected is None else projected
-        m = torch.tanh(projected + self.question_proj(oq).unsqueeze(1))
+        m = torch.tanh_(projected + self.question_proj(oq).unsqueeze(1))  # in place: the sum is a temporary
         logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1)  # [B, La, heads]
         return masked_softmax(logits.transpose(1, 2), ma.unsqueeze(1))
 
@@ -68,8 +68,9 @@ class MultiHeadAnswerAttention(nn.Module):
         s = self.weights(oq, ha, ma, projected)
         if self.pooling == "sum":
             return torch.tanh((s @ ha).flatten(1))
-        weighted = (s.transpose(1, 2).unsqueeze(-1) * ha.unsqueeze(2)).flatten(2)  # [B, La, heads x H]
-        return torch.tanh(masked_max(weighted, ma))
+        # [B, La, heads x H]: from contiguous factors the product is contiguous, so flatten copies nothing
+        weighted = (s.transpose(1, 2).contiguous().unsqueeze(-1) * ha.unsqueeze(2)).flatten(2)
+        return torch.tanh(masked_max(weighted, ma, overwrite=True))
 
 
 def category_head(kind: str, features: int, n_categories: int) -> nn.Sequential:
