@@ -80,13 +80,27 @@ def train_code_digest(arch_module: str) -> str:
     return h.hexdigest()[:16]
 
 
+# {checkout: its commit} as a warm-job server (``ansel.forkserver``) started: its jobs inherit it
+_SERVED: dict[Path, str | None] = {}
+
+
+def serve_checkout(where: Path) -> None:
+    """Fix ``checkout_commit`` of ``where`` for this process and the jobs it forks: they run the code
+    it imported as it started, so that checkout's commit is theirs (and no job starts git twice)."""
+    _SERVED[where.resolve()] = checkout_commit(where)
+
+
 def checkout_commit(where: Path | None = None) -> str | None:
     """The git commit of the checkout at ``where`` (the working directory by default), ``+dirty``
     when tracked files differ from it; in a GPU record kit (no git there) the commit it was packed
-    from (``ANSEL_KIT_COMMIT``); None outside a git checkout (a copied tree, an sdist). Each run's
+    from (``ANSEL_KIT_COMMIT``); in a job of a warm-job server, the commit as the server started
+    (``serve_checkout``); None outside a git checkout (a copied tree, an sdist). Each run's
     timings and each kit record it."""
     if os.environ.get("ANSEL_KIT_COMMIT"):
         return os.environ["ANSEL_KIT_COMMIT"]
+    served = Path(where or os.getcwd()).resolve()
+    if served in _SERVED:
+        return _SERVED[served]
 
     def git(*args: str) -> str | None:
         try:

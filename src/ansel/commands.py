@@ -9,6 +9,7 @@ jobs never touch it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -458,7 +459,9 @@ def cmd_gpu_unpack(a) -> None:
     unpack([Path(f) for f in a.file], a.device_minutes, render=not a.no_render)
 
 
-def main(argv: list[str] | None = None) -> None:
+@functools.cache
+def parser() -> argparse.ArgumentParser:
+    """Every verb's parser, built once a process (the warm-job server builds it for its jobs)."""
     p = argparse.ArgumentParser(prog="ansel", description=__doc__)
     sub = p.add_subparsers(dest="verb", required=True)
 
@@ -604,7 +607,11 @@ def main(argv: list[str] | None = None) -> None:
     u.add_argument("file", nargs="+", help="the archive run.sh wrote (or its .partNN files, in order)")
     u.add_argument("--device-minutes", type=_positive(float), help="the lease's device time, for the record's README")
     u.add_argument("--no-render", action="store_true", help="place the runs; render no table")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    a = parser().parse_args(argv)
     from ansel.settings import InputError
 
     try:

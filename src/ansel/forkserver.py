@@ -30,7 +30,8 @@ from pathlib import Path
 from ansel.forkclient import ENV
 
 # What a job would import on its own (``ansel.commands`` imports lazily per verb); torch._dynamo is
-# pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo).
+# pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo), and
+# torch.profiler._cupti_monitor by their first step (its record_function; ~3 ms a training job).
 # The rest are imported lazily by the libraries themselves, in every job that uses them: torch.save
 # (torch.utils.serialization), pandas' read_parquet (pyarrow.parquet, pyarrow.dataset) and writers,
 # dvclive's opening of the DVC repository (dvc.scm and what dvc.repo.Repo() imports), the table
@@ -40,6 +41,7 @@ from ansel.forkclient import ENV
 PRELOAD = (
     "torch",
     "torch._dynamo",
+    "torch.profiler._cupti_monitor",
     "torch.utils.serialization",
     "pandas",
     "pandas.io.formats.style",
@@ -168,16 +170,25 @@ def serve(path: str, watch_pid: int) -> None:
 
 def _warm() -> None:
     """What every job would otherwise compute alike, done once for the jobs to inherit: the table
-    kinds and architectures imported (their registries find them by listing their packages), and
-    each architecture's training-code digest (``ansel.code_digest``), which every training job
-    writes to its timings: parsing its ~50 modules cost a smoke training job a tenth of its CPU
-    time. Its files are read at the server's start, as its imports are: the digest is of the code
-    its jobs run."""
-    from ansel import table_kinds
-    from ansel.code_digest import train_code_digest
+    kinds, the architectures and the models' modules imported (the registries find the first two by
+    listing their packages; an architecture's builder imports its model's module as it builds: 3-5 ms
+    a training or evaluate job), the verbs' parser (~7 ms a job), and each architecture's
+    training-code digest and the checkout's commit (``ansel.code_digest``), which every training job
+    writes to its timings: parsing its ~50 modules cost a smoke training job a tenth of its CPU time,
+    the commit two git processes. Both are read at the server's start, as its imports are: they are
+    of the code its jobs run."""
+    import importlib
+    import pkgutil
+
+    from ansel import commands, models, table_kinds
+    from ansel.code_digest import serve_checkout, train_code_digest
     from ansel.models.registry import arch_module, registered
 
+    serve_checkout(Path.cwd())
     table_kinds.known()
+    for module in pkgutil.iter_modules(models.__path__, f"{models.__name__}."):
+        importlib.import_module(module.name)
+    commands.parser()
     for arch in registered():
         train_code_digest(arch_module(arch))
 

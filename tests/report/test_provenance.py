@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ansel.code_digest import checkout_commit
+from ansel import code_digest
+from ansel.code_digest import checkout_commit, serve_checkout
 from ansel.report.provenance import cell_provenance, provenance_note
 from ansel.targets import Run, Variant, provenance_inputs, timings_file
 
@@ -82,4 +83,22 @@ def test_the_commit_is_the_checkouts_and_marks_uncommitted_changes(tmp_path, mon
     Path("g").write_text("untracked")
     assert checkout_commit() == head  # untracked files are not the commit's
     Path("f").write_text("b")
+    assert checkout_commit() == head + "+dirty"
+
+
+def test_a_warm_job_servers_jobs_name_the_commit_it_started_at(tmp_path, monkeypatch):
+    """The server imported the code its jobs run as it started: their commit is that checkout's then,
+    an edit since is not in them (nor a git process in each)."""
+    monkeypatch.setattr(code_digest, "_SERVED", {})
+    monkeypatch.chdir(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    Path("f").write_text("a")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = checkout_commit()
+    serve_checkout(tmp_path)
+    Path("f").write_text("b")
+    assert checkout_commit() == checkout_commit(tmp_path) == head
+    monkeypatch.setattr(code_digest, "_SERVED", {})
     assert checkout_commit() == head + "+dirty"

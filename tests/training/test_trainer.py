@@ -137,6 +137,40 @@ def test_evaluation_reuses_the_selected_epochs_dev_scores_and_equals_a_fresh_one
     assert (tmp_path / "run.trec").read_text() == trec
 
 
+def test_evaluation_reuses_the_monitor_splits_scores_by_the_selected_weights(processed, tmp_path, monkeypatch):
+    """Beside dev's, the selected epoch's monitor scores are kept where its weights made them: at each
+    epoch's end, or at a cadence's evaluation on the epoch's last step (4 steps an epoch: every 2nd
+    step does, every 3rd only at step 12). Evaluating the run reuses them, with the same bytes as
+    scoring every split again."""
+    import ansel.evaluation.evaluate as evaluate
+
+    ev, scored, real, digest = EvalConfig(["dev", "test"]), [], evaluate.score_split, evaluate.scoring_digest
+    monkeypatch.setattr(evaluate, "score_split", lambda *a: (scored.append(a[2]), real(*a))[1])
+    for name, extra in (("epochs", {}), ("cadence", {"monitor_every": 2}), ("off_cadence", {"monitor_every": 3})):
+        c = cfg(epochs=3, monitor_splits=["test"], max_batches=4, **extra)
+        data, run = _data(c, processed), tmp_path / name
+        trained = train_mod.train_run(
+            c,
+            data,
+            None,
+            run,
+            dev_evaluator(data, "dev", ev),
+            progress=False,
+            monitors={"test": dev_evaluator(data, "test", ev)},
+        )
+        selected = int(pd.read_csv(run / "log.csv").dev_MAP.idxmax()) + 1
+        kept = name != "off_cadence" or selected == 3
+        assert set(trained.monitor_scores) == ({"test"} if kept else set()), name
+        save_dev_scores(trained.dev_scores, "dev", run / DEV_SCORES, monitors=trained.monitor_scores)
+        scored.clear()
+        reused = evaluate_run(run, processed)
+        assert scored == ([] if kept else ["test"]), name
+        trec = (run / "run.trec").read_bytes()
+        monkeypatch.setattr(evaluate, "scoring_digest", lambda: "changed")  # every split scored again
+        assert evaluate_run(run, processed) == reused and (run / "run.trec").read_bytes() == trec
+        monkeypatch.setattr(evaluate, "scoring_digest", digest)
+
+
 def test_an_untrainable_model_keeps_no_dev_scores_and_is_evaluated_from_its_weights(processed, tmp_path):
     trained = _train(cfg(model="random"), processed, tmp_path)
     assert trained.epochs == 0 and trained.dev_scores is None

@@ -2,9 +2,11 @@
 selects with, and the evaluation of a trained run (the ``evaluate`` rule).
 
 The trainer keeps the dev scores of the epoch it selected (``dev_scores.pt``, with a digest of
-the scoring code that produced them); evaluating the run reuses them while the scoring code is
-unchanged, so a change to the metrics re-ranks without re-scoring dev, and a change to the
-scoring re-scores every split, never retrains.
+the scoring code that produced them), and its monitor splits' (``train.monitor_splits``) where they
+were scored with its weights: at each epoch's end, or at a ``monitor_every`` evaluation on its last
+step. Evaluating the run reuses them while the scoring code is unchanged, so a change to the
+metrics re-ranks without re-scoring those splits, and a change to the scoring re-scores every
+split, never retrains.
 """
 
 from __future__ import annotations
@@ -109,11 +111,20 @@ def data_digest(processed_dir: Path, cfg: dict) -> str:
     return h.hexdigest()[:16]
 
 
-def save_dev_scores(scored: pd.DataFrame | None, split: str, path: Path, data: str | None = None) -> None:
-    """The selected epoch's dev scores (candidate order of the split; None when no epoch ran) and the
-    ``data_digest`` of what the run trained on."""
+def save_dev_scores(
+    scored: pd.DataFrame | None,
+    split: str,
+    path: Path,
+    data: str | None = None,
+    monitors: dict[str, torch.Tensor] | None = None,
+) -> None:
+    """The selected epoch's dev scores (candidate order of the split; None when no epoch ran), the
+    ``data_digest`` of what the run trained on, and ``monitors``: {split: scores} of other splits by
+    the same weights."""
     scores = None if scored is None else torch.from_numpy(scored.score.to_numpy().copy())
-    save_torch({"split": split, "scoring": scoring_digest(), "scores": scores, "data": data}, path)
+    save_torch(
+        {"split": split, "scoring": scoring_digest(), "scores": scores, "data": data, "monitors": monitors or {}}, path
+    )
 
 
 def _saved_dev_scores(run_dir: Path, processed_dir: Path, cfg: dict) -> dict | None:
@@ -133,13 +144,16 @@ def _saved_dev_scores(run_dir: Path, processed_dir: Path, cfg: dict) -> dict | N
 
 
 def _reusable_scores(saved: dict | None, data: RunData) -> dict[str, pd.DataFrame]:
-    """{split: scores} from the saved dev scores when they were made by this scoring code, on these candidates."""
+    """{split: scores} from the saved dev (and monitor) scores when they were made by this scoring
+    code, on these candidates."""
     if saved is None or saved["scores"] is None or saved["scoring"] != scoring_digest():
         return {}
-    cands = data.pairs(saved["split"])[0]
-    if len(cands) != len(saved["scores"]):
-        return {}
-    return {saved["split"]: cands[["qid", "aid", "label"]].assign(score=saved["scores"].numpy())}
+    reusable = {}
+    for split, scores in {saved["split"]: saved["scores"], **saved.get("monitors", {})}.items():
+        cands = data.pairs(split)[0] if split in data.dataset.splits else None
+        if cands is not None and len(cands) == len(scores):
+            reusable[split] = cands[["qid", "aid", "label"]].assign(score=scores.numpy())
+    return reusable
 
 
 # (weights, run file, metrics) of the dev-selected checkpoint
@@ -187,7 +201,7 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
     vocab = Vocab.load(run_vocab_file(cfg, processed_dir))
     data = eval_data(RunData.load(processed_dir, vocab, cfg["max_len_q"], cfg["max_len_a"]), ev)
     saved = _saved_dev_scores(run_dir, processed_dir, cfg)
-    scored = {} if last else _reusable_scores(saved, data)  # dev scores are the selected epoch's
+    scored = {} if last else _reusable_scores(saved, data)  # the selected epoch's
     missing = [split for split in ev.splits if split not in scored]
     model = None
     if missing or classifies_categories(cfg["arch"]):

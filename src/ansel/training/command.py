@@ -96,7 +96,7 @@ def train_command(
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
     for (_, d, _), done in zip(runs, trained, strict=True):
-        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES, trained_on)
+        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES, trained_on, done.monitor_scores)
 
 
 def _vectors(path: str, cfg: dict, rows: int, vocab_file: Path):

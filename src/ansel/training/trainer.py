@@ -87,10 +87,12 @@ EARLIER_RESULTS = (
 @dataclass
 class Trained:
     """The train -> evaluate hand-off besides the files ``train_run`` writes (model.pt, log.csv,
-    config.json, timings): the selected epoch's dev scores, which ``ansel train`` stores as dev_scores.pt."""
+    config.json, timings): the selected epoch's dev scores, and its monitor splits' where they were
+    scored with its weights, which ``ansel train`` stores as dev_scores.pt."""
 
     epochs: int
     dev_scores: pd.DataFrame | None  # None: nothing was trained (no epoch scored dev)
+    monitor_scores: dict[str, torch.Tensor] = field(default_factory=dict)  # {split: scores in candidate order}
 
 
 @dataclass
@@ -104,6 +106,7 @@ class _State:
     log: list[dict] = field(default_factory=list)
     timings: list[dict] = field(default_factory=list)  # per epoch: wall time, kept out of the log
     batches: list[dict] = field(default_factory=list)  # train.batch_log: one row per training step
+    best_monitors: dict[str, torch.Tensor] = field(default_factory=dict)  # the best weights' monitor scores
 
 
 def train_run(
@@ -265,7 +268,7 @@ def _epochs(
                 runs, rows, optimizer_states(), step.batch_rows(epoch), strict=True
             ):
                 run.state.batches += batch_rows
-                run.epoch_done(epoch, row, dict(timing), optimizer_state)
+                run.epoch_done(epoch, row, dict(timing), optimizer_state, step.steps_before + timing["batches"])
 
 
 class _Checkpoints:
@@ -318,8 +321,8 @@ class _Run:
 
     def untrained(self) -> None:
         row = {"epoch": 0}
-        dev_scores, dev = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence)
-        _select(self.state, 0, row, dev[self.t.select_metric], self.model, dev_scores)
+        dev_scores, dev, monitored = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence, 0)
+        _select(self.state, 0, row, dev[self.t.select_metric], self.model, dev_scores, monitored)
         if self.live is not None:
             _live_log(self.live, row)
         print(
@@ -331,12 +334,13 @@ class _Run:
         shutil.rmtree(self.dir / "dvclive", ignore_errors=True)
         raise DivergedError(f"{self.dir}: {e}; nothing of the run is kept") from None
 
-    def epoch_done(self, epoch: int, row: dict, timing: dict, optimizer_state: dict) -> None:
+    def epoch_done(self, epoch: int, row: dict, timing: dict, optimizer_state: dict, step: int) -> None:
+        """``step``: the training steps taken so far, the epoch's included."""
         t = self.t
         dev_started = time.perf_counter()
-        dev_scores, dev = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence)
+        dev_scores, dev, monitored = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence, step)
         timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
-        _select(self.state, epoch, row, dev[t.select_metric], self.model, dev_scores)
+        _select(self.state, epoch, row, dev[t.select_metric], self.model, dev_scores, monitored)
         self.state.timings.append(timing)
         if self.checkpoints.due(epoch):
             saving = time.perf_counter()
@@ -380,7 +384,7 @@ class _Run:
         scores = None
         if state.best_scores is not None:
             scores = data.pairs(self.t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
-        return Trained(len(state.log), scores)
+        return Trained(len(state.log), scores, state.best_monitors)
 
 
 class StepTimer:
@@ -519,17 +523,26 @@ def run_optimizer(model, params: list, t: TrainConfig):
 
 class _Cadence:
     """The monitor splits scored every N training steps (``train.monitor_every``): of the evaluations
-    of an epoch, the one best on the first split's P@1 (the first of ties), as its log.csv row."""
+    of an epoch, the one best on the first split's P@1 (the first of ties), as its log.csv row; the
+    last evaluation's scores, with its step."""
 
     def __init__(self, monitors: dict[str, DevEvaluator], model):
         self.monitors, self.model, self.epoch_rows = monitors, model, []
+        self.last: tuple[int, dict[str, pd.DataFrame]] = (-1, {})
 
     def evaluate(self, step: int) -> None:
-        row = {f"{next(iter(self.monitors))}_step": step}
+        row, scores = {f"{next(iter(self.monitors))}_step": step}, {}
         for split, evaluate in self.monitors.items():
-            row.update({f"{split}_{m}": v for m, v in evaluate(self.model)[1].items() if not m.startswith("n_")})
+            scores[split], metrics = evaluate(self.model)
+            row.update({f"{split}_{m}": v for m, v in metrics.items() if not m.startswith("n_")})
         self.model.train()
         self.epoch_rows.append(row)
+        self.last = step, scores
+
+    def scores_at(self, step: int) -> dict[str, pd.DataFrame]:
+        """The monitor splits' scores by the weights of training step ``step``: those of an evaluation
+        at that step ({} where none was the last)."""
+        return dict(self.last[1]) if self.last[0] == step else {}
 
     def best_of_epoch(self) -> dict:
         rows, self.epoch_rows = self.epoch_rows, []
@@ -538,17 +551,25 @@ class _Cadence:
 
 
 def _score_epoch(
-    row: dict, model, evaluate_dev: DevEvaluator, monitors: dict[str, DevEvaluator] | None, cadence: "_Cadence | None"
-) -> tuple[pd.DataFrame, dict[str, float]]:
-    """Score dev (and the monitor splits, unless the cadence scored them) into the epoch's log ``row``;
-    (dev scores, dev metrics)."""
+    row: dict,
+    model,
+    evaluate_dev: DevEvaluator,
+    monitors: dict[str, DevEvaluator] | None,
+    cadence: "_Cadence | None",
+    step: int,
+) -> tuple[pd.DataFrame, dict[str, float], dict[str, pd.DataFrame]]:
+    """Score dev (and the monitor splits, unless the cadence scored them) after training step ``step``
+    into the epoch's log ``row``: (dev scores, dev metrics, the monitor splits' scores by these weights:
+    at the epoch's end, or the cadence's where it evaluated at this step)."""
     dev_scores, dev = evaluate_dev(model)
     row.update({f"dev_{m}": v for m, v in dev.items() if not m.startswith("n_")})
+    monitored = cadence.scores_at(step) if cadence else {}
     if cadence:
         row.update(cadence.best_of_epoch())
     for split, evaluate in ({} if cadence else monitors or {}).items():
-        row.update({f"{split}_{m}": v for m, v in evaluate(model)[1].items() if not m.startswith("n_")})
-    return dev_scores, dev
+        monitored[split], metrics = evaluate(model)
+        row.update({f"{split}_{m}": v for m, v in metrics.items() if not m.startswith("n_")})
+    return dev_scores, dev, monitored
 
 
 def fingerprint(cfg: dict) -> str:
@@ -584,19 +605,34 @@ def _resume(path: Path, key: str, model, device, epochs: int) -> tuple[_State, d
             st["log"],
             st.get("timings", []),
             st.get("batches", []),
+            st.get("best_monitors", {}),  # a state saved before they were kept: none
         ),
         st["optimizer"],
     )
 
 
-def _select(state: _State, epoch: int, row: dict, value: float, model, dev_scores: pd.DataFrame) -> None:
-    """Log the epoch; keep its weights and dev scores when its dev value is the best so far."""
+def _select(
+    state: _State,
+    epoch: int,
+    row: dict,
+    value: float,
+    model,
+    dev_scores: pd.DataFrame,
+    monitored: dict[str, pd.DataFrame],
+) -> None:
+    """Log the epoch; keep its weights, dev scores and the monitor splits' scores by those weights
+    (``_score_epoch``) when its dev value is the best so far."""
     state.epoch = epoch
     state.log.append(row)
     if value > state.best:
         state.best = value
         state.best_model = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-        state.best_scores = torch.from_numpy(dev_scores.score.to_numpy().copy())
+        state.best_scores = _scores(dev_scores)
+        state.best_monitors = {split: _scores(scored) for split, scored in monitored.items()}
+
+
+def _scores(scored: pd.DataFrame) -> torch.Tensor:
+    return torch.from_numpy(scored.score.to_numpy().copy())
 
 
 def _write_log(rows: list[dict], path: Path) -> None:
