@@ -147,10 +147,12 @@ def serve(path: str, watch_pid: int) -> None:
     try:
         import importlib
 
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+        listener.setblocking(False)
         for module in PRELOAD:
             importlib.import_module(module)
+            _fork_waiting(listener)
         _warm()
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
         listener.settimeout(1.0)
         print(f"ansel forkserver {os.getpid()}: ready on {path} for process {watch_pid}", flush=True)
         while _alive(watch_pid):
@@ -166,6 +168,18 @@ def serve(path: str, watch_pid: int) -> None:
         Path(path).unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # the stopping side may have removed it first
             os.rmdir(os.path.dirname(path))
+
+
+def _fork_waiting(listener: socket.socket) -> None:
+    """Fork the jobs that came while the server imports: a DAG's first job (a download) need not
+    wait seconds for torch, and one that needs what is not imported yet imports it itself, as a job
+    of its own process would."""
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return
+        _fork_job(listener, conn)
 
 
 def _warm() -> None:

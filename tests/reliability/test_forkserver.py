@@ -79,6 +79,27 @@ def test_exit_status_and_messages_pass_through(processed, tmp_path, server):
     assert server[1].read_text().count("job ") == 2
 
 
+def test_a_job_that_comes_while_the_server_imports_is_forked_before_the_imports_end(processed, tmp_path):
+    """A DAG's first job (a download, or here a dataset's statistics) need not wait for torch: the server
+    forks it between two imports, and it imports what it lacks itself."""
+    log = tmp_path / "forkserver.log"
+    forkserver.start(log)
+    try:
+        _wait(lambda: Path(os.environ[forkserver.ENV]).exists(), "the server's socket")
+        done = subprocess.run(
+            [ANSEL, "stats", "--processed", str(processed), "--out", str(tmp_path / "s.csv")],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "s.csv").exists()
+        _wait(lambda: "ready" in log.read_text(), "the server's imports")
+        text = log.read_text()
+        assert -1 < text.find("ansel stats") < text.find("ready"), text
+    finally:
+        forkserver.stop()
+
+
 def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path):
     env = {**_without_server(), forkserver.ENV: str(tmp_path / "gone.sock")}
     done = subprocess.run(

@@ -131,9 +131,11 @@ def write_trec_run(scored: pd.DataFrame, path, run_name: str) -> None:
     (trec_eval then keeps it as a C float: float64 scores equal to float32 precision tie there.)
     """
     ranked = rank(scored)
+    columns = (ranked[c].tolist() for c in ("qid", "aid", "rank"))  # Python objects: no row tuples
     with open(path, "w") as f:
-        for r in ranked.itertuples(index=False):
-            f.write(f"{r.qid} Q0 {r.aid} {r.rank} {float(r.score)!r} {run_name}\n")
+        f.writelines(
+            f"{q} Q0 {a} {r} {s!r} {run_name}\n" for q, a, r, s in zip(*columns, ranked.score.astype(float).tolist())
+        )
 
 
 def read_trec_run(path) -> pd.DataFrame:

@@ -60,7 +60,7 @@ def randomisation_p(d: np.ndarray) -> float:
     """Two-sided p value of ``scipy.stats.permutation_test((d,), mean, permutation_type="samples",
     n_resamples=RESAMPLES, rng=default_rng(SEED))``, to the bit. Past 2^n > RESAMPLES (else scipy's
     exact enumeration, cheap) scipy builds index arrays per resample and question, most of a
-    table job's CPU; here the same flips are one array draw (``_kept_signs``): scipy flips a
+    table job's CPU; here the same flips are one array draw (``_signs``): scipy flips a
     difference where ``rng.permuted`` swaps its pair (d, -d), which draws one 32-bit number per
     pair, resample-major, and swaps where its low bit is 0. The null means sum the questions in
     order, as scipy's do, and
@@ -76,17 +76,18 @@ def randomisation_p(d: np.ndarray) -> float:
 
 
 def _null_means(d: np.ndarray) -> np.ndarray:
-    return np.where(_kept_signs(len(d)), d[:, None], -d[:, None]).sum(axis=0) / len(d)
+    # each product is exactly ±d (a sign is ±1), summed over the questions in order: ~7x np.where's speed
+    return (_signs(len(d)) * d[:, None]).sum(axis=0) / len(d)
 
 
 @functools.cache
-def _kept_signs(n: int) -> np.ndarray:
-    """(n, RESAMPLES), question-major: where each resample keeps each difference's sign. The same
-    for every test on n questions (one seed), so drawn once per n."""
+def _signs(n: int) -> np.ndarray:
+    """(n, RESAMPLES) int8, question-major: each resample's sign of each difference (1 where it keeps
+    it). The same for every test on n questions (one seed), so drawn once per n."""
     draws = np.random.default_rng(SEED).integers(0, 2**32, size=(RESAMPLES, n), dtype=np.uint32)
-    kept = np.ascontiguousarray((draws.T & 1) == 1)
-    kept.flags.writeable = False
-    return kept
+    signs = np.ascontiguousarray(np.where((draws.T & 1) == 1, 1, -1).astype(np.int8))
+    signs.flags.writeable = False
+    return signs
 
 
 def _two_sided_p(observed: float, null: np.ndarray) -> float:
