@@ -61,6 +61,19 @@ def _train(c, processed, run_dir, timings=None):
     )
 
 
+def _monitored(c, data, run_dir, ev):
+    """A run with test as its monitor split (``train.monitor_splits``)."""
+    return train_mod.train_run(
+        c,
+        data,
+        None,
+        run_dir,
+        dev_evaluator(data, "dev", ev),
+        progress=False,
+        monitors={"test": dev_evaluator(data, "test", ev)},
+    )
+
+
 def _weights(run_dir):
     return torch.load(run_dir / "model.pt", weights_only=True)
 
@@ -149,15 +162,7 @@ def test_evaluation_reuses_the_monitor_splits_scores_by_the_selected_weights(pro
     for name, extra in (("epochs", {}), ("cadence", {"monitor_every": 2}), ("off_cadence", {"monitor_every": 3})):
         c = cfg(epochs=3, monitor_splits=["test"], max_batches=4, **extra)
         data, run = _data(c, processed), tmp_path / name
-        trained = train_mod.train_run(
-            c,
-            data,
-            None,
-            run,
-            dev_evaluator(data, "dev", ev),
-            progress=False,
-            monitors={"test": dev_evaluator(data, "test", ev)},
-        )
+        trained = _monitored(c, data, run, ev)
         selected = int(pd.read_csv(run / "log.csv").dev_MAP.idxmax()) + 1
         kept = name != "off_cadence" or selected == 3
         assert set(trained.monitor_scores) == ({"test"} if kept else set()), name
@@ -406,15 +411,7 @@ def test_monitored_splits_are_logged_every_epoch_and_never_select(processed, tmp
     c = cfg(epochs=4, monitor_splits=["test"])
     data = _data(c, processed)
     ev = EvalConfig(["dev", "test"])
-    train_mod.train_run(
-        c,
-        data,
-        None,
-        tmp_path,
-        dev_evaluator(data, "dev", ev),
-        progress=False,
-        monitors={"test": dev_evaluator(data, "test", ev)},
-    )
+    _monitored(c, data, tmp_path, ev)
     log = pd.read_csv(tmp_path / "log.csv")
     assert {"test_MAP", "test_nDCG@3"} <= set(log) and log.test_MAP.notna().all()
     model = load_model(c, data.vocab_size, tmp_path / "model.pt")
@@ -440,15 +437,7 @@ def test_monitored_splits_at_the_authors_cadence_keep_each_epochs_best_evaluatio
     for name, extra in (("cadence", {"monitor_every": 3}), ("epochs", {})):
         c = cfg(epochs=3, monitor_splits=["test"], max_batches=4, **extra)
         data = _data(c, processed)
-        train_mod.train_run(
-            c,
-            data,
-            None,
-            tmp_path / name,
-            dev_evaluator(data, "dev", ev),
-            progress=False,
-            monitors={"test": dev_evaluator(data, "test", ev)},
-        )
+        _monitored(c, data, tmp_path / name, ev)
         logs[name] = pd.read_csv(tmp_path / name / "log.csv")
     assert [e["test_step"] for e in seen] == [3, 6, 9, 12]  # 4 batches an epoch, 12 steps
     by_epoch = {1: seen[:1], 2: seen[1:2], 3: seen[2:4]}  # steps 3 | 6 | 9, 12
