@@ -14,7 +14,6 @@ process that started it; a workflow runs the ansel code it started with.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import resource
 import signal
@@ -27,7 +26,7 @@ import threading
 import traceback
 from pathlib import Path
 
-from ansel.forkclient import ENV
+from ansel.forkclient import ENV, decode_request
 
 # What a job would import on its own (``ansel.commands`` imports lazily per verb); torch._dynamo is
 # pulled in by torch.optim's optimizers (their constructors run under torch._disable_dynamo), and
@@ -233,7 +232,7 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
         conn.settimeout(10)
         _, fds, _, _ = socket.recv_fds(conn, 1, 3)
         (size,) = struct.unpack("!I", _recv_exact(conn, 4))
-        request = json.loads(_recv_exact(conn, size))
+        request = decode_request(_recv_exact(conn, size))
         _preload(request)
         sys.stdout.flush()
         sys.stderr.flush()
