@@ -40,11 +40,13 @@ class MultiHeadAnswerAttention(nn.Module):
     o_q is the max-pooled question. Returns the heads concatenated, [B, heads x H].
 
     All heads are computed at once: W_qm and W_am stack the heads' matrices (no bias, as coded).
+    ``reads_padding``: every answer position is read (the code's fixed-width inputs, an all-True
+    mask), so the softmax and the max skip the masking passes, which would change no value.
     """
 
-    def __init__(self, dim: int, attention: int, heads: int, pooling: str):
+    def __init__(self, dim: int, attention: int, heads: int, pooling: str, reads_padding: bool = False):
         super().__init__()
-        self.heads, self.pooling = heads, pooling
+        self.heads, self.pooling, self.reads_padding = heads, pooling, reads_padding
         self.question_proj = nn.Linear(dim, heads * attention, bias=False)
         self.answer_proj = nn.Linear(dim, heads * attention, bias=False)
         self.score = nn.Parameter(torch.empty(heads, attention))
@@ -56,11 +58,13 @@ class MultiHeadAnswerAttention(nn.Module):
         self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor, projected: torch.Tensor | None = None
     ) -> torch.Tensor:
         """s [B, heads, La]: each head's softmax over the answer positions the mask admits;
-        ``projected``: W_am h^a, where the answer side already holds it (it reads no question)."""
+        ``projected``: W_am h^a, where the answer side already holds it (it reads no question), a
+        temporary the sum is written into."""
         projected = self.answer_proj(ha) if projected is None else projected
-        m = torch.tanh_(projected + self.question_proj(oq).unsqueeze(1))  # in place: the sum is a temporary
-        logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1)  # [B, La, heads]
-        return masked_softmax(logits.transpose(1, 2), ma.unsqueeze(1))
+        # in place: a product's output (autograd saves its inputs) or the scorer's gathered copy of one
+        m = torch.tanh_(projected.add_(self.question_proj(oq).unsqueeze(1)))
+        logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1).transpose(1, 2)  # [B, heads, La]
+        return torch.softmax(logits, -1) if self.reads_padding else masked_softmax(logits, ma.unsqueeze(1))
 
     def forward(
         self, oq: torch.Tensor, ha: torch.Tensor, ma: torch.Tensor, projected: torch.Tensor | None = None
@@ -70,7 +74,7 @@ class MultiHeadAnswerAttention(nn.Module):
             return torch.tanh((s @ ha).flatten(1))
         # [B, La, heads x H]: from contiguous factors the product is contiguous, so flatten copies nothing
         weighted = (s.transpose(1, 2).contiguous().unsqueeze(-1) * ha.unsqueeze(2)).flatten(2)
-        return torch.tanh(masked_max(weighted, ma, overwrite=True))
+        return torch.tanh(weighted.max(1).values if self.reads_padding else masked_max(weighted, ma, overwrite=True))
 
 
 def category_head(kind: str, features: int, n_categories: int) -> nn.Sequential:
@@ -116,7 +120,7 @@ class MTAS(InteractionRanker):
         self.embed = dropped_embedding(vocab_size, cfg.embedding_dim, embeddings, cfg.freeze_embeddings, cfg.dropout)
         self.encoder = keras_init(BiLSTMEncoder(cfg.embedding_dim, cfg.hidden))
         self.answer_attention = MultiHeadAnswerAttention(
-            self.encoder.out_dim, cfg.attention, cfg.heads, cfg.head_pooling
+            self.encoder.out_dim, cfg.attention, cfg.heads, cfg.head_pooling, reads_padding=bool(self.read_padding)
         )
         self.classifier = category_head(cfg.classifier, cfg.heads * self.encoder.out_dim, n_categories)
         self.scorer = CosineScorer()

@@ -175,6 +175,38 @@ def test_identical_heads_score_like_one_head(changes, padded_pairs):
         assert torch.allclose(three(q, a), one(q, a), atol=1e-6)
 
 
+def test_as_coded_attention_skips_the_masking_and_sums_in_place_to_the_same_bits(padded_pairs):
+    """As coded every answer position is read (an all-True mask): the heads' softmax and max skip the
+    masking passes, and W_qm o_q is added into W_am h^a in place. Their output and every gradient are
+    those of the masking path and of the plain, out-of-place formula, to the bit."""
+    m = _build("mtas").eval()
+    q, a = padded_pairs(30)
+    att = m.answer_attention
+    assert att.reads_padding
+
+    def plain(oq, ha, ma):
+        summed = torch.tanh(att.answer_proj(ha) + att.question_proj(oq).unsqueeze(1))
+        s = torch.softmax((summed.unflatten(-1, (att.heads, -1)) * att.score).sum(-1).transpose(1, 2), -1)
+        return torch.tanh((s.transpose(1, 2).unsqueeze(-1) * ha.unsqueeze(2)).flatten(2).max(1).values)
+
+    def masking(oq, ha, ma):
+        att.reads_padding = False
+        try:
+            return att(oq, ha, ma)
+        finally:
+            att.reads_padding = True
+
+    results = []
+    for heads in (att, masking, plain):
+        oq, (ha, ma) = m.states(q)[0].max(1).values, m.states(a)
+        out = heads(oq, ha, ma)
+        loss = (out * torch.arange(out.numel()).reshape(out.shape)).sum()
+        results.append((out, torch.autograd.grad(loss, list(m.parameters()), allow_unused=True)))
+    for out, grads in results[1:]:
+        assert torch.equal(out, results[0][0])
+        assert all((x is None and y is None) or torch.equal(x, y) for x, y in zip(grads, results[0][1]))
+
+
 def test_mtas_needs_at_least_two_categories():
     for n in (None, 0, 1):
         with pytest.raises(ValueError, match=r"^models\.m: arch 'mtas' classifies question categories"):
