@@ -152,6 +152,7 @@ def serve(path: str, watch_pid: int) -> None:
             importlib.import_module(module)
             _fork_waiting(listener)
         _warm()
+        _huge_pages()
         listener.settimeout(1.0)
         print(f"ansel forkserver {os.getpid()}: ready on {path} for process {watch_pid}", flush=True)
         while _alive(watch_pid):
@@ -204,6 +205,32 @@ def _warm() -> None:
     commands.parser()
     for arch in registered():
         train_code_digest(arch_module(arch))
+
+
+_HUGE_PAGE = 2 << 20
+_MADV_COLLAPSE = 25  # Linux 6.1+; not in Python 3.11's mmap module
+
+
+def _huge_pages() -> None:
+    """The server's anonymous memory (~370 MB once its imports are done) collapsed into 2 MB pages
+    (madvise MADV_COLLAPSE; where the kernel has no such call, nothing changes): a fork copies, and a
+    job's exit frees, one page-table entry per 2 MB rather than 512, which made ~17 ms of a job's
+    ~28 ms of fork and exit (2026-11-30). A job's writes still copy 4 KB pages; no value changes."""
+    import ctypes
+
+    if not sys.platform.startswith("linux"):
+        return
+    madvise = ctypes.CDLL(None, use_errno=True).madvise
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            span, perms, _, _, inode, *name = line.split()
+            if perms != "rw-p" or inode != "0" or name not in ([], ["[heap]"]):
+                continue  # private anonymous memory only: not files, stacks or the kernel's pages
+            low, high = (int(address, 16) for address in span.split("-"))
+            start, end = -(-low // _HUGE_PAGE) * _HUGE_PAGE, high // _HUGE_PAGE * _HUGE_PAGE
+            if end > start:
+                madvise(start, end - start, _MADV_COLLAPSE)  # refused (EINVAL, EAGAIN): left as it is
 
 
 def _alive(pid: int) -> bool:

@@ -118,6 +118,32 @@ def test_a_client_imports_no_module_the_console_script_has_not_imported_but_c_on
     assert added - {"ansel", "ansel.cli", "ansel.forkclient"} <= c_or_tiny, added
 
 
+def _collapsible() -> bool:
+    """Linux 6.1+ (MADV_COLLAPSE) with transparent huge pages not switched off."""
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    release = tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2]) if hasattr(os, "uname") else ()
+    return sys.platform.startswith("linux") and release >= (6, 1) and thp.exists() and "[never]" not in thp.read_text()
+
+
+@pytest.mark.skipif(not _collapsible(), reason="needs Linux 6.1+ with transparent huge pages")
+def test_the_server_s_anonymous_memory_is_collapsed_into_huge_pages_and_keeps_its_values():
+    """What the server holds lies in 2 MB pages (a job's fork and exit handle 512 times fewer
+    entries), its bytes unchanged; forked jobs compute the same bits (the first test here)."""
+    script = """
+import hashlib, re
+from ansel import forkserver
+held = bytes(range(256)) * (1 << 18)  # 64 MiB of anonymous memory
+before = hashlib.sha256(held).hexdigest()
+huge = lambda: int(re.search(r"AnonHugePages:\\s+(\\d+)", open("/proc/self/smaps_rollup").read())[1])
+was = huge()
+forkserver._huge_pages()
+print(huge() - was, hashlib.sha256(held).hexdigest() == before)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    gained_kb, same = done.stdout.split()
+    assert int(gained_kb) >= 60 * 1024 and same == "True", done.stdout
+
+
 def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path):
     env = {**_without_server(), forkserver.ENV: str(tmp_path / "gone.sock")}
     done = subprocess.run(
