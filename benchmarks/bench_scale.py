@@ -94,7 +94,8 @@ def job_seconds(log: str) -> dict[str, list[float]]:
     return spans
 
 
-JOB_CPU = re.compile(r"^done \d+: ansel (\S+) exit \d+, ([\d.]+) s CPU$", re.M)
+JOB_CPU = re.compile(r"^done \d+: ansel (\S+) exit \d+, ([\d.]+) s CPU at [\d.]+$", re.M)
+JOB_AT = re.compile(r"^(job|done) (\d+): .* at ([\d.]+)$", re.M)
 
 
 def job_cpu(log: str) -> dict[str, list[float]]:
@@ -103,6 +104,34 @@ def job_cpu(log: str) -> dict[str, list[float]]:
     for verb, seconds in JOB_CPU.findall(log):
         cpu[verb].append(float(seconds))
     return cpu
+
+
+def between_jobs(log: str, cores: int) -> str:
+    """How long cores waited for a job while the warm jobs ran (from the first fork to the last end;
+    each job from its fork to its end, as the server's log stamps them): the cores' idle seconds, the
+    seconds fewer jobs than cores ran, and the median wait from a job's end to the next fork."""
+    forked, spans = {}, []
+    for kind, pid, at in JOB_AT.findall(log):
+        if kind == "job":
+            forked[pid] = float(at)
+        elif pid in forked:
+            spans.append((forked.pop(pid), float(at)))
+    if not spans:
+        return "no job stamped in the server's log"
+    events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    running, last, last_end, idle, short, waits = 0, events[0][0], None, 0.0, 0.0, []
+    for at, change in events:
+        if running < cores:
+            idle += (cores - running) * (at - last)
+            short += at - last
+        if change < 0:
+            last_end = at
+        elif last_end is not None:  # the fork that follows a job's end: the core's wait for it
+            waits.append(at - last_end)
+            last_end = None
+        running, last = running + change, at
+    wait = f"; the next job forked a median {statistics.median(waits) * 1000:.0f} ms after a job ended" if waits else ""
+    return f"cores idle {idle:.0f} s between the jobs' {events[-1][0] - events[0][0]:.0f} s, fewer than {cores} jobs running for {short:.0f} s{wait}"
 
 
 def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
@@ -138,6 +167,7 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
                 f"(median {statistics.median(times):.2f} s)"
             )
         jobs = sum(map(sum, by_verb.values()))
+        print(f"  between jobs: {between_jobs((repo / 'logs/forkserver.log').read_text(), os.cpu_count() or 1)}")
         server = sum(map(float, SERVER_CPU.findall((repo / "logs/forkserver.log").read_text())))
         print(
             f"  the processes Snakemake started: {started:.0f} s CPU; of it the warm-job server's own {server:.0f} s "

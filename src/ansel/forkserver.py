@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -267,7 +268,8 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
         if pid == 0:
             listener.close()
             _child(conn, fds, request)  # never returns
-        print(f"job {pid}: ansel {' '.join(request['argv'][:1])} in {request['cwd']}", flush=True)
+        # the times (the epoch's seconds) tell how long a core waits between one job's end and the next's fork
+        print(f"job {pid}: ansel {' '.join(request['argv'][:1])} in {request['cwd']} at {time.time():.3f}", flush=True)
     except (OSError, ValueError) as e:
         print(f"ansel forkserver: a request failed: {e!r}", flush=True)
     finally:
@@ -316,7 +318,8 @@ def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
         # what a job costs beside its wall time on a loaded machine (benchmarks/bench_scale.py sums it).
         used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
         cpu = sum(u.ru_utime + u.ru_stime for u in used)
-        line = f"done {os.getpid()}: ansel {' '.join(request['argv'][:1])} exit {code}, {cpu:.3f} s CPU\n"
+        verb = " ".join(request["argv"][:1])
+        line = f"done {os.getpid()}: ansel {verb} exit {code}, {cpu:.3f} s CPU at {time.time():.3f}\n"
         with contextlib.suppress(OSError):  # a log that cannot be written never fails the job
             os.write(log, line.encode())
         try:

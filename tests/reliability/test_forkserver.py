@@ -53,8 +53,10 @@ def test_a_forked_job_writes_the_bytes_of_a_fresh_process(processed, tmp_path, s
     warm = subprocess.run([ANSEL, *_train_args(processed, tmp_path / "warm")], capture_output=True, text=True)
     assert fresh.returncode == warm.returncode == 0, fresh.stderr + warm.stderr
     assert "ansel train" in log.read_text()  # the second job ran in a child of the server
-    cpu = re.search(r"^done \d+: ansel train exit 0, ([\d.]+) s CPU$", log.read_text(), re.M)
-    assert cpu and float(cpu[1]) > 0  # its own CPU time, logged for benchmarks/bench_scale.py
+    cpu = re.search(r"^done (\d+): ansel train exit 0, ([\d.]+) s CPU at ([\d.]+)$", log.read_text(), re.M)
+    assert cpu and float(cpu[2]) > 0  # its own CPU time, logged for benchmarks/bench_scale.py
+    forked = re.search(rf"^job {cpu[1]}: ansel train in .* at ([\d.]+)$", log.read_text(), re.M)
+    assert forked and float(forked[1]) <= float(cpu[3])  # when it was forked and ended: the cores' waits between jobs
     wall = re.compile(r"\(\d+\.\d+s\)")  # each epoch's wall time, the only output allowed to differ
     assert wall.sub("", warm.stdout) == wall.sub("", fresh.stdout) and "epoch 2" in warm.stdout
     for name in ("model.pt", "log.csv", "config.json", "dev_scores.pt"):
