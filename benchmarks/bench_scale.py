@@ -172,7 +172,7 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
         print(
             f"  the processes Snakemake started: {started:.0f} s CPU; of it the warm-job server's own {server:.0f} s "
             f"(its imports, forking each job), the rest {started - server:.0f} s (each job's shell and client, "
-            "the ILP solver)"
+            "and the solver where Snakemake schedules by ILP)"
         )
         print(
             f"  the cores' time beyond all of these: {(os.cpu_count() or 1) * seconds - jobs - cpu - started:.0f} s "
