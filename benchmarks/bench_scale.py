@@ -160,15 +160,16 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
             f"(median {statistics.median(times):.0f} s)"
         )
     if warm:  # CPU time counts a job's work alone, where wall time also counts the jobs beside it
-        by_verb = job_cpu((repo / "logs/forkserver.log").read_text())
+        server_log = (repo / "logs/forkserver.log").read_text()
+        by_verb = job_cpu(server_log)
         for verb, times in sorted(by_verb.items(), key=lambda kv: -sum(kv[1])):
             print(
                 f"  ansel {verb}: {len(times)} jobs, {sum(times):.0f} s of the jobs' own CPU time "
                 f"(median {statistics.median(times):.2f} s)"
             )
         jobs = sum(map(sum, by_verb.values()))
-        print(f"  between jobs: {between_jobs((repo / 'logs/forkserver.log').read_text(), os.cpu_count() or 1)}")
-        server = sum(map(float, SERVER_CPU.findall((repo / "logs/forkserver.log").read_text())))
+        print(f"  between jobs: {between_jobs(server_log, os.cpu_count() or 1)}")
+        server = sum(map(float, SERVER_CPU.findall(server_log)))
         print(
             f"  the processes Snakemake started: {started:.0f} s CPU; of it the warm-job server's own {server:.0f} s "
             f"(its imports, forking each job), the rest {started - server:.0f} s (each job's shell and client, "

@@ -123,8 +123,10 @@ def test_a_client_imports_no_module_the_console_script_has_not_imported_but_c_on
 def _collapsible() -> bool:
     """Linux 6.1+ (MADV_COLLAPSE) with transparent huge pages not switched off."""
     thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    release = tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2]) if hasattr(os, "uname") else ()
-    return sys.platform.startswith("linux") and release >= (6, 1) and thp.exists() and "[never]" not in thp.read_text()
+    if not (sys.platform.startswith("linux") and thp.exists()):
+        return False
+    release = tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2])
+    return release >= (6, 1) and "[never]" not in thp.read_text()
 
 
 @pytest.mark.skipif(not _collapsible(), reason="needs Linux 6.1+ with transparent huge pages")
