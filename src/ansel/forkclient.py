@@ -35,9 +35,9 @@ def decode_request(data: bytes) -> dict:
 
 def run_remote(argv: list[str]) -> int | None:
     """Run ``ansel argv`` in a child of the server; its exit status, or None when no server took
-    the job (nothing ran: run it here)."""
+    the job (nothing ran: run it here; the job's stderr says why, unless ``ENV`` is ``off``)."""
     path = os.environ.get(ENV)
-    if not path:
+    if not path or path == "off":
         return None
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     replies = _Lines(conn)
@@ -49,11 +49,12 @@ def run_remote(argv: list[str]) -> int | None:
         conn.sendall(struct.pack("!I", len(header)) + header)
         conn.settimeout(_HANDSHAKE_TIMEOUT)
         started = replies.next().split()
-    except OSError:  # no server, or it went away before taking the job
-        conn.close()
-        return None
+    except OSError as e:  # no server, or it went away before taking the job
+        started = [repr(e).encode()]
     if started[:1] != [b"pid"]:
         conn.close()
+        reason = b" ".join(started).decode(errors="replace") or "it closed the connection"
+        print(f"ansel: the warm-job server at {path} did not take this job ({reason}): it runs here", file=sys.stderr)
         return None
     child = int(started[1])
     forward = lambda sig, _frame: _kill(child, sig)  # noqa: E731

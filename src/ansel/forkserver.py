@@ -6,8 +6,8 @@ runs on its node) and exports ``ANSEL_FORKSERVER``. ``ansel <verb>`` (``ansel.fo
 its arguments, working directory, environment and standard streams to the server, forwards the
 signals it gets to the forked child, and exits with the child's status. The server imports but
 never runs a torch operator (as torch's DataLoader forks its workers), so a child computes what a
-fresh process computes, to the bit. Without the variable, or when the server cannot be reached
-before the job starts, the command runs in its own process. The server exits with the Snakemake
+fresh process computes, to the bit. Without the variable, or when no server takes the job (the
+job's stderr then says why), the command runs in its own process. The server exits with the Snakemake
 process that started it; a workflow runs the ansel code it started with.
 """
 
@@ -92,11 +92,13 @@ PRELOAD = (
 
 
 _server: subprocess.Popen | None = None  # the one this process started
+BIND_SECONDS = 10  # that a start waits for the server's socket at most
 
 
 def start(log: Path, watch_pid: int | None = None) -> None:
     """Start a server for the jobs of process ``watch_pid`` (default: this one) and export its
-    socket in ``ENV`` (jobs inherit it). It binds at once and accepts once its imports are done."""
+    socket in ``ENV`` (jobs inherit it) once it is bound; jobs that come while it imports are forked
+    between two of its imports."""
     global _server
     stop()
     path = os.path.join(tempfile.mkdtemp(prefix="ansel-"), "fork.sock")  # 0700, short (sun_path: 108 bytes)
@@ -109,6 +111,10 @@ def start(log: Path, watch_pid: int | None = None) -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # a Ctrl-C meant for Snakemake is the clients' to forward
+    # the DAG's first job waits the server's few ms to bind rather than run alone (and say so)
+    deadline = time.monotonic() + BIND_SECONDS
+    while not os.path.exists(path) and _server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
     os.environ[ENV] = path
 
 

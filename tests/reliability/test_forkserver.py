@@ -87,7 +87,7 @@ def test_a_job_that_comes_while_the_server_imports_is_forked_before_the_imports_
     log = tmp_path / "forkserver.log"
     forkserver.start(log)
     try:
-        _wait(lambda: Path(os.environ[forkserver.ENV]).exists(), "the server's socket")
+        assert Path(os.environ[forkserver.ENV]).exists()  # the start waited for the socket: no job runs alone
         done = subprocess.run(
             [ANSEL, "stats", "--processed", str(processed), "--out", str(tmp_path / "s.csv")],
             capture_output=True,
@@ -148,8 +148,10 @@ print(huge() - was, hashlib.sha256(held).hexdigest() == before)
     assert int(gained_kb) >= 60 * 1024 and same == "True", done.stdout
 
 
-def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path):
-    env = {**_without_server(), forkserver.ENV: str(tmp_path / "gone.sock")}
+@pytest.mark.parametrize("server_path", ["gone.sock", "off"])
+def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path, server_path):
+    """A server gone (or not started yet) is named in the job's stderr; ``off`` asks for no server."""
+    env = {**_without_server(), forkserver.ENV: str(tmp_path / server_path) if server_path != "off" else "off"}
     done = subprocess.run(
         [ANSEL, "stats", "--processed", str(processed), "--out", str(tmp_path / "s.csv")],
         env=env,
@@ -158,6 +160,8 @@ def test_without_a_server_the_job_runs_in_its_own_process(processed, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "s.csv").exists()
+    said = f"ansel: the warm-job server at {tmp_path / server_path} did not take this job (FileNotFoundError("
+    assert done.stderr.startswith(said) if server_path != "off" else "warm-job" not in done.stderr, done.stderr
 
 
 def test_a_killed_client_takes_its_job_with_it(processed, tmp_path, server):
