@@ -134,6 +134,24 @@ def between_jobs(log: str, cores: int) -> str:
     return f"cores idle {idle:.0f} s between the jobs' {events[-1][0] - events[0][0]:.0f} s, fewer than {cores} jobs running for {short:.0f} s{wait}"
 
 
+NOT_TAKEN = re.compile(r"^ansel: the warm-job server at .* did not take this job \((.*)\): it runs here$", re.M)
+
+
+def not_taken(logs: Path) -> str:
+    """The jobs that ran in a process of their own though a server was up, from the line each
+    wrote to its log (``ansel.forkclient``), counted by the reason given."""
+    reasons = collections.Counter(
+        reason
+        for log in sorted(logs.rglob("*.log"))
+        if log.name != "forkserver.log"
+        for reason in NOT_TAKEN.findall(log.read_text(errors="replace"))
+    )
+    if not reasons:
+        return "every ansel job was forked by the warm-job server"
+    said = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common())
+    return f"{sum(reasons.values())} ansel jobs ran in a process of their own (no server took them: {said})"
+
+
 def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
     """The whole smoke DAG, its time printed by where it went: the DAG build (a dry run, timed
     apart), the Snakemake process's own CPU over the run (scheduling, job bookkeeping), each rule's
@@ -169,6 +187,7 @@ def smoke_dag(repo: Path, warm: bool) -> tuple[float, int]:
             )
         jobs = sum(map(sum, by_verb.values()))
         print(f"  between jobs: {between_jobs(server_log, os.cpu_count() or 1)}")
+        print(f"  {not_taken(repo / 'logs')}")
         server = sum(map(float, SERVER_CPU.findall(server_log)))
         print(
             f"  the processes Snakemake started: {started:.0f} s CPU; of it the warm-job server's own {server:.0f} s "

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from ansel import forkclient
 from tests.conftest import ROOT
 
 
@@ -45,3 +46,25 @@ def test_idle_cores_and_the_wait_after_each_end_are_read_from_the_stamps(bench):
 
 def test_a_log_without_stamps_says_so(bench):
     assert bench.between_jobs("ansel forkserver 7: ready\n", cores=2) == "no job stamped in the server's log"
+
+
+def test_the_jobs_no_server_took_are_counted_from_what_each_wrote_to_its_log(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(forkclient.ENV, str(tmp_path / "gone.sock"))
+    assert forkclient.run_remote(["stats"]) is None  # the client's own line, as a job's log gets it
+    said = capsys.readouterr().err
+    logs = tmp_path / "logs"
+    for name, text in [
+        ("train/a/seed1.log", "epoch 1 ...\n" + said),
+        ("evaluate/a/seed1.log", said + said),  # e.g. a job retried
+        ("table/p/t.log", "wrote results/tables/p/t.md\n"),
+        ("forkserver.log", said),  # the server's own log: not a job's
+    ]:
+        (logs / name).parent.mkdir(parents=True, exist_ok=True)
+        (logs / name).write_text(text)
+    assert bench.not_taken(logs) == (
+        "3 ansel jobs ran in a process of their own "
+        "(no server took them: 3 x FileNotFoundError(2, 'No such file or directory'))"
+    )
+    (logs / "train/a/seed1.log").unlink()
+    (logs / "evaluate/a/seed1.log").unlink()
+    assert bench.not_taken(logs) == "every ansel job was forked by the warm-job server"
