@@ -27,18 +27,20 @@ def _seeds(text: str) -> list[int]:
 
 
 def _json(text: str) -> dict:
-    """A JSON object given inline, or the path of a JSON file (a run's config.json)."""
+    """A JSON object given inline, or the path of a JSON file (a run's config.json), which a fault
+    in it names."""
+    source = ""
     if not text.lstrip().startswith("{"):
         try:
-            text = Path(text).read_text()
+            source, text = f"{text}: ", Path(text).read_text()
         except OSError as e:
             raise argparse.ArgumentTypeError(f"neither a JSON object ({{...}}) nor a readable file: {e}") from None
     try:
         value = json.loads(text)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+        raise argparse.ArgumentTypeError(f"{source}not valid JSON: {e}") from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object ({{...}}), got {type(value).__name__}")
+        raise argparse.ArgumentTypeError(f"{source}expected a JSON object ({{...}}), got {type(value).__name__}")
     return value
 
 

@@ -176,12 +176,27 @@ def test_embeddings_by_hand_of_a_recipe_without_its_corpus_vectors_names_the_opt
     assert not out.parent.exists()
 
 
-def test_a_config_that_is_not_a_json_object_is_refused_by_the_argument_parser(tmp_path, capsys):
-    listed = tmp_path / "list.json"
-    listed.write_text("[1, 2]")
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[1, 2]", "expected a JSON object ({...}), got list"),
+        ('{"dataset": ', "not valid JSON: Expecting value: line 1"),
+    ],
+)
+def test_a_config_file_that_is_not_a_json_object_is_refused_by_the_argument_parser_naming_it(
+    tmp_path, capsys, text, message
+):
+    config = tmp_path / "config.json"
+    config.write_text(text)
     with pytest.raises(SystemExit):
-        cli.main(["train", "--config", str(listed), "--processed", str(tmp_path), "--run-dir", str(tmp_path / "r")])
-    assert "argument --config: expected a JSON object ({...}), got list" in capsys.readouterr().err
+        cli.main(["train", "--config", str(config), "--processed", str(tmp_path), "--run-dir", str(tmp_path / "r")])
+    assert f"argument --config: {config}: {message}" in capsys.readouterr().err
+
+
+def test_a_config_given_inline_that_is_not_json_is_refused_as_it_is(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--config", '{"dataset": ', "--processed", str(tmp_path), "--run-dir", str(tmp_path / "r")])
+    assert "argument --config: not valid JSON: Expecting value: line 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
