@@ -111,7 +111,7 @@ def start(log: Path, watch_pid: int | None = None) -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # a Ctrl-C meant for Snakemake is the clients' to forward
-    # the DAG's first job waits the server's few ms to bind rather than run alone (and say so)
+    # the DAG's first job waits for the server to bind (~60 ms: its Python start) rather than run alone
     deadline = time.monotonic() + BIND_SECONDS
     while not os.path.exists(path) and _server.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
