@@ -49,6 +49,7 @@ wildcard_constraints:
 onstart:
     if workflow.local_exec and not workflow.remote_exec and os.environ.get("ANSEL_FORKSERVER") != "off":
         forkserver.start(Path("logs/forkserver.log"))
+        shell.prefix(forkserver.shell_prefix())  # the jobs' `ansel`: a client that skips the console script
 
 
 onsuccess:

@@ -2,16 +2,17 @@
 server named by ``ANSEL_FORKSERVER`` and exits with the forked child's status.
 
 A job that a server takes costs a Python start plus this module, ~700 times in the smoke DAG, so
-it imports no module beyond the console script's own but small or built-in ones: importing
-``json`` or ``socket`` cost a client 6-7 ms of CPU each (2026-11-30). ``_socket`` is the C type
-under ``socket.socket``; the request is NUL-separated bytes (``encode_request``), as argv and
-environ hold no NUL."""
+it imports only built-in modules: importing ``json`` or ``socket`` cost a client 6-7 ms of CPU
+each, ``signal`` (its enum) 4-6 ms (2026-11-30). ``_socket`` and ``_signal`` are the C modules
+under ``socket`` and ``signal``; the request is NUL-separated bytes (``encode_request``), as argv
+and environ hold no NUL. In a local Snakemake run the jobs' ``ansel`` is ``launch`` (see
+``ansel.forkserver.shell_prefix``), which does not go through the console script."""
 
 from __future__ import annotations
 
+import _signal
 import _socket
 import os
-import signal
 import struct
 import sys
 
@@ -58,8 +59,8 @@ def run_remote(argv: list[str]) -> int | None:
         return None
     child = int(started[1])
     forward = lambda sig, _frame: _kill(child, sig)  # noqa: E731
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, forward)
+    for sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+        _signal.signal(sig, forward)
     conn.settimeout(None)
     try:
         status = replies.next().split()
@@ -69,6 +70,16 @@ def run_remote(argv: list[str]) -> int | None:
         return int(status[1])
     print(f"ansel: its worker process {child} ended without an exit status (killed?)", file=sys.stderr)
     return 1
+
+
+def launch() -> None:
+    """``ansel sys.argv[1:]`` handed to the server; where none takes it (its stderr says why), the
+    console script runs it in its place, told not to ask the server again."""
+    argv = sys.argv[1:]
+    code = run_remote(argv)
+    if code is not None:
+        sys.exit(code)
+    os.execvpe("ansel", ["ansel", *argv], {k: v for k, v in os.environ.items() if k != ENV})
 
 
 def _kill(pid: int, sig: int) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import shlex
 import signal
 import socket
 import struct
@@ -116,6 +117,19 @@ def start(log: Path, watch_pid: int | None = None) -> None:
     while not os.path.exists(path) and _server.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     os.environ[ENV] = path
+
+
+def shell_prefix() -> str:
+    """Snakemake's shell prefix (``shell.prefix``) for a run with a server: Snakemake's own
+    (``set -euo pipefail;``) and a bash function ``ansel`` that starts ``forkclient.launch`` in
+    ``python -I -S``: no site and no environment's paths, as a client needs the standard library
+    only. A job's client then takes ~15 ms of CPU where the console script took ~29 ms (the site,
+    its ``import re``; 2026-11-30), ~680 times in the smoke DAG. Its braces are doubled, as
+    Snakemake formats a prefix."""
+    package_parent = str(Path(__file__).resolve().parents[1])
+    code = f"import sys; sys.path.insert(0, {package_parent!r}); from ansel.forkclient import launch; launch()"
+    function = f'ansel() {{ {shlex.quote(sys.executable)} -I -S -c {shlex.quote(code)} "$@"; }}'
+    return f"set -euo pipefail; {function}; ".replace("{", "{{").replace("}", "}}")
 
 
 STOP_SECONDS = 10  # then the server is killed

@@ -5,6 +5,7 @@ with the process it serves."""
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -116,36 +117,45 @@ def test_a_client_imports_no_module_the_console_script_has_not_imported_but_c_on
     script = "import re, sys; before = set(sys.modules); import ansel.cli, ansel.forkclient; print(*set(sys.modules) - before)"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     added = set(done.stdout.split())
-    c_or_tiny = {"__future__", "_socket", "signal", "_signal", "struct", "_struct"}
+    c_or_tiny = {"__future__", "_socket", "_signal", "struct", "_struct"}
     assert added - {"ansel", "ansel.cli", "ansel.forkclient"} <= c_or_tiny, added
 
 
-def _collapsible() -> bool:
-    """Linux 6.1+ (MADV_COLLAPSE) with transparent huge pages not switched off."""
-    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    if not (sys.platform.startswith("linux") and thp.exists()):
-        return False
-    release = tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2])
-    return release >= (6, 1) and "[never]" not in thp.read_text()
+def _bash_with_prefix(command: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``command`` as a local Snakemake run's jobs run it: bash, with the prefix the Snakefile sets."""
+    prefix = forkserver.shell_prefix().replace("{{", "{").replace("}}", "}")  # as Snakemake formats it
+    return subprocess.run(["bash", "-c", prefix + command], capture_output=True, text=True, env=env)
 
 
-@pytest.mark.skipif(not _collapsible(), reason="needs Linux 6.1+ with transparent huge pages")
-def test_the_server_s_anonymous_memory_is_collapsed_into_huge_pages_and_keeps_its_values():
-    """What the server holds lies in 2 MB pages (a job's fork and exit handle 512 times fewer
-    entries), its bytes unchanged; forked jobs compute the same bits (the first test here)."""
-    script = """
-import hashlib, re
-from ansel import forkserver
-held = bytes(range(256)) * (1 << 18)  # 64 MiB of anonymous memory
-before = hashlib.sha256(held).hexdigest()
-huge = lambda: int(re.search(r"AnonHugePages:\\s+(\\d+)", open("/proc/self/smaps_rollup").read())[1])
-was = huge()
-forkserver._huge_pages()
-print(huge() - was, hashlib.sha256(held).hexdigest() == before)
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    gained_kb, same = done.stdout.split()
-    assert int(gained_kb) >= 60 * 1024 and same == "True", done.stdout
+def test_the_jobs_ansel_hands_the_job_over_from_a_bare_python(processed, tmp_path, server):
+    """The Snakefile's shell prefix makes ``ansel`` a client started without site or the console script."""
+    done = _bash_with_prefix(
+        f"ansel stats --processed {processed} --out {tmp_path / 's.csv'} > {tmp_path / 'log'} 2>&1"
+    )
+    assert done.returncode == 0 and (tmp_path / "s.csv").exists(), (tmp_path / "log").read_text()
+    usage = _bash_with_prefix("ansel train --config '{}'")
+    assert usage.returncode == 2 and "required: --processed, --run-dir" in usage.stderr
+    jobs = re.findall(r"^job \d+: ansel (\S+) in", server[1].read_text(), re.M)
+    assert jobs == ["stats", "train"]  # both forked by the server
+
+
+def test_without_a_server_the_jobs_ansel_runs_the_console_script_and_says_why_once(processed, tmp_path):
+    env = {**_without_server(), forkserver.ENV: str(tmp_path / "gone.sock")}
+    done = _bash_with_prefix(f"ansel stats --processed {processed} --out {tmp_path / 's.csv'}", env)
+    assert done.returncode == 0 and (tmp_path / "s.csv").exists(), done.stderr
+    assert done.stderr.count("did not take this job") == 1, done.stderr
+    usage = _bash_with_prefix("ansel train --config '{}'", env)
+    assert usage.returncode == 2 and "required: --processed, --run-dir" in usage.stderr
+
+
+def test_the_jobs_client_imports_what_any_python_start_does_and_built_in_modules():
+    """``python -I -S`` and ``ansel.forkclient``: no site, no ``re``; ``os`` as every start with site has it."""
+    code = forkserver.shell_prefix().split(" -c ", 1)[1].split(' "$@"', 1)[0]
+    probe = shlex.split(code)[0].replace("launch()", "import sys; print(*sys.modules)")
+    start = subprocess.run([sys.executable, "-c", "import sys; print(*sys.modules)"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, check=True)
+    added = set(done.stdout.split()) - set(start.stdout.split())
+    assert added <= {"ansel", "ansel.forkclient", "__future__", "_socket", "_signal", "struct", "_struct"}, added
 
 
 @pytest.mark.parametrize("server_path", ["gone.sock", "off"])
