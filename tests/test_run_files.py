@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from ansel.evaluation.agreement import check_run, read_run_file, recomputed
+from ansel.evaluation.agreement import RunFileError, check_run, read_run_file, recomputed
 from ansel.evaluation.metrics import read_trec_run
 from ansel.records.render import link_run
 from ansel.report.tables import split_run
@@ -71,3 +71,22 @@ def test_a_records_run_is_linked_where_the_rules_read_it_and_read_there_as_kept(
     assert stored(staged / "run.trec") == staged / "run.trec.gz"  # the name the table rule's inputs declare
     assert check_run(staged, processed) == metrics and metrics["dev"]["MAP"] == pytest.approx(0.75)
     pd.testing.assert_frame_equal(split_run(staged / "run.trec", "dev"), split_run(kept / "run.trec", "dev"))
+
+
+def test_a_run_file_is_scored_against_its_split_s_labels_and_a_pair_it_lacks_is_named(tmp_path):
+    labels = [("q1", "a1", 1), ("q1", "a2", 0), ("q2", "a3", 0), ("q2", "a1", 1)]  # q2's positive ranked second
+    pd.DataFrame(labels, columns=["qid", "aid", "label"]).to_parquet(tmp_path / "candidates-dev.parquet")
+    (tmp_path / "run.trec").write_text(RUN)
+    dev = recomputed(tmp_path / "run.trec", tmp_path, ["dev"], {})["dev"]
+    assert (dev["P@1"], dev["MAP"], dev["n_questions"]) == (1.0, 1.0, 2)  # a1 0.7 over a3 0.2: both first
+    (tmp_path / "run.trec").write_text(RUN.replace("dev:q2 Q0 a3", "dev:q2 Q0 a9"))
+    with pytest.raises(RunFileError, match=r"run.trec: question q2 answer a9 of split 'dev' is not a candidate of"):
+        recomputed(tmp_path / "run.trec", tmp_path, ["dev"], {})
+
+
+def test_a_split_that_lists_a_pair_twice_is_named_not_scored(tmp_path):
+    labels = [("q1", "a1", 1), ("q1", "a2", 0), ("q2", "a3", 1), ("q1", "a1", 0)]
+    pd.DataFrame(labels, columns=["qid", "aid", "label"]).to_parquet(tmp_path / "candidates-dev.parquet")
+    (tmp_path / "run.trec").write_text(RUN)
+    with pytest.raises(RunFileError, match=r"candidates-dev.parquet: a \(question, answer\) pair listed twice"):
+        recomputed(tmp_path / "run.trec", tmp_path, ["dev"], {})

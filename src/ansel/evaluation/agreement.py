@@ -12,6 +12,7 @@ import math
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ansel.evaluation.metrics import read_trec_run, split_metrics
@@ -43,14 +44,25 @@ def read_run_file(path: Path) -> pd.DataFrame:
 
 
 @functools.cache
-def _labels(processed: Path, split: str, stamp: int) -> pd.DataFrame:
-    return pd.read_parquet(processed / f"candidates-{split}.parquet", columns=["qid", "aid", "label"]).astype(
-        {"qid": str, "aid": str}
-    )
+def _labels(processed: Path, split: str, stamp: int) -> tuple[pd.Index, np.ndarray]:
+    path = processed / f"candidates-{split}.parquet"
+    frame = pd.read_parquet(path, columns=["qid", "aid", "label"])
+    keys = _keys(frame.qid.astype(str), frame.aid.astype(str))
+    if not keys.is_unique:  # never in a split ansel wrote (canonical.Dataset refuses it)
+        raise RunFileError(
+            f"{path}: a (question, answer) pair listed twice; preprocess it again (snakemake {processed})"
+        )
+    return keys, frame.label.to_numpy()
 
 
-def split_labels(processed: Path, split: str) -> pd.DataFrame:
-    """qid, aid, label of a processed dataset's split (read once while the file is unchanged)."""
+def _keys(qid: pd.Series, aid: pd.Series) -> pd.Index:
+    """One key per (question, answer) pair: a lookup of ~800 pairs in this index took a third of the
+    time of joining the two frames (2026-11-30). Ids hold no NUL (the run file is text)."""
+    return pd.Index(qid + "\0" + aid)
+
+
+def split_labels(processed: Path, split: str) -> tuple[pd.Index, np.ndarray]:
+    """(a key per candidate of a processed dataset's split, its label; read once while the file is unchanged)."""
     path = processed / f"candidates-{split}.parquet"
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing: the labels its run file is scored against (snakemake {processed})")
@@ -66,14 +78,15 @@ def recomputed(trec: Path, processed: Path, splits: list[str], eval_cfg: dict) -
         if part.empty:
             raise RunFileError(f"{trec}: no rows of split {split!r}")
         part = part.assign(qid=part.qid.str.slice(len(split) + 1))
-        scored = part.merge(split_labels(processed, split), on=["qid", "aid"], how="left")
-        if scored.label.isna().any():
-            first = scored[scored.label.isna()].iloc[0]
+        keys, labels = split_labels(processed, split)
+        found = keys.get_indexer(_keys(part.qid, part.aid))
+        if (found < 0).any():
+            first = part.iloc[int(np.argmax(found < 0))]
             raise RunFileError(
                 f"{trec}: question {first.qid} answer {first.aid} of split {split!r} is not a candidate of {processed}"
             )
         out[split] = split_metrics(
-            scored.assign(label=scored.label.astype(int)),
+            part.assign(label=labels[found].astype(int)),
             eval_cfg.get("task", "ranking"),
             eval_cfg.get("no_positive", "drop"),
         )
