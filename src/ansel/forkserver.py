@@ -2,7 +2,8 @@
 ``ansel`` command, so a local DAG of hundreds of small jobs pays the ~4 s of imports once.
 
 The Snakefile starts the server for local runs (``onstart``; never under SLURM, where each job
-runs on its node) and exports ``ANSEL_FORKSERVER``. ``ansel <verb>`` (``ansel.forkclient``) hands
+runs on its node), exports ``ANSEL_FORKSERVER`` and makes the jobs' ``ansel`` a client started
+without the console script (``shell_prefix``). ``ansel <verb>`` (``ansel.forkclient``) hands
 its arguments, working directory, environment and standard streams to the server, forwards the
 signals it gets to the forked child, and exits with the child's status. The server imports but
 never runs a torch operator (as torch's DataLoader forks its workers), so a child computes what a
