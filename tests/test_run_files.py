@@ -74,7 +74,7 @@ def test_a_records_run_is_linked_where_the_rules_read_it_and_read_there_as_kept(
 
 
 def test_a_run_file_is_scored_against_its_split_s_labels_and_a_pair_it_lacks_is_named(tmp_path):
-    labels = [("q1", "a1", 1), ("q1", "a2", 0), ("q2", "a3", 0), ("q2", "a1", 1)]  # q2's positive ranked second
+    labels = [("q1", "a1", 1), ("q1", "a2", 0), ("q2", "a3", 0), ("q2", "a1", 1)]  # each positive scored highest
     pd.DataFrame(labels, columns=["qid", "aid", "label"]).to_parquet(tmp_path / "candidates-dev.parquet")
     (tmp_path / "run.trec").write_text(RUN)
     dev = recomputed(tmp_path / "run.trec", tmp_path, ["dev"], {})["dev"]

@@ -121,6 +121,34 @@ def test_a_client_imports_no_module_the_console_script_has_not_imported_but_c_on
     assert added - {"ansel", "ansel.cli", "ansel.forkclient"} <= c_or_tiny, added
 
 
+def _collapsible() -> bool:
+    """Linux 6.1+ (MADV_COLLAPSE) with transparent huge pages not switched off."""
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not (sys.platform.startswith("linux") and thp.exists()):
+        return False
+    release = tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2])
+    return release >= (6, 1) and "[never]" not in thp.read_text()
+
+
+@pytest.mark.skipif(not _collapsible(), reason="needs Linux 6.1+ with transparent huge pages")
+def test_the_server_s_anonymous_memory_is_collapsed_into_huge_pages_and_keeps_its_values():
+    """What the server holds lies in 2 MB pages (a job's fork and exit handle 512 times fewer
+    entries), its bytes unchanged; forked jobs compute the same bits (the first test here)."""
+    script = """
+import hashlib, re
+from ansel import forkserver
+held = bytes(range(256)) * (1 << 18)  # 64 MiB of anonymous memory
+before = hashlib.sha256(held).hexdigest()
+huge = lambda: int(re.search(r"AnonHugePages:\\s+(\\d+)", open("/proc/self/smaps_rollup").read())[1])
+was = huge()
+forkserver._huge_pages()
+print(huge() - was, hashlib.sha256(held).hexdigest() == before)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    gained_kb, same = done.stdout.split()
+    assert int(gained_kb) >= 60 * 1024 and same == "True", done.stdout
+
+
 def _bash_with_prefix(command: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``command`` as a local Snakemake run's jobs run it: bash, with the prefix the Snakefile sets."""
     prefix = forkserver.shell_prefix().replace("{{", "{").replace("}}", "}")  # as Snakemake formats it
