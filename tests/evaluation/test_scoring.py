@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from ansel.evaluation import scoring
 from ansel.evaluation.scoring import score, score_cached, score_pairs
 from ansel.models.base import InteractionRanker
 from ansel.models.registry import build_model
@@ -148,6 +149,40 @@ def test_each_distinct_text_is_encoded_once_a_pass(pool, name, monkeypatch):
     assert sorted(seen["q"]) == sorted(text(q_ids[r]) for r in np.unique(qi))
     assert sorted(seen["a"]) == sorted(text(a_ids[r]) for r in np.unique(ai))
     assert len(seen["a"]) < len(ai)
+
+
+@pytest.mark.parametrize(
+    ("name", "in_place"), [("MTAS", True), ("MV-LSTM", True), ("QA-LSTM", True), ("AP-CNN", False)]
+)
+def test_answers_each_beside_one_question_are_scored_from_their_batch_in_place(name, in_place, monkeypatch):
+    """A split whose answers each stand beside one question (WikiQA, the synthetic corpora): the
+    pairs of a batch of answers read its encoded states themselves, not a copy gathered per pair;
+    a convolution's strided states are still gathered (a product over them rounds by row order).
+    The scores are those of each pair's own forward pass either way."""
+    q_ids, a_ids = padded_texts(6, 6, 40, seed=6), padded_texts(30, 12, 40, seed=7)
+    qi, ai = np.repeat(np.arange(6), 5), np.random.default_rng(8).permutation(30)
+    model = model_named(name).eval()
+    encoded, given, sides = [], [], scoring._sides
+
+    def spying(model):
+        encode_question, encode_answer, pair_scores = sides(model)
+
+        def encoding(ids, *args, **kwargs):
+            encoded.append(scoring._parts(encode_answer(ids, *args, **kwargs)))
+            return encoded[-1]
+
+        def scoring_pairs(q, a):
+            given.append(a)
+            return pair_scores(q, a)
+
+        return encode_question, encoding, scoring_pairs
+
+    monkeypatch.setattr(scoring, "_sides", spying)
+    cached = score(model, q_ids, a_ids, qi, ai, batch_size=8)
+    np.testing.assert_allclose(cached, score_pairs(model, q_ids, a_ids, qi, ai, batch_size=1), rtol=1e-6, atol=1e-6)
+    assert len(given) == len(encoded) == 4
+    shared = [a[0].data_ptr() == e[0].data_ptr() for a, e in zip(given, encoded)]
+    assert shared == [in_place] * 4
 
 
 def test_a_model_whose_answer_encoding_reads_the_question_is_scored_pair_by_pair(pool):

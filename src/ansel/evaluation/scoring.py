@@ -14,8 +14,10 @@ the distinct answers longest first, one batch of ``batch_size`` at a time; a bat
 scored against every pair that holds one of them and freed before the next batch is encoded, so
 the per-token states of ~24k InsuranceQA answers (AP-CNN: 4,000 filters x 200 tokens) are never
 held at once, yet an answer among 500 candidates of dozens of questions is encoded once, not once
-per batch of pairs. ``score_pairs`` is the general path, one forward pass per pair, for models
-whose answer encoding reads the question (iGGSA).
+per batch of pairs; where each answer of a batch is one pair's (candidates that are each question's
+own), its pairs read the batch's states themselves rather than a copy gathered per pair.
+``score_pairs`` is the general path, one forward pass per pair, for models whose answer encoding
+reads the question (iGGSA).
 """
 
 from __future__ import annotations
@@ -135,13 +137,19 @@ def score_cached(model: Ranker, q_ids, a_ids, qi, ai, batch_size: int = 256) -> 
         for b, count in enumerate(counts):
             a_batch = trim_padding(a_ids[a_rows[order[b * batch_size : (b + 1) * batch_size]]])
             a_side = _parts(encode_answer(to_device(a_batch, device)))
+            batch_pairs = by_batch[start : start + count]
+            # each answer of the batch in one pair (no two questions share it): its pairs in row order
+            # read the batch's states in place, where gathering them per pair would copy them all.
+            # Strided states (a convolution's) keep the pairs' order: a product over them rounds by row order.
+            in_place = count == len(a_batch) and all(t.is_contiguous() for t in (*q_side, *a_side))
+            if in_place:
+                batch_pairs = batch_pairs[torch.argsort(pair_row[batch_pairs])]
             per_pair = max(1, sum(t[:1].numel() for t in (*q_side, *a_side)))
             chunk = max(batch_size, _GATHER_ELEMENTS // per_pair)
-            for i in range(start, start + count, chunk):
-                pairs = by_batch[i : min(i + chunk, start + count)]
-                scores[pairs] = pair_scores(
-                    tuple(t[q_pos[pairs]] for t in q_side), tuple(t[pair_row[pairs]] for t in a_side)
-                ).float()
+            for i in range(0, count, chunk):
+                pairs = batch_pairs[i : i + chunk]
+                a = tuple(t[i : i + chunk] if in_place else t[pair_row[pairs]] for t in a_side)
+                scores[pairs] = pair_scores(tuple(t[q_pos[pairs]] for t in q_side), a).float()
             start += count
     return scores.cpu().numpy()
 

@@ -61,7 +61,8 @@ class MultiHeadAnswerAttention(nn.Module):
         ``projected``: W_am h^a, where the answer side already holds it (it reads no question), a
         temporary the sum is written into."""
         projected = self.answer_proj(ha) if projected is None else projected
-        # in place: a product's output (autograd saves its inputs) or the scorer's gathered copy of one
+        # in place: a product's output (autograd saves its inputs), or the scorer's: its gathered copy
+        # of one, or the encoded batch's own where each of its answers is scored once
         m = torch.tanh_(projected.add_(self.question_proj(oq).unsqueeze(1)))
         logits = (m.unflatten(-1, (self.heads, -1)) * self.score).sum(-1).transpose(1, 2)  # [B, heads, La]
         return torch.softmax(logits, -1) if self.reads_padding else masked_softmax(logits, ma.unsqueeze(1))
