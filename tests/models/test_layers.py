@@ -54,3 +54,17 @@ def test_masked_pooling_in_place_pools_alike_and_passes_gradients():
         assert product[1, 2:].eq(torch.finfo(product.dtype).min).all() == overwrite  # filled in place, or left
     assert torch.equal(pooled[0], pooled[1]) and torch.equal(grads[0], grads[1])
     assert pooled[1][2].eq(0).all()  # an empty text still pools to zeros
+
+
+def test_masked_pooling_of_every_step_read_is_the_plain_max_to_the_bit():
+    """A mask that admits every step (fixed-width inputs read whole) pools as a plain max, values and
+    gradients the bits the fill would give, and leaves h unfilled even with ``overwrite``."""
+    torch.manual_seed(1)
+    a = torch.randn(4, 6, 3, requires_grad=True)
+    every = torch.ones(4, 6, dtype=torch.bool)
+    h = torch.relu(a)  # relu saves its output: a fill in place would break its backward
+    out = masked_max(h, every, overwrite=True)
+    (grad,) = torch.autograd.grad(out.square().sum(), a)
+    plain = torch.relu(a).max(dim=1).values
+    (plain_grad,) = torch.autograd.grad(plain.square().sum(), a)
+    assert torch.equal(out, plain) and torch.equal(grad, plain_grad)

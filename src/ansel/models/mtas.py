@@ -189,7 +189,8 @@ class IARNNWord(Ranker):
 
 
 class ValidConvolution(nn.Module):
-    """Valid convolution of k-word windows + ReLU (an encoder: x [B, L, D] + mask -> h, mask).
+    """Valid convolution of k-word windows + ReLU (an encoder: x [B, D, L] + mask -> h [B, L', F],
+    mask; x channels first, as the convolution reads it: the widths of MultiWidthCNN share one copy).
 
     Window j covers words j .. j+k-1; it is real iff it lies within the text. A text shorter than
     k has one window, its words followed by zero vectors (padded embeddings are zero): the input
@@ -206,8 +207,8 @@ class ValidConvolution(nn.Module):
         self.out_dim = filters
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = F.pad(x, (0, 0, 0, max(0, self.kernel - x.size(1))))
-        h = torch.relu(self.conv(x.transpose(1, 2))).transpose(1, 2)
+        x = F.pad(x, (0, max(0, self.kernel - x.size(2))))
+        h = torch.relu(self.conv(x)).transpose(1, 2)
         lengths = mask.sum(1, keepdim=True)
         starts = torch.arange(h.size(1), device=h.device).unsqueeze(0)
         return h, (starts <= lengths.clamp_min(self.kernel) - self.kernel) & (lengths > 0)
@@ -229,7 +230,7 @@ class MultiWidthCNN(SiameseRanker):
 
     def _encode(self, ids: torch.Tensor) -> torch.Tensor:
         ids, mask = read_ids(ids, self.read_padding)
-        x = self.embedding(ids)
+        x = self.embedding(ids).transpose(1, 2).contiguous()
         return self.dropout(torch.cat([masked_max(*conv(x, mask)) for conv in self.convs], dim=1))
 
     encode_question = _encode
