@@ -207,6 +207,19 @@ def test_as_coded_attention_skips_the_masking_and_sums_in_place_to_the_same_bits
         assert all((x is None and y is None) or torch.equal(x, y) for x, y in zip(grads, results[0][1]))
 
 
+@pytest.mark.parametrize("width", [12, 25])  # one chunk of positions and a part; several and a part
+def test_as_coded_heads_pool_without_gradients_to_the_same_bits(padded_pairs, width):
+    """Scoring (no gradients) pools the as-coded heads by a running max over a few positions at a
+    time: the scores are those of the whole product's max, to the bit."""
+    m = _build("mtas", max_len=width).eval()
+    q, a = padded_pairs(30)
+    oq, (ha, ma) = m.states(q)[0].max(1).values, m.states(a)
+    with torch.no_grad():
+        running = m.answer_attention(oq, ha, ma)
+    whole = m.answer_attention(oq, ha, ma)
+    assert whole.requires_grad and torch.equal(running, whole.detach())
+
+
 def test_mtas_needs_at_least_two_categories():
     for n in (None, 0, 1):
         with pytest.raises(ValueError, match=r"^models\.m: arch 'mtas' classifies question categories"):
