@@ -57,13 +57,13 @@ def test_masked_pooling_in_place_pools_alike_and_passes_gradients():
 
 
 def test_masked_pooling_of_every_step_read_is_the_plain_max_to_the_bit():
-    """A mask that admits every step (fixed-width inputs read whole) pools as a plain max, values and
-    gradients the bits the fill would give, and leaves h unfilled even with ``overwrite``."""
+    """``every_step`` (fixed-width inputs read whole): a plain max, values and gradients the bits the
+    fill would give, h left unfilled even with ``overwrite``."""
     torch.manual_seed(1)
     a = torch.randn(4, 6, 3, requires_grad=True)
     every = torch.ones(4, 6, dtype=torch.bool)
     h = torch.relu(a)  # relu saves its output: a fill in place would break its backward
-    out = masked_max(h, every, overwrite=True)
+    out = masked_max(h, every, overwrite=True, every_step=True)
     (grad,) = torch.autograd.grad(out.square().sum(), a)
     plain = torch.relu(a).max(dim=1).values
     (plain_grad,) = torch.autograd.grad(plain.square().sum(), a)

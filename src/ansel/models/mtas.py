@@ -147,7 +147,7 @@ class MTAS(InteractionRanker):
         return self.encoder(self.embed(ids), mask)
 
     def _pooled_question(self, q: torch.Tensor) -> torch.Tensor:
-        return masked_max(*self.states(q))
+        return masked_max(*self.states(q), every_step=bool(self.read_padding))
 
     def _question_output(self, pooled: torch.Tensor) -> torch.Tensor:
         """One copy of tanh(max-pooled H^q) per head, as the code concatenates them."""
@@ -188,7 +188,7 @@ class IARNNWord(Ranker):
         self.scorer = CosineScorer()
 
     def _pooled(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(masked_max(*self.encoder(x, mask)))
+        return torch.tanh(masked_max(*self.encoder(x, mask), every_step=bool(self.read_padding)))
 
     def word_gates(self, vq: torch.Tensor, ea: torch.Tensor) -> torch.Tensor:
         """σ(e_tᵀ U q) [B, La] for the question vectors vq and the answer word vectors ea."""
@@ -245,7 +245,9 @@ class MultiWidthCNN(SiameseRanker):
     def _encode(self, ids: torch.Tensor) -> torch.Tensor:
         ids, mask = read_ids(ids, self.read_padding)
         x = self.embedding(ids).transpose(1, 2).contiguous()
-        return self.dropout(torch.cat([masked_max(*conv(x, mask)) for conv in self.convs], dim=1))
+        # read whole, every window of a fixed-width text is real
+        pooled = [masked_max(*conv(x, mask), every_step=bool(self.read_padding)) for conv in self.convs]
+        return self.dropout(torch.cat(pooled, dim=1))
 
     encode_question = _encode
     encode_answer = _encode
