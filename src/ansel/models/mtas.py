@@ -88,7 +88,7 @@ def _running_max(st: torch.Tensor, ha: torch.Tensor, steps: int = 10) -> torch.T
     out = None
     for t in range(0, ha.size(1), steps):
         part = (st[:, t : t + steps].unsqueeze(-1) * ha[:, t : t + steps].unsqueeze(2)).amax(1)
-        out = part if out is None else torch.maximum(out, part, out=out)
+        out = part if out is None else torch.maximum(out, part)
     return out.flatten(1)
 
 
