@@ -78,7 +78,7 @@ class MultiHeadAnswerAttention(nn.Module):
             return torch.tanh(_running_max(st, ha))
         # [B, La, heads x H]: from contiguous factors the product is contiguous, so flatten copies nothing
         weighted = (st.unsqueeze(-1) * ha.unsqueeze(2)).flatten(2)
-        return torch.tanh(weighted.max(1).values if self.reads_padding else masked_max(weighted, ma, overwrite=True))
+        return torch.tanh(masked_max(weighted, ma, overwrite=True, every_step=self.reads_padding))
 
 
 def _running_max(st: torch.Tensor, ha: torch.Tensor, steps: int = 10) -> torch.Tensor:
