@@ -310,11 +310,28 @@ def gpu_sharing(repo: Path, tmp: Path, model: str) -> None:
         forkserver.stop()
 
 
+def machine() -> str:
+    """The CPU as /proc/cpuinfo names it, with its family and model (one model name, "AMD EPYC", has
+    covered CPUs a third apart in this DAG's time) and the kernels torch picks on it."""
+    import torch
+
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    kind = f"{fields.get('model name', 'a CPU')} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')})"
+    return f"machine: {kind}, {os.cpu_count()} cores; torch's CPU kernels: {torch.backends.cpu.get_cpu_capability()}"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cold-dag", action="store_true", help="also run the DAG with one process per job")
     p.add_argument("--gpu-model", default="qa_lstm", help="the smoke model the GPU-sharing runs train")
     a = p.parse_args()
+    print(machine())
     with tempfile.TemporaryDirectory(prefix="ansel-bench-") as tmp:
         tmp = Path(tmp)
         repo = tmp / "repo"
