@@ -393,6 +393,7 @@ def resolve_run(spec: dict, where: str) -> dict:
 def check_reader(name: str, ds: dict) -> None:
     """The dataset's source and read options, refused here rather than by a preprocess job (which
     Snakemake starts by removing the dataset's processed tables)."""
+    from ansel.data.preprocess import ReadOptionError
     from ansel.data.registry import get_source
 
     try:
@@ -403,6 +404,8 @@ def check_reader(name: str, ds: dict) -> None:
         reader.check(ds.get("read", {}))
     except KeyError as e:
         raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
+    except ReadOptionError as e:
+        raise ConfigError(f"datasets.{name}.read.{e}") from None
 
 
 def check_finite(value: Any, where: str) -> None:

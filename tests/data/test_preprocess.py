@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from ansel.data.preprocess import apply_options, drop_questions, filter_length, from_pairs, truncate
+from ansel.settings import ConfigError
 
 
 def pairs() -> pd.DataFrame:
@@ -46,8 +47,14 @@ def test_apply_options_prunes_and_rejects_unknown_split():
         {"drop_questions": {"no_positive": True, "all_positive": True, "splits": ["train", "test"]}},
     )
     assert set(ds.questions.qid) == set(ds.splits["train"].qid) | set(ds.splits["test"].qid)
-    with pytest.raises(KeyError, match="unknown split"):
+    # a ConfigError naming the key (the CLI prints it as one line), not a KeyError traceback
+    with pytest.raises(ConfigError, match=r"^datasets\.t\.read\.drop_questions\.splits: unknown split\(s\) \['dev'\]"):
         apply_options(ds, {"drop_questions": {"no_positive": True, "splits": ["dev"]}})
+
+
+def test_unknown_tokenizer_is_a_config_error():
+    with pytest.raises(ConfigError, match=r"read option tokenizer: unknown tokenizer 'englsh'; known: english,"):
+        from_pairs("t", pairs(), "englsh")
 
 
 def test_truncate():

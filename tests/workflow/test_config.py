@@ -136,6 +136,39 @@ def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
         validate(load(preset=preset))
 
 
+@pytest.mark.parametrize(
+    "dataset, read, match",
+    [
+        ("synthetic_en", {"tokenizer": "englsh"}, r"read\.tokenizer: unknown tokenizer 'englsh'; known: english,"),
+        ("wikiqa", {"tokenizer": "englsh"}, r"read\.tokenizer: unknown tokenizer 'englsh'"),
+        (
+            "wikiqa",
+            {"drop_questions": {"splits": ["tset"]}},
+            r"read\.drop_questions\.splits: unknown split\(s\) \['tset'\]; the wikiqa reader's splits: train, dev, test",
+        ),
+        (
+            "wikiqa",
+            {"drop_questions": {"no_positiv": True}},
+            r"read\.drop_questions\.no_positiv: unknown key; known: all_positive,",
+        ),
+        (
+            "wikiqa",
+            {"drop_questions": {"all_positive": "yes"}},
+            r"read\.drop_questions\.all_positive: 'yes' is not of type bool",
+        ),
+        ("wikiqa", {"length_filter": "abc"}, r"read\.length_filter: expected a mapping, got 'abc'"),
+        ("wikiqa", {"length_filter": {"max_len": "50"}}, r"read\.length_filter\.max_len: '50' is not of type int"),
+        ("wikiqa", {"length_filter": {"splits": "dev"}}, r"read\.length_filter\.splits: 'dev' is not of type list"),
+    ],
+)
+def test_read_option_values_are_checked_before_any_job(params, dataset, read, match):
+    """Values and sub-keys too, not only the option names: a misspelt sub-key would be ignored
+    (another evaluation protocol), a wrong value would fail the job after Snakemake removed the
+    dataset's processed tables."""
+    with pytest.raises(ConfigError, match=rf"^datasets\.{dataset}\.{match}"):
+        validate(load(preset="cpu", datasets={dataset: {"read": read}}))
+
+
 GLOVE6B_ROWS = {
     "wikiqa_mz": ["amv_arc_i_wikiqa", "amv_arc_ii_wikiqa"],
     "quoraqp_standin": ["amv_arc_i_quoraqp", "amv_arc_ii_quoraqp", "amv_mv_lstm_quoraqp"],

@@ -11,6 +11,7 @@ after each filtering step are recorded within ``recorded_steps()``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
@@ -19,8 +20,8 @@ import pandas as pd
 
 from ansel.data import mining
 from ansel.data.canonical import Dataset
-from ansel.data.tokenize import get_stopwords, get_tokenizer
-from ansel.settings import InputError
+from ansel.data.tokenize import TOKENIZERS, get_stopwords, get_tokenizer
+from ansel.settings import ConfigError, InputError, parse
 
 COMMON_OPTIONS = {
     "name": "dataset name stored in the tables (default: the source name)",
@@ -38,8 +39,33 @@ COMMON_OPTIONS = {
 }
 
 
-def check_options(source: str, options: dict[str, Any], own: dict[str, str]) -> None:
-    """Refuse read options that neither COMMON_OPTIONS nor the reader's own ``own`` define."""
+class ReadOptionError(ConfigError):
+    """A read option's value the reader cannot apply; the message starts with its key path within
+    the dataset's ``read`` block (``config.check_reader`` prefixes ``datasets.<name>.read.``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LengthFilter:
+    min_len: int | None = None
+    max_len: int | None = None
+    splits: list[str] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DropQuestions:
+    no_positive: bool = False
+    all_positive: bool = False
+    splits: list[str] | None = None
+
+
+# The keys and types apply_options reads of these options: a misspelt key would be ignored.
+SHAPES: dict[str, type[LengthFilter | DropQuestions]] = {"length_filter": LengthFilter, "drop_questions": DropQuestions}
+
+
+def check_options(source: str, options: dict[str, Any], own: dict[str, str], splits: Sequence[str] = ()) -> None:
+    """Refuse read options that neither COMMON_OPTIONS nor the reader's own ``own`` define, and
+    values the reader cannot apply: all before any raw file is read (the dry run checks them).
+    ``splits``: the split names the reader always produces, where fixed (empty: known once read)."""
     known = {"name", *COMMON_OPTIONS, *own}
     unknown = sorted(set(options) - known)
     if unknown:
@@ -49,6 +75,23 @@ def check_options(source: str, options: dict[str, Any], own: dict[str, str]) -> 
             get_stopwords(options["stopwords"])
         except KeyError as e:
             raise KeyError(f"{source}: {e.args[0]}") from None
+    check_tokenizer(options)
+    for key, shape in SHAPES.items():
+        if options.get(key) is None:  # null: the option is off
+            continue
+        spec = parse(shape, options[key], key, ReadOptionError)
+        wrong = [s for s in spec.splits or [] if splits and s not in splits]
+        if wrong:
+            raise ReadOptionError(
+                f"{key}.splits: unknown split(s) {wrong}; the {source} reader's splits: {', '.join(splits)}"
+            )
+
+
+def check_tokenizer(options: dict[str, Any]) -> None:
+    """Refuse a ``tokenizer`` read option that names none of TOKENIZERS (every reader reads it)."""
+    name = options.get("tokenizer")
+    if "tokenizer" in options and not (isinstance(name, str) and name in TOKENIZERS):
+        raise ReadOptionError(f"tokenizer: unknown tokenizer {name!r}; known: {', '.join(TOKENIZERS)}")
 
 
 def truncate(tokens: list[str], max_len: int | None) -> list[str]:
@@ -266,11 +309,15 @@ def check_splits(ds: Dataset, splits: list[str], steps: Steps, where: str) -> No
         )
 
 
-def _split_names(ds: Dataset, splits: list[str] | None) -> list[str]:
+def _split_names(ds: Dataset, splits: list[str] | None, key: str) -> list[str]:
+    """``splits`` of read option ``key`` (None: all), each one the reader produced."""
     names = list(ds.splits) if splits is None else splits
     unknown = [s for s in names if s not in ds.splits]
     if unknown:
-        raise KeyError(f"{ds.name}: option names unknown split(s) {unknown}; splits: {list(ds.splits)}")
+        raise ConfigError(  # at job time: a reader whose split names are known once read
+            f"datasets.{ds.name}.read.{key}.splits: unknown split(s) {unknown}; the reader produced "
+            f"{', '.join(ds.splits)}"
+        )
     return names
 
 
@@ -294,7 +341,7 @@ def filter_length(ds: Dataset, min_len: int | None, max_len: int | None, splits:
     q_ok = set(ds.questions.qid[ds.questions.tokens.map(len).between(lo, hi)])
     a_ok = set(ds.answers.aid[ds.answers.tokens.map(len).between(lo, hi)])
     out = dict(ds.splits)
-    for s in _split_names(ds, splits):
+    for s in _split_names(ds, splits, "length_filter"):
         c = ds.splits[s]
         out[s] = c[c.qid.isin(q_ok) & c.aid.isin(a_ok)].reset_index(drop=True)
     return Dataset(ds.name, ds.questions, ds.answers, out)
@@ -303,7 +350,7 @@ def filter_length(ds: Dataset, min_len: int | None, max_len: int | None, splits:
 def drop_questions(ds: Dataset, splits: list[str], no_positive: bool, all_positive: bool) -> Dataset:
     """Remove the candidates of questions lacking a positive and/or a negative in ``splits``."""
     out = dict(ds.splits)
-    for s in _split_names(ds, splits):
+    for s in _split_names(ds, splits, "drop_questions"):
         c = ds.splits[s]
         per_q = c.groupby("qid").label.agg(["min", "max"])
         bad = pd.Series(False, index=per_q.index)
@@ -343,7 +390,7 @@ def add_negatives(
     """Add label-0 candidates to ``splits`` by ``method`` (bm25 | other_category); see negatives.py."""
     aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
     out = dict(ds.splits)
-    for s in _split_names(ds, list(splits)):
+    for s in _split_names(ds, list(splits), "negatives"):
         c = ds.splits[s]
         if method == "bm25":
             allowed = _answer_pool(ds, s, pool)
@@ -391,7 +438,7 @@ def add_pools(
     """Fill each question's candidates in ``splits`` up to ``size`` with random label-0 answers."""
     aid_pos = {a: i for i, a in enumerate(ds.answers.aid)}
     out = dict(ds.splits)
-    for s in _split_names(ds, list(splits)):
+    for s in _split_names(ds, list(splits), "pools"):
         c = ds.splits[s]
         qids = list(pd.unique(c.qid))
         have = c.groupby("qid").aid.agg(lambda s: {aid_pos[a] for a in s})

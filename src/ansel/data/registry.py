@@ -1,7 +1,8 @@
 """Dataset sources by name: how to fetch raw files and read them into canonical tables.
 
 A source is a class with ``fetch(raw_dir, mirror, options)`` (write verified raw files into
-raw_dir), ``check(options)`` (a KeyError naming an unknown read option, before anything runs) and
+raw_dir), ``check(options)`` (a KeyError naming an unknown read option, a ``preprocess.ReadOptionError`` a
+value it cannot apply, before anything runs) and
 ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
 Readers register themselves with ``@source("name")``, which gives the class its ``name``
 (``readers.common.Reader``: the fetch of the files sources.yaml lists under it, the check of its

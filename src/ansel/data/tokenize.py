@@ -8,6 +8,8 @@ import re
 from importlib import resources
 from typing import Callable
 
+from ansel.settings import ConfigError
+
 _WORD = re.compile(r"\w+(?:[-']\w+)*|[^\w\s]", re.UNICODE)
 
 
@@ -59,8 +61,8 @@ TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 
 
 def get_tokenizer(name: str) -> Callable[[str], list[str]]:
-    if name not in TOKENIZERS:
-        raise KeyError(f"unknown tokenizer {name!r}; known: {', '.join(TOKENIZERS)}")
+    if not (isinstance(name, str) and name in TOKENIZERS):
+        raise ConfigError(f"read option tokenizer: unknown tokenizer {name!r}; known: {', '.join(TOKENIZERS)}")
     return TOKENIZERS[name]
 
 

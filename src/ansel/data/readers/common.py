@@ -30,6 +30,7 @@ class Reader:
     name = ""
     options: dict[str, str] = {}
     tokenizer = "english"  # the default of read option ``tokenizer``
+    splits: tuple[str, ...] = ()  # the split names it always produces, where fixed (checked against read options)
     ids_global = False  # from_pairs: one question may stand in several splits
 
     def __init_subclass__(cls, tokenizer: str = "", **kwargs: Any) -> None:
@@ -42,8 +43,8 @@ class Reader:
         fetch_dataset(self.name, raw_dir, mirror, options)
 
     def check(self, options: dict[str, Any]) -> None:
-        """Refuse a read option the reader does not know, naming the reader."""
-        check_options(self.name, options, self.options)
+        """Refuse a read option the reader does not know, naming the reader, or one it cannot apply."""
+        check_options(self.name, options, self.options, self.splits)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
+from ansel.data.preprocess import check_tokenizer
 from ansel.data.readers import common
 from ansel.data.registry import source
 from ansel.data.tokenize import get_tokenizer
@@ -134,6 +135,7 @@ class Synthetic(common.Reader):
         unknown = set(options) - {"language", "tokenizer", "name"}
         if unknown:
             raise KeyError(f"{self.name}: unknown read option(s) {sorted(unknown)}; known: language, name, tokenizer")
+        check_tokenizer(options)
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
