@@ -96,6 +96,34 @@ def test_a_processed_dataset_without_its_manifest_is_refused_or_listed_as_it_is(
     assert len(Dataset.load(preprocessed).splits["test"]) > 0
 
 
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        ("unlist_train", r"does not list candidates-train\.parquet, which preprocessing writes"),
+        ("unlist_and_truncate_questions", r"does not list questions\.parquet, which preprocessing writes"),
+        ("empty", r"does not list questions\.parquet, answers\.parquet, candidates-dev\.parquet, .*vocab\.json"),
+        ("entry_not_a_mapping", r"entry 'vocab\.json': not \{size, sha256\} but 5"),
+    ],
+)
+def test_a_manifest_that_leaves_out_a_table_or_is_not_one_is_refused_naming_it(preprocessed, edit, said):
+    """A table the manifest does not list would be read unchecked (a split's candidates not at all)."""
+    manifest = preprocessed / "manifest.json"
+    listed = json.loads(manifest.read_text())
+    if edit == "unlist_train":
+        del listed["candidates-train.parquet"]
+    elif edit == "unlist_and_truncate_questions":
+        del listed["questions.parquet"]
+        questions = preprocessed / "questions.parquet"
+        questions.write_bytes(questions.read_bytes()[:100])
+    elif edit == "empty":
+        listed = {}
+    else:
+        listed["vocab.json"] = 5
+    manifest.write_text(json.dumps(listed))
+    with pytest.raises(ManifestError, match=rf"^{manifest}: {said}.*; to preprocess it again, delete {preprocessed}"):
+        Dataset.load(preprocessed)
+
+
 def test_a_missing_processed_folder_stops_train_and_evaluate_naming_it(tmp_path):
     gone, run = tmp_path / "data/processed/synthetic_en", tmp_path / "run"
     spec = json.dumps({"dataset": "synthetic_en", "model": "random", "seed": 1})

@@ -13,7 +13,8 @@ is checked by sha256 alone.
 Checking compares each listed file's size first, then its sha256. A listed file that is
 missing or differs is an error naming it, what differs and how to restore it; a file the
 manifest does not list is ignored (the download lists everything it wrote, so readers only
-open listed files; anything else was put there by hand). Hashing costs about 7 ms for the
+open listed files; anything else was put there by hand), except that a processed dataset's manifest
+must list each of its tables and its vocabulary. Hashing costs about 7 ms for the
 largest raw file of the mirror (TREC-QA's TRAIN-ALL, 10 MB), so it runs at every read, uncached.
 """
 
@@ -71,7 +72,7 @@ def check_processed(processed: Path) -> dict:
     # whoever knows its files untouched may list them as they are (which plans nothing new)
     seal = f"python -m ansel.data.manifest {processed}"
     require_processed(processed)
-    return _check(
+    entries = _check(
         processed,
         "its preprocessing wrote it",
         f"the dataset was not written by `ansel preprocess`, or by one before processed data carried "
@@ -79,6 +80,16 @@ def check_processed(processed: Path) -> dict:
         f"preprocessing left them, list them as they are: {seal}",
         f"to preprocess it again, {rebuild}",
     )
+    # Preprocessing lists every file it writes: an unlisted one would be read unchecked (a split's
+    # candidates silently not at all: Dataset.load reads the splits the manifest lists).
+    written = ("questions.parquet", "answers.parquet", "candidates-*.parquet", "vocab.json")
+    unlisted = [p.name for g in written for p in sorted(processed.glob(g)) if p.name not in entries]
+    if unlisted:
+        raise ManifestError(
+            f"{processed / MANIFEST}: does not list {', '.join(unlisted)}, which preprocessing writes and "
+            f"lists; to preprocess it again, {rebuild}"
+        )
+    return entries
 
 
 def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
@@ -93,6 +104,8 @@ def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
         raise ManifestError(f"{path}: not a manifest (a JSON object of files); {fix}")
     for rel, entry in entries.items():
         expected = {"sha256": entry} if isinstance(entry, str) else entry
+        if not (isinstance(expected, dict) and isinstance(expected.get("sha256"), str)):
+            raise ManifestError(f"{path}: entry {rel!r}: not {{size, sha256}} but {entry!r}; {fix}")
         file = directory / rel
         if not file.is_file():
             raise ManifestError(f"{file}: listed in {path} but missing; {fix}")
