@@ -88,6 +88,15 @@ def test_wikiqa_bad_input_names_file_and_line(tmp_path, case, match):
     assert not out.exists()
 
 
+def test_wikiqa_file_with_only_its_header_names_the_file(tmp_path):
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    write_wikiqa(raw)
+    (raw / "WikiQA-test.tsv").write_bytes(f"{WIKI_HEADER}\r\n".encode())
+    with pytest.raises(RawFormatError, match=r"WikiQA-test\.tsv: no data rows"):  # not the option naming test
+        read_and_save("wikiqa", raw, out, {"drop_questions": {"no_positive": True, "splits": ["dev", "test"]}})
+    assert not out.exists()
+
+
 def test_trecqa_truncated_xml_names_the_open_element(tmp_path):
     xml = (
         "<QApairs id='1'>\n<question>\nWho\tis\tit\t?\nWP\tVBZ\tPRP\t.\n</question>\n"

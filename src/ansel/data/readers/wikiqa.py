@@ -36,6 +36,8 @@ def read_split(path: Path) -> pd.DataFrame:
         raise common.RawFormatError(f"{path}: line 1: header {header} is not {COLUMNS}")
     for i, f in it:
         rows.append((f[0], f[1], f[4], f[5], common.label(f[6], path, i), f"{path.name}:{i}"))
+    if not rows:  # else its split would be missing, and an option naming it blamed
+        raise common.RawFormatError(f"{path}: no data rows (only the header line)")
     return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label", "where"])
 
 
