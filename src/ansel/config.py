@@ -24,7 +24,7 @@ from typing import Any
 
 from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
-from ansel.schema import check_schema
+from ansel.schema import check_schema, typo_of
 from ansel.settings import ConfigError, parse
 from ansel.training.config import TrainConfig
 from ansel.yamlfile import read_yaml
@@ -247,7 +247,8 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     from ansel.models.registry import hparams_fields, parse_hparams  # torch-free
 
     known = hparams_fields(m["arch"], f"{where}.arch")
-    m["hparams"] = {**m.get("hparams", {}), **{k: v for k, v in scale.get("hparams", {}).items() if k in known}}
+    from_scale = {k: v for k, v in scale.get("hparams", {}).items() if k in known}
+    m["hparams"] = {**m.get("hparams", {}), **from_scale}
     train = deep_merge(config.get("train", {}), m.get("train", {}))
     scale_train = {
         k: v
@@ -267,7 +268,14 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
                 f"({', '.join(sorted(known))}) nor a training setting ({', '.join(TRAIN_SWEEPS)})"
             )
         (m["hparams"] if key in known else m["train"])[key] = value
-    parse_hparams(m["arch"], m["hparams"], f"{where}.hparams")
+        from_scale.pop(key, None)
+    try:
+        parse_hparams(m["arch"], m["hparams"], f"{where}.hparams")
+    except ConfigError as e:  # a refused value the scale gave is named by its key there too
+        key, _, rest = str(e).removeprefix(f"{where}.hparams.").partition(":")
+        if key in from_scale:
+            raise type(e)(f"{where}.hparams.{key} (from scale.hparams.{key}):{rest}") from None
+        raise
     if m.get("embeddings") in config.get("embeddings_alias", {}):  # the preset's stand-in for them
         m["embeddings"] = config["embeddings_alias"][m["embeddings"]]
     return m
@@ -436,12 +444,27 @@ def validate(config: dict) -> None:
                 f"{where}.splits: {', '.join(map(repr, unknown))} not among the dataset's "
                 f"splits ({', '.join(ds['splits'])})"
             )
+    from ansel.models.registry import hparams_fields, registered  # torch-free
+
+    every_hparam = {k for arch in registered() for k in hparams_fields(arch)}
+    for key in config.get("scale", {}).get("hparams", {}):  # model_config skips a key a model's arch lacks
+        if key not in every_hparam:
+            raise ConfigError(
+                f"scale.hparams.{key}: no architecture has this hyperparameter{typo_of(key, every_hparam)}; "
+                f"known: {', '.join(sorted(every_hparam))}"
+            )
     for model in config["models"]:
         parse(TrainConfig, model_config(config, model)["train"], f"models.{model}.train")
+    for paper, wanted in config.get("papers", {}).items():
+        _check_paper_overrides(paper, wanted)
     for name, dataset in config.get("dataset_alias", {}).items():
         if name not in config["datasets"]:  # a misspelt key would leave the dataset it meant un-aliased
             raise ConfigError(f"dataset_alias.{name}: not a dataset of datasets ({', '.join(config['datasets'])})")
-        dataset_name(config, dataset)
+        if dataset not in config["datasets"]:
+            raise ConfigError(
+                f"dataset_alias.{name}: {dataset!r} is not a dataset of datasets{typo_of(dataset, config['datasets'])}; "
+                f"known: {', '.join(config['datasets'])}"
+            )
     embeddings = config.get("embeddings", {})
     methods = {"word2vec", *embeddings.get("pretrained", {}), *embeddings.get("word2vec", {})}
     known = ", ".join(sorted(methods - {"word2vec"}))
@@ -456,6 +479,12 @@ def validate(config: dict) -> None:
                 f"embeddings_alias.{name}: {stand_in!r} is no vectors method (word2vec, a key of "
                 f"embeddings.pretrained or embeddings.word2vec: {known})"
             )
+    for model, m in config["models"].items():  # else a run's embeddings job finds no vectors to make
+        if m.get("embeddings") not in (None, *methods):
+            raise ConfigError(
+                f"models.{model}.embeddings: {m['embeddings']!r} is no vectors method{typo_of(m['embeddings'], methods)}; "
+                f"name word2vec, a key of embeddings.pretrained or embeddings.word2vec ({known}), or null (random)"
+            )
     for name, entry in embeddings.get("pretrained", {}).items():
         _check_vectors_source(name, entry)
     for name, recipe in embeddings.get("word2vec", {}).items():
@@ -468,6 +497,25 @@ def validate(config: dict) -> None:
             d for d in recipe["corpus"] if config.get("dataset_alias", {}).get(d, d) not in config["datasets"]
         ]:
             raise ConfigError(f"embeddings.word2vec.{name}.corpus: {', '.join(map(repr, unknown))} not in datasets")
+
+
+def _check_paper_overrides(paper: str, wanted: dict) -> None:
+    """A preset's ``papers.<paper>.sweeps`` and ``.questions`` name a figure swept over ``values`` and a
+    top_answers table of the paper's spec: a misspelt id would leave the spec's values in place."""
+    if not wanted.get("sweeps") and not wanted.get("questions"):
+        return
+    spec = load_paper(paper)
+    items = {
+        "sweeps": ("figure swept over values", [f["id"] for f in spec.get("figures", []) if "values" in f]),
+        "questions": ("top_answers table", [t["id"] for t in spec.get("tables", []) if t.get("kind") == "top_answers"]),
+    }
+    for key, (what, ids) in items.items():
+        for item in wanted.get(key, {}):
+            if item not in ids:
+                raise ConfigError(
+                    f"papers.{paper}.{key}.{item}: not a {what} in {papers_dir() / f'{paper}.yaml'}"
+                    f"{typo_of(item, ids)}; those are: {', '.join(ids) or 'none'}"
+                )
 
 
 def load_paper(paper: str) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +57,20 @@ def _typo_hint(instance: Any, path: tuple) -> str:
         parent = parent[key]
     if not isinstance(parent, dict):
         return ""
-    near = difflib.get_close_matches(str(path[-1]), [str(k) for k in parent if k != path[-1]], n=1)
-    return f" (a new entry, or a typo of {near[0]!r}?)" if near else ""
+    near = nearest(path[-1], [k for k in parent if k != path[-1]])
+    return f" (a new entry, or a typo of {near!r}?)" if near else ""
+
+
+def nearest(name: Any, known: Iterable[Any]) -> str | None:
+    """The known name nearest ``name`` (what a typo of it most likely meant), or None."""
+    near = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
+    return near[0] if near else None
+
+
+def typo_of(name: Any, known: Iterable[Any]) -> str:
+    """For a message: `` (typo of 'x'?)`` with the known name nearest ``name``, or '' where none is near."""
+    near = nearest(name, known)
+    return f" (typo of {near!r}?)" if near else ""
 
 
 @functools.lru_cache(maxsize=None)

@@ -123,6 +123,52 @@ def test_a_preset_stands_in_for_vectors_it_cannot_read_and_a_wrong_stand_in_is_n
         validate(load(preset="smoke", dataset_alias={"wikiqaa": "synthetic_en"}))
 
 
+def test_a_scale_key_no_architecture_has_is_refused_and_a_refused_scale_value_named_by_it():
+    """`model_config` applies a scale key only where a model's arch has it: a typo would apply nowhere."""
+    with pytest.raises(
+        ConfigError,
+        match=r"^scale.hparams.filterz: no architecture has this hyperparameter \(typo of 'filters'\?\); known: ",
+    ):
+        validate(load(scale={"hparams": {"filterz": 8}}))
+    with pytest.raises(ConfigError) as e:
+        validate(load(scale={"hparams": {"filters": 0}}))
+    assert str(e.value) == "models.qa_cnn.hparams.filters (from scale.hparams.filters): 0 is not positive"
+    with pytest.raises(ConfigError) as e:  # the model's own value: named as it is
+        validate(load(preset="full", models={"qa_cnn": {"hparams": {"filters": 0}}}))
+    assert str(e.value) == "models.qa_cnn.hparams.filters: 0 is not positive"
+
+
+def test_a_presets_sweep_or_question_naming_no_item_of_the_spec_is_refused():
+    """A misspelt figure id would leave the spec's values in place: the full sweep would run."""
+    with pytest.raises(
+        ConfigError,
+        match=r"^papers.ggsa.sweeps.figure8_group_sise: not a figure swept over values in "
+        r"\S+/ggsa.yaml \(typo of 'figure8_group_size'\?\); those are: figure8_group_size, ",
+    ):
+        validate(load(papers={"ggsa": {"sweeps": {"figure8_group_sise": [4, 10]}}}))
+    with pytest.raises(
+        ConfigError,
+        match=r"^papers.amvlstm.questions.table44: not a top_answers table in \S+/amvlstm.yaml "
+        r"\(typo of 'table4'\?\); those are: table4$",
+    ):
+        validate(load(papers={"amvlstm": {"questions": {"table44": "flilai"}}}))
+
+
+def test_an_alias_value_or_a_models_vectors_naming_nothing_is_named_by_its_key():
+    with pytest.raises(
+        ConfigError,
+        match=r"^dataset_alias.wikiqa: 'synthetic_em' is not a dataset of datasets "
+        r"\(typo of 'synthetic_en'\?\); known: synthetic_en, ",
+    ):
+        validate(load(dataset_alias={"wikiqa": "synthetic_em"}))
+    with pytest.raises(
+        ConfigError,
+        match=r"^models.qa_lstm.embeddings: 'glove8400b' is no vectors method \(typo of "
+        r"'glove840b'\?\); name word2vec, a key of embeddings.pretrained or embeddings.word2vec \(.*glove840b",
+    ):
+        validate(load(models={"qa_lstm": {"embeddings": "glove8400b"}}))
+
+
 def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
     """A preprocess job starts by removing the dataset's processed tables: a wrong option must stop
     the plan, not the job."""
