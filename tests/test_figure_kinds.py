@@ -4,7 +4,8 @@ import pytest
 import yaml
 
 from ansel import figure_kinds
-from ansel.config import root
+from ansel import paper_targets as P
+from ansel.config import load, root
 from ansel.settings import ConfigError
 
 
@@ -20,3 +21,22 @@ def test_an_unknown_kind_is_named_and_a_kind_registered_twice_is_refused():
         figure_kinds.kind_of({"id": "f", "kind": "pie"})
     with pytest.raises(ValueError, match="figure kind 'sweep' registered twice"):
         figure_kinds.figure_kind("sweep")(figure_kinds.Sweep)
+
+
+def test_a_figures_metric_the_runs_do_not_report_is_refused_while_the_dag_is_built(monkeypatch):
+    """As a table column's: else the figure job fails only after every run it reads trained."""
+    curves = {
+        "id": "curves",
+        "kind": "learning_curves",
+        "dataset": "synthetic_en",
+        "metric": "MAPX",
+        "models": ["qa_lstm"],
+    }
+    monkeypatch.setattr(P, "load_paper", lambda paper: {"figures": [curves]})
+    with pytest.raises(
+        ConfigError,
+        match=r"\S+/smoke.yaml: figure curves: metric: 'MAPX' is not a metric the runs report \(known: P@1, MAP,",
+    ):
+        P.spec_figure(load(), "smoke", "curves")
+    curves["metric"] = "MAP"
+    assert P.spec_figure(load(), "smoke", "curves")["metric"] == "MAP"

@@ -266,6 +266,22 @@ def test_unknown_table_id_in_papers_is_named():
         P.paper_outputs({"papers": {"apnet": {"tables": ["nope"]}}})
 
 
+def test_a_model_a_spec_names_but_the_config_lacks_is_refused_naming_the_file_item_and_row():
+    cfg = load()
+    cfg["models"]["qa_lstmm"] = cfg["models"].pop("qa_lstm")
+    with pytest.raises(
+        ConfigError,
+        match=r"^\S+/smoke.yaml: table synthetic: row 'QA-LSTM': model 'qa_lstm' is not configured "
+        r"\(typo of 'qa_lstmm'\?\); the models are the keys of params.yaml's models$",
+    ):
+        P.paper_items(cfg, "smoke")
+    cfg["papers"]["smoke"] = {"tables": [], "figures": ["learning_curves"]}
+    with pytest.raises(
+        ConfigError, match=r"^\S+/smoke.yaml: figure learning_curves: model 'qa_lstm' is not configured"
+    ):
+        P.paper_items(cfg, "smoke")
+
+
 def test_a_row_may_run_another_model_on_one_dataset_and_none_there():
     cfg = config(
         dataset_alias={"pairs": "syn"},

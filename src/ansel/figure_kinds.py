@@ -10,6 +10,7 @@ built). Nothing else compares a figure kind's name. A figure spec is ``ansel.spe
 from __future__ import annotations
 
 from ansel import targets as T
+from ansel.config import papers_dir
 from ansel.kinds import Kinds
 from ansel.settings import ConfigError
 from ansel.specs import TableSpec, table_spec
@@ -25,6 +26,11 @@ def kind_of(figure: dict) -> FigureKind:
     return _KINDS.of(figure["kind"], f"figure {figure['id']}")
 
 
+def where(figure: dict) -> str:
+    """A figure spec's place, for a message: its paper's spec file and its id."""
+    return f"{papers_dir() / (figure['paper'] + '.yaml')}: figure {figure['id']}"
+
+
 class FigureKind:
     """One kind of paper figure: its runs are every seed of its models on its dataset, of which it
     reads ``run_files`` (and the processed dataset where ``reads_data``)."""
@@ -32,6 +38,15 @@ class FigureKind:
     name: str  # the spec's ``kind``, set by ``@figure_kind``
     run_files: tuple[str, ...] = ()
     reads_data = False
+
+    def check(self, figure: dict) -> None:
+        """The figure's ``metric`` is one the runs report, refused before any run trains for a figure
+        that could not draw (as a table column's: ``ansel.table_kinds.metrics``)."""
+        if "metric" in figure and figure["metric"] not in T.REPORTED_METRICS:
+            raise ConfigError(
+                f"{where(figure)}: metric: {figure['metric']!r} is not a metric the runs report "
+                f"(known: {', '.join(T.REPORTED_METRICS)})"
+            )
 
     def models(self, config: dict, figure: dict) -> list[str]:
         """The params.yaml models the figure reads, in spec order (its ``models``, then its reference)."""

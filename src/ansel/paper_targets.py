@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ansel.config import load_paper
+from ansel.config import ConfigError, load_paper, typo_of
 from ansel.figure_kinds import kind_of as figure_kind_of
+from ansel.figure_kinds import where as figure_where
 from ansel.specs import NoSuchItem, TableSpec, figure_spec
 from ansel.table_kinds import kind_of, spec_table
 from ansel.targets import Run
@@ -21,11 +22,13 @@ FIGURE_EXTENSIONS = ("png", "pdf")
 
 def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
     """A figure's spec (``ansel.specs.figure_spec``: ``paper`` set, by which a preset's
-    ``papers.<paper>.sweeps`` is looked up, and its dataset resolved)."""
+    ``papers.<paper>.sweeps`` is looked up, and its dataset resolved), its kind's checks passed."""
     figures = load_paper(paper).get("figures", [])
     for fig in figures:
         if fig["id"] == figure_id:
-            return figure_spec(config, paper, fig)
+            spec = figure_spec(config, paper, fig)
+            figure_kind_of(spec).check(spec)
+            return spec
     raise NoSuchItem(f"papers.{paper}: spec has no figure {figure_id!r} ({', '.join(f['id'] for f in figures)})")
 
 
@@ -35,7 +38,22 @@ def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:
     spec, wanted = load_paper(paper), config["papers"][paper]
     tables = [spec_table(config, paper, t) for t in wanted.get("tables", [t["id"] for t in spec.get("tables", [])])]
     figures = [spec_figure(config, paper, f) for f in wanted.get("figures", [f["id"] for f in spec.get("figures", [])])]
+    _check_models(config, tables, figures)
     return tables, figures
+
+
+def _check_models(config: dict, tables: list[TableSpec], figures: list[dict]) -> None:
+    """Every model a table or figure names is configured: refused naming the spec file, the item and
+    the row, not later by the first run's config."""
+    named = [(f"{t.where}: row {r.label!r}", m) for t in tables for r in t.rows for m in r.run_models]
+    named += [(t.where, m) for t in tables for m in kind_of(t).models(t)]
+    named += [(figure_where(f), m) for f in figures for m in figure_kind_of(f).models(config, f)]
+    for where, model in named:
+        if model not in config["models"]:
+            raise ConfigError(
+                f"{where}: model {model!r} is not configured{typo_of(model, config['models'])}; "
+                "the models are the keys of params.yaml's models"
+            )
 
 
 def items_by_id(config: dict, paper: str) -> tuple[dict[str, TableSpec], dict[str, dict]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ansel.config import ConfigError, model_config, run_config, variant_name
-from ansel.evaluation.config import METRICS
+from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.models.registry import is_trained
 from ansel.specs import Column, TableSpec
 
@@ -24,6 +24,8 @@ CONTEXT_PUBLISHED = "workflow/papers/context_results.csv"
 # (split, metric) that a run's timings file holds instead of its metrics.json: wall time stays out
 # of the run directory, whose files are the same bytes for the same seed.
 TIMING_METRICS = {("train", "seconds_per_batch")}
+# every metric a run reports (metrics.json, log.csv or its timings file): what a table column or figure may name
+REPORTED_METRICS = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(m for _, m in TIMING_METRICS)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ansel import targets as T
 from ansel.config import ConfigError, model_config, run_config
-from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.specs import TableSpec
 from ansel.table_kinds import table_kind
 from ansel.table_kinds.base import TableKind
@@ -58,7 +57,7 @@ class Metrics(TableKind):
         """The columns name a metric the runs report and a split their dataset evaluates (a timing: the
         training split), before any run trains for a table that could not render."""
         timed = {metric: split for split, metric in T.TIMING_METRICS}
-        known = METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS + sorted(timed)
+        known = T.REPORTED_METRICS
         for i, col in enumerate(table.columns):
             if col.metric not in known:
                 raise ConfigError(
