@@ -5,11 +5,13 @@ import pandas as pd
 import pytest
 
 from ansel.cli import main
+from ansel.config import load
 from ansel.data.canonical import Dataset
 from ansel.data.stats import dataset_stats
 from ansel.report.dataset_stats import aggregate_stats, published_stats
-from ansel.report.tables import render
+from ansel.report.tables import PublishedFileError, render
 from ansel.specs import parse_table
+from ansel.table_kinds import kind_of, spec_table
 
 TABLE = {
     "id": "stats",
@@ -26,6 +28,7 @@ TABLE = {
     ],
     "columns": ["questions", "pairs", "avg_q_len", "vocabulary"],
 }
+KNOWN = (["syn", "wiki"], ["train", "test"])  # the datasets (configured, aliased) and their splits
 PUBLISHED = [  # paper, table, dataset, split, statistic, value
     ("p", "stats", "wiki", "train", "questions", "2"),
     ("p", "stats", "wiki", "test", "questions", "5"),  # ours 1: flagged
@@ -65,7 +68,7 @@ def setup(tmp_path, monkeypatch):
         found="yes", note=""
     ).to_csv(csv, index=False)
     config = {"seeds": 5, "datasets": {"syn": {"source": "syn"}}, "dataset_alias": {"wiki": "syn"}}
-    return config, published_stats(csv)
+    return config, published_stats(csv, *KNOWN)
 
 
 def test_cells_are_the_measured_statistics_beside_the_published(setup, tmp_path):
@@ -129,4 +132,40 @@ def test_unknown_published_statistic_names_the_line(tmp_path):
     csv = tmp_path / "p.csv"
     csv.write_text("paper,table,dataset,split,statistic,value\np,t,d,all,questions,1\np,t,d,all,avg_len,2\n")
     with pytest.raises(ValueError, match="line 3: unknown statistic 'avg_len'"):
-        published_stats(csv)
+        published_stats(csv, ["d"], [])
+
+
+@pytest.mark.parametrize(
+    "line, error",
+    [
+        ("p,stats,wiki,test,questions,sixtyfive", r"line 3: value 'sixtyfive' is not a number"),
+        ("p,stats,wiki,train,questions,2", r"duplicate key .* lines 2, 3: paper='p', table='stats', dataset='wiki'"),
+        ("p,stats,wikk,test,questions,65", r"line 3: unknown dataset 'wikk' \(a typo of 'wiki'\?\); known: syn, wiki$"),
+        (
+            "p,stats,wiki,tset,questions,65",
+            r"line 3: unknown split 'tset' \(a typo of 'test'\?\); known: all, test, train$",
+        ),
+    ],
+)
+def test_a_published_line_no_cell_can_read_is_refused_naming_it(tmp_path, line, error):
+    """A value that is not a number, a key held twice, a dataset or split no table can look up (a
+    typo would leave its cell "—") is refused naming the file and line, as published_results.csv's."""
+    csv = tmp_path / "p.csv"
+    csv.write_text(f"paper,table,dataset,split,statistic,value\np,stats,wiki,train,questions,2\n{line}\n")
+    with pytest.raises(PublishedFileError, match=rf"^{csv}.*{error}"):
+        published_stats(csv, *KNOWN)
+
+
+@pytest.mark.parametrize("preset", ["smoke", "cpu", "full"])
+def test_the_repositorys_published_statistics_pass_under_every_preset(repo_root, preset):
+    """Every line of the committed file names a dataset and split a table job knows (from its config)."""
+    config = load(preset=preset)
+    table = spec_table(config, "datasets", "trecqa")
+    job = kind_of(table).job_config(config, config, table)
+    csv = repo_root / "workflow/papers/dataset_stats_published.csv"
+    assert (
+        published_stats(csv, [*job["datasets"], *job["dataset_alias"]], job["splits"]).loc[
+            ("apnet", "datasets", "trecqa", "dev", "questions")
+        ]
+        == "65"
+    )

@@ -12,28 +12,36 @@ A value is flagged (†) when, rounded to the published value's printed decimals
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
 
 from ansel.config import ConfigError
 from ansel.data.stats import STATISTICS
-from ansel.report.tables import CELL_COLUMNS, PublishedFileError, read_values
+from ansel.report.tables import CELL_COLUMNS, number, read_values, refuse_duplicate_keys, unknown_value
 from ansel.specs import Row, TableSpec
 from ansel.targets import stats_file
 
 COUNTS = {"questions", "pairs", "positives", "negatives", "q_with_positive", "q_with_both", "vocabulary"}
 
 
-def published_stats(csv_path: Path) -> pd.DataFrame:
-    """The published statistics: (paper, table, dataset, split, statistic) -> value text ('' = not found)."""
-    df = read_values(csv_path, ["paper", "table", "dataset", "split", "statistic", "value"])
-    unknown = df[~df.statistic.isin(STATISTICS)]
-    if len(unknown):
-        raise PublishedFileError(
-            f"{csv_path}: line {unknown.index[0] + 2}: unknown statistic {unknown.statistic.iloc[0]!r}"
-        )
-    return df.set_index(["paper", "table", "dataset", "split", "statistic"]).value
+def published_stats(csv_path: Path, datasets: Collection[str], splits: Collection[str]) -> pd.DataFrame:
+    """The published statistics: (paper, table, dataset, split, statistic) -> value text ('' = not found).
+    A line whose dataset is none of ``datasets`` (configured or aliased names), whose split is none of
+    ``splits`` (any dataset's, or ``all``) or whose statistic is unknown matches no cell: refused naming
+    the line, as are a value that is not a number and a key another line holds."""
+    key = ["paper", "table", "dataset", "split", "statistic"]
+    df = read_values(csv_path, [*key, "value"])
+    refuse_duplicate_keys(df, key, csv_path)
+    known = {"dataset": datasets, "split": ["all", *splits], "statistic": STATISTICS}
+    for r in df.itertuples():
+        for column, values in known.items():
+            if getattr(r, column) not in values:
+                raise unknown_value(csv_path, r.Index, column, getattr(r, column), values)
+        if r.value:  # '' = not published
+            number(csv_path, r.Index, r.value)
+    return df.set_index(key).value
 
 
 def published_source(table: TableSpec, row: Row) -> dict:

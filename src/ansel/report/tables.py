@@ -15,8 +15,10 @@ shared; every kind writes its files through ``write_table``.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import math
+from collections.abc import Collection
 from html import escape
 from pathlib import Path
 
@@ -120,6 +122,24 @@ def refuse_duplicate_keys(df: pd.DataFrame, key: list[str], csv_path: Path) -> N
     )
 
 
+def number(csv_path: Path, index: int, value: str) -> float:
+    """The value of data row ``index`` of ``csv_path`` as a number, else PublishedFileError naming its line."""
+    try:
+        return float(value)
+    except ValueError:  # the file's line: its header is line 1
+        raise PublishedFileError(f"{csv_path}, line {index + 2}: value {value!r} is not a number") from None
+
+
+def unknown_value(csv_path: Path, index: int, column: str, value: str, known: Collection[str]) -> PublishedFileError:
+    """The error for data row ``index`` whose ``column`` is none of ``known``: the nearest as a typo."""
+    near = difflib.get_close_matches(value, sorted(set(known)), n=1)
+    return PublishedFileError(
+        f"{csv_path}, line {index + 2}: unknown {column} {value!r}"
+        + (f" (a typo of {near[0]!r}?)" if near else "")
+        + f"; known: {', '.join(sorted(set(known)))}"
+    )
+
+
 def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
     """{(dataset, split, row label, metric): value} of one published table; a metric name that
     matches one of ours case-insensitively is keyed by ours. A key (``PUBLISHED_KEY``, the metric
@@ -129,15 +149,10 @@ def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, floa
         df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]), PUBLISHED_KEY, csv_path
     )
     df = df[(df.paper == paper) & (df.table == table)]
-
-    def value(r) -> float:
-        try:
-            return float(r.value)
-        except ValueError:  # the file's line: its header is line 1
-            raise PublishedFileError(f"{csv_path}, line {r.Index + 2}: value {r.value!r} is not a number") from None
-
     return {
-        (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): value(r)
+        (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): number(
+            csv_path, r.Index, r.value
+        )
         for r in df.itertuples()
     }
 

@@ -28,9 +28,17 @@ class DatasetStats(TableKind):
         """Its datasets' statistics (rule dataset_stats)."""
         return sorted({T.stats_file(row.run_dataset) for row in table.rows if row.run_dataset})
 
+    def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
+        """With every dataset's splits: what a line of the published file is checked against (a paper's
+        split name may be another dataset's: MTAS's InsuranceQA "test")."""
+        splits = sorted({s for ds in config["datasets"].values() for s in ds["splits"]})
+        return {**super().job_config(config, papers, table), "splits": splits}
+
     def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
         from ansel.report import dataset_stats as S  # pandas: in a table job, not while the DAG is built
         from ansel.report.tables import render as render_cells
 
-        cells = S.aggregate_stats(table, S.published_stats(published))
+        cells = S.aggregate_stats(
+            table, S.published_stats(published, [*config["datasets"], *config["dataset_alias"]], config["splits"])
+        )
         render_cells(cells, table, notes + [S.sources_note(table)], prefix, S.LEGEND)
