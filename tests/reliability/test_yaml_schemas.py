@@ -143,3 +143,25 @@ def test_headlines_yaml_refused_naming_file_and_key_path(tmp_path, old, new, mes
     path.write_text(HEADLINE.replace(old, new, 1))
     with pytest.raises(ConfigError, match=rf"^{path}: {message}"):
         load_context(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        (
+            "cpu-y",
+            r"records.cpu-y: no record folder \S*reports/cpu-y \(a typo of 'cpu-x'\?\); "
+            r"the record folders: cpu-x, device/gpu-x$",
+        ),
+        ("device/gpu-y", r"records.device/gpu-y: no record folder .*\(a typo of 'device/gpu-x'\?\)"),
+        ("../cpu-x", r"records: '../cpu-x' does not match"),
+    ],
+)
+def test_a_headlines_record_that_names_no_record_folder_is_refused(tmp_path, record, message):
+    """A ``records`` key is a folder under reports/: a typo would declare a record that is not there."""
+    for folder in ["cpu-x", "device/gpu-x"]:
+        (tmp_path / "reports" / folder).mkdir(parents=True)
+    path = tmp_path / HEADLINES
+    path.write_text(HEADLINE.replace("cpu-x: budget", f"{record}: budget", 1))
+    with pytest.raises(ConfigError, match=rf"^{path}: {message}"):
+        load_context(tmp_path)

@@ -11,6 +11,7 @@ README.md`` fails where a row breaks the rule or the two differ."""
 from __future__ import annotations
 
 import csv
+import difflib
 import glob
 import json
 import math
@@ -223,6 +224,7 @@ def load_context(base: Path) -> tuple[Context, list[dict]]:
     path = base / HEADLINES
     doc = read_yaml(path)
     check_schema(doc, root() / HEADLINES_SCHEMA, str(path))
+    _check_record_folders(doc["records"], base, path)
     params = read_yaml(base / "params.yaml")
     with open(base / PUBLISHED, newline="") as f:
         published = {
@@ -232,6 +234,25 @@ def load_context(base: Path) -> tuple[Context, list[dict]]:
     return Context(base, doc["records"], params.get("datasets", {}), params.get("embeddings", {}), published), doc[
         "headlines"
     ]
+
+
+def _check_record_folders(records: dict, base: Path, path: Path) -> None:
+    """Each ``records`` key names a folder under reports/ (a plain name: the schema): a typo would
+    leave the record it meant without a scale and declare one that is not there."""
+    reports = base / "reports"
+    for record in records:
+        if not (reports / record).is_dir():
+            folders = sorted(
+                d.relative_to(reports).as_posix()
+                for d in [*reports.glob("*/"), *reports.glob("device/*/")]
+                if d.is_dir() and d.name != "device"
+            )
+            near = difflib.get_close_matches(record, folders, n=1)
+            raise ConfigError(
+                f"{path}: records.{record}: no record folder {reports / record}"
+                + (f" (a typo of {near[0]!r}?)" if near else "")
+                + f"; the record folders: {', '.join(folders) or 'none'}"
+            )
 
 
 def published_cell(entry: dict) -> Cell:
