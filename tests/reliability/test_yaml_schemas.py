@@ -150,10 +150,10 @@ def test_headlines_yaml_refused_naming_file_and_key_path(tmp_path, old, new, mes
     [
         (
             "cpu-y",
-            r"records.cpu-y: no record folder \S*reports/cpu-y \(a typo of 'cpu-x'\?\); "
+            r"records.cpu-y: no record folder \S*reports/cpu-y \(typo of 'cpu-x'\?\); "
             r"the record folders: cpu-x, device/gpu-x$",
         ),
-        ("device/gpu-y", r"records.device/gpu-y: no record folder .*\(a typo of 'device/gpu-x'\?\)"),
+        ("device/gpu-y", r"records.device/gpu-y: no record folder .*\(typo of 'device/gpu-x'\?\)"),
         ("../cpu-x", r"records: '../cpu-x' does not match"),
     ],
 )

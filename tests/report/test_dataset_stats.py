@@ -140,10 +140,10 @@ def test_unknown_published_statistic_names_the_line(tmp_path):
     [
         ("p,stats,wiki,test,questions,sixtyfive", r"line 3: value 'sixtyfive' is not a number"),
         ("p,stats,wiki,train,questions,2", r"duplicate key .* lines 2, 3: paper='p', table='stats', dataset='wiki'"),
-        ("p,stats,wikk,test,questions,65", r"line 3: unknown dataset 'wikk' \(a typo of 'wiki'\?\); known: syn, wiki$"),
+        ("p,stats,wikk,test,questions,65", r"line 3: unknown dataset 'wikk' \(typo of 'wiki'\?\); known: syn, wiki$"),
         (
             "p,stats,wiki,tset,questions,65",
-            r"line 3: unknown split 'tset' \(a typo of 'test'\?\); known: all, test, train$",
+            r"line 3: unknown split 'tset' \(typo of 'test'\?\); known: all, test, train$",
         ),
     ],
 )

@@ -11,7 +11,6 @@ README.md`` fails where a row breaks the rule or the two differ."""
 from __future__ import annotations
 
 import csv
-import difflib
 import glob
 import json
 import math
@@ -36,7 +35,7 @@ from ansel.report.printable import (
     stand_in,
     verdict_allowed,
 )
-from ansel.schema import check_schema
+from ansel.schema import check_schema, typo_of
 from ansel.yamlfile import read_yaml
 
 HEADLINES = "reports/headlines.yaml"
@@ -247,11 +246,9 @@ def _check_record_folders(records: dict, base: Path, path: Path) -> None:
                 for d in [*reports.glob("*/"), *reports.glob("device/*/")]
                 if d.is_dir() and d.name != "device"
             )
-            near = difflib.get_close_matches(record, folders, n=1)
             raise ConfigError(
-                f"{path}: records.{record}: no record folder {reports / record}"
-                + (f" (a typo of {near[0]!r}?)" if near else "")
-                + f"; the record folders: {', '.join(folders) or 'none'}"
+                f"{path}: records.{record}: no record folder {reports / record}{typo_of(record, folders)}; "
+                f"the record folders: {', '.join(folders) or 'none'}"
             )
 
 

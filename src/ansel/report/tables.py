@@ -15,7 +15,6 @@ shared; every kind writes its files through ``write_table``.
 from __future__ import annotations
 
 import csv
-import difflib
 import json
 import math
 from collections.abc import Collection
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ansel.config import root
+from ansel.config import root, typo_of
 from ansel.data.canonical import Dataset
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.files import write_text_atomic
@@ -132,11 +131,9 @@ def number(csv_path: Path, index: int, value: str) -> float:
 
 def unknown_value(csv_path: Path, index: int, column: str, value: str, known: Collection[str]) -> PublishedFileError:
     """The error for data row ``index`` whose ``column`` is none of ``known``: the nearest as a typo."""
-    near = difflib.get_close_matches(value, sorted(set(known)), n=1)
     return PublishedFileError(
-        f"{csv_path}, line {index + 2}: unknown {column} {value!r}"
-        + (f" (a typo of {near[0]!r}?)" if near else "")
-        + f"; known: {', '.join(sorted(set(known)))}"
+        f"{csv_path}, line {index + 2}: unknown {column} {value!r}{typo_of(value, sorted(set(known)))}; "
+        f"known: {', '.join(sorted(set(known)))}"
     )
 
 
