@@ -25,7 +25,7 @@ from typing import Any
 from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
 from ansel.schema import check_schema, typo_of
-from ansel.settings import ConfigError, parse
+from ansel.settings import ConfigError, fits, parse, type_name
 from ansel.training.config import TrainConfig
 from ansel.yamlfile import read_yaml
 
@@ -352,6 +352,36 @@ def embeddings_file(cfg: dict) -> str | None:
 
 RUN_KEYS = ("dataset", "model", "seed", "arch", "hparams", "embeddings", "max_len_q", "max_len_a", "eval", "train")
 RUN_NAMES = ("dataset", "model", "seed")
+# each key's type in a run config (``run_config``'s keys; ``vocab`` only for corpus vectors); its
+# ``hparams``, ``eval`` and ``train`` blocks are parsed by the code that reads them
+RUN_TYPES: dict[str, Any] = {
+    "dataset": str,
+    "model": str,
+    "seed": int,
+    "arch": str,
+    "hparams": dict,
+    "embeddings": str | None,
+    "max_len_q": int,
+    "max_len_a": int,
+    "eval": dict,
+    "train": dict,
+    "vocab": str,
+}
+
+
+def check_run(cfg: dict, where: str) -> None:
+    """Refuse a run config's unknown keys, and values of the wrong type or range (a hand-edited
+    config.json, a whole ``--config``), naming the key: before a job trains or scores on them."""
+    for key, value in cfg.items():
+        if key not in RUN_TYPES:
+            raise ConfigError(f"{where}: {key}: unknown key of a run config; known: {', '.join(RUN_TYPES)}")
+        if not fits(value, RUN_TYPES[key]):
+            raise ConfigError(f"{where}: {key}: {value!r} is not of type {type_name(RUN_TYPES[key])}")
+    if not 0 <= cfg.get("seed", 0) < 2**32:
+        raise ConfigError(f"{where}: seed: {cfg['seed']} is not in 0 .. 2**32 - 1 (numpy's seeds)")
+    for key in ("max_len_q", "max_len_a"):
+        if cfg.get(key, 1) < 1:
+            raise ConfigError(f"{where}: {key}: {cfg[key]} is not >= 1")
 
 
 def require_dataset_folder(processed: Path, dataset: str, where: str, verb: str) -> None:
@@ -365,11 +395,12 @@ def require_dataset_folder(processed: Path, dataset: str, where: str, verb: str)
 
 
 def resolve_run(spec: dict, where: str) -> dict:
-    """A run config from ``spec``: a whole one (what Snakemake passes; a run's config.json) as is,
-    or {dataset, model, seed[, preset]} resolved through the checkout's params.yaml and preset."""
+    """A run config from ``spec``: a whole one (what Snakemake passes; a run's config.json) as is
+    once checked (``check_run``), or {dataset, model, seed[, preset]} resolved through the checkout's params.yaml and preset."""
     if not isinstance(spec, dict):
         raise ConfigError(f"{where}: expected a JSON object, got {spec!r}")
     if set(spec) >= set(RUN_KEYS):
+        check_run(spec, where)
         return spec
     if set(spec) <= {*RUN_NAMES, "preset"}:
         if missing := [k for k in RUN_NAMES if k not in spec]:
@@ -377,6 +408,7 @@ def resolve_run(spec: dict, where: str) -> dict:
                 f"{where}: missing {', '.join(missing)}: name a run by dataset, model and seed "
                 "(and optionally preset), or give a whole run config such as a run's config.json"
             )
+        check_run({k: spec[k] for k in RUN_NAMES}, where)
         config = load(**{"preset": spec["preset"]} if "preset" in spec else {})
         if spec["dataset"] not in config["datasets"]:
             raise ConfigError(

@@ -51,7 +51,7 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             value = parse(hint, value, f"{where}.{key}", error)
         elif not fits(value, hint):
-            raise error(f"{where}.{key}: {value!r} is not of type {_name(hint)}")
+            raise error(f"{where}.{key}: {value!r} is not of type {type_name(hint)}")
         kwargs[key] = value
     missing = [
         f.name
@@ -105,7 +105,7 @@ def fits(value: Any, hint: Any) -> bool:
     return isinstance(value, origin or hint)
 
 
-def _name(hint: Any) -> str:
+def type_name(hint: Any) -> str:
     if typing.get_origin(hint) is typing.Literal:
         return " | ".join(repr(v) for v in typing.get_args(hint))
     return getattr(hint, "__name__", str(hint))

@@ -253,3 +253,77 @@ def test_a_mistyped_model_in_an_override_is_named_with_the_nearest_configured_on
     new = {**config, "models": {**config["models"], "zzzzzz": {"train": {"epochs": 2}}}}
     with pytest.raises(ConfigError, match=r"models.zzzzzz: 'arch' is a required property$"):
         check_schema(new, params_schema(), "--config")
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        ({"max_len_q": 0}, "max_len_q: 0 is not >= 1"),
+        ({"max_len_a": "20"}, "max_len_a: '20' is not of type int"),
+        ({"seed": "x"}, "seed: 'x' is not of type int"),
+        ({"seed": None}, "seed: None is not of type int"),
+        ({"seed": 1.7}, "seed: 1.7 is not of type int"),
+        ({"seed": -5}, r"seed: -5 is not in 0 \.\. 2\*\*32 - 1"),
+        ({"dataset": ["synthetic_en"]}, r"dataset: \['synthetic_en'\] is not of type str"),
+        ({"extra_key": 1}, "extra_key: unknown key of a run config; known: dataset, model, seed"),
+    ],
+    ids=[
+        "max_len_q-0",
+        "max_len_a-str",
+        "seed-str",
+        "seed-null",
+        "seed-float",
+        "seed-negative",
+        "dataset-list",
+        "extra",
+    ],
+)
+def test_a_whole_run_config_with_a_wrong_key_or_value_is_refused_naming_it(tmp_path, processed, edit, said):
+    """By `ansel train --config` before any data is read, and by `ansel evaluate` of a hand-edited config.json."""
+    from ansel.evaluation.evaluate import evaluate_run
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    config, run = {**tiny_qa_cnn(), **edit}, tmp_path / "run"
+    with pytest.raises(SystemExit, match=rf"^ansel train: --config: {said}"):
+        cli.main(train_args(config, tmp_path / "none", run))
+    assert not run.exists()
+    with pytest.raises(ConfigError, match=rf"^--config: {said}"):
+        resolve_run(
+            {"dataset": "synthetic_en", "model": "qa_lstm", "seed": edit["seed"]} if "seed" in edit else config,
+            "--config",
+        )
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ConfigError, match=rf"^{run / 'config.json'}: {said}"):
+        evaluate_run(run, processed)
+
+
+@pytest.mark.parametrize(
+    "key, split", [("eval.splits", ["dev", "tset"]), ("train.monitor_splits", ["tset"]), ("train.dev_split", "tset")]
+)
+def test_a_split_the_processed_dataset_lacks_is_refused_before_training(tmp_path, processed, key, split):
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    config, run = tiny_qa_cnn(), tmp_path / "run"
+    block, name = key.split(".")
+    config[block][name] = split
+    with pytest.raises(SystemExit, match=rf"^ansel train: --config: {key}: 'tset' not a split of {processed} \(dev, "):
+        cli.main(train_args(config, processed, run))
+    assert not run.exists()
+
+
+def test_vectors_the_run_config_does_not_name_are_refused(tmp_path, processed):
+    """config.json records the config's `embeddings`: vectors given for a run of random initial weights, or a
+    pipeline vectors file of another method, would train from vectors it does not name."""
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    run, vectors = tmp_path / "run", tmp_path / "data/embeddings/synthetic_en/word2vec-60.npy"
+    with pytest.raises(SystemExit, match=rf"^ansel train: --embeddings {vectors}: the run config names no vectors"):
+        cli.main(train_args(tiny_qa_cnn(), processed, run, "--embeddings", str(vectors)))
+    with pytest.raises(
+        SystemExit,
+        match=rf"^ansel train: --embeddings {vectors}: not the vectors the run config names \('glove': "
+        r"data/embeddings/synthetic_en/glove-60\.npy\)",
+    ):
+        cli.main(train_args({**tiny_qa_cnn(), "embeddings": "glove"}, processed, run, "--embeddings", str(vectors)))
+    assert not run.exists()

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ansel.config import RUN_KEYS, require_dataset_folder
+from ansel.config import RUN_KEYS, check_run, require_dataset_folder
 from ansel.data.batches import RunData, trim_padding
 from ansel.data.manifest import MANIFEST, require_processed
 from ansel.evaluation import lexical, scoring
@@ -171,6 +171,7 @@ def _run_config(run_dir: Path) -> dict:
             f"{path}: not a run's config (missing {', '.join(lacking)}); "
             f"retrain the run (delete {run_dir} and rerun its target)"
         )
+    check_run(cfg, str(path))
     return cfg
 
 

@@ -49,6 +49,8 @@ def train_command(
         raise ConfigError(
             f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file ({embeddings_file(cfg)})"
         )
+    if embeddings:
+        _check_vectors_file(Path(embeddings), cfg)
     for name, path in {"--run-dir": run_dir, "--timings": timings}.items():
         if seeds and path is not None and "{seed}" not in str(path):
             raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
@@ -56,7 +58,18 @@ def train_command(
     require_dataset_folder(processed, cfg["dataset"], "--config", "train")
     start_torch(threads)
     vocab_file = run_vocab_file(cfg, processed)
-    data = eval_data(RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"]), ev)
+    loaded = RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"])
+    for key, splits in (
+        ("eval.splits", ev.splits),
+        ("train.dev_split", [t.dev_split]),
+        ("train.monitor_splits", t.monitor_splits),
+    ):
+        if unknown := [s for s in splits if s not in loaded.dataset.splits]:  # refused before training, not after
+            raise ConfigError(
+                f"--config: {key}: {', '.join(map(repr, unknown))} not a split of {processed} "
+                f"({', '.join(loaded.dataset.splits)})"
+            )
+    data = eval_data(loaded, ev)
     trained_on = data_digest(processed, cfg)  # the data just loaded, recorded beside each run's dev scores
     vectors = _vectors(embeddings, cfg, data.vocab_size, vocab_file) if embeddings else None
     evaluate_dev = dev_evaluator(data, t.dev_split, ev)
@@ -112,6 +125,22 @@ def _vectors(path: str, cfg: dict, rows: int, vocab_file: Path):
             + (f"; its own are {made} (snakemake {made})" if made else "")
         )
     return vectors
+
+
+def _check_vectors_file(path: Path, cfg: dict) -> None:
+    """Refuse vectors the run's config.json would not record: a run with random initial weights
+    (``embeddings`` null), or another pipeline vectors file (data/embeddings/<dataset>/) than its own."""
+    own = embeddings_file(cfg)
+    if own is None:
+        raise ConfigError(
+            f"--embeddings {path}: the run config names no vectors (embeddings: null: random initial weights); "
+            "drop --embeddings, or set the config's embeddings to the vectors' method"
+        )
+    if path.parent.parent.parts[-2:] == ("data", "embeddings") and path.parts[-2:] != Path(own).parts[-2:]:
+        raise ConfigError(
+            f"--embeddings {path}: not the vectors the run config names ({cfg['embeddings']!r}: {own}); "
+            "give that file, or set the config's embeddings to the vectors' method"
+        )
 
 
 def _at(path: Path, seed: int) -> Path:
