@@ -12,7 +12,15 @@ import pytest
 from ansel.config import ConfigError, load, run_config, trained_recipe, validate
 from ansel.data.canonical import Dataset
 from ansel.data.vocab import Vocab, run_vocab_file
-from ansel.embeddings import align, all_but_the_top, isotropy, load_corpus_vectors, neighbours
+from ansel.embeddings import (
+    VectorsFileError,
+    align,
+    all_but_the_top,
+    isotropy,
+    load_corpus_vectors,
+    load_matrix,
+    neighbours,
+)
 from ansel.settings import InputError
 
 
@@ -71,6 +79,41 @@ def test_corpus_vectors_whose_words_file_does_not_fit_the_array_are_refused_nami
         load_corpus_vectors(vectors)
     vectors.with_suffix(".words.json").write_text('["a", "b", "c"]')
     assert load_corpus_vectors(vectors)[0] == ["a", "b", "c"]
+
+
+def test_vectors_not_of_finite_floats_are_refused_naming_the_file_and_the_first_bad_row(tmp_path):
+    """Before a run starts from them (NaN vectors were reported as a diverged training, which removed the run)."""
+    path = tmp_path / "word2vec-60.npy"
+    m = np.zeros((5, 3), dtype=np.float32)
+    m[3, 1], m[4, 0] = np.inf, np.nan
+    np.save(path, m)
+    with pytest.raises(VectorsFileError, match=rf"^{path}: row 3 holds inf, not a finite number; give a .npy file"):
+        load_matrix(path)
+    for values, dtype in [(np.zeros((5, 3), dtype=np.int64), "int64"), (np.array(["a", "b"]), "<U1")]:
+        np.save(path, values)
+        with pytest.raises(VectorsFileError, match=rf"^{path}: an array of {dtype} values, not of floats"):
+            load_matrix(path)
+    np.save(path, np.array([1, "a"], dtype=object), allow_pickle=True)
+    with pytest.raises(VectorsFileError, match=rf"^{path}: an array of object values, not of floats"):
+        load_matrix(path)
+
+
+def test_a_file_that_is_no_vectors_is_named_so_and_only_the_pipelines_own_are_to_be_deleted(tmp_path):
+    vocab = tmp_path / "vocab.json"
+    vocab.write_text('["<pad>", "<unk>"]')
+    with pytest.raises(
+        VectorsFileError, match=rf"^{vocab}: not a .npy file \(no numpy header\); give a .npy file of vectors$"
+    ):
+        load_matrix(vocab)
+    with pytest.raises(VectorsFileError, match=rf"^{tmp_path}: a folder, not a .npy file of vectors"):
+        load_matrix(tmp_path)
+    for made in (tmp_path / "data/embeddings/wikiqa/word2vec-300.npy", tmp_path / "data/vectors/w2v-300.npy"):
+        made.parent.mkdir(parents=True)
+        made.write_bytes(b"\x93NUMPY")  # cut short
+        with pytest.raises(
+            VectorsFileError, match=rf"^{made}: corrupt or cut short .*; delete it and rerun its target"
+        ):
+            load_matrix(made)
 
 
 def test_neighbours_are_by_cosine_and_skip_padding_unknown_and_the_word_itself():

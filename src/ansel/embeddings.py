@@ -64,15 +64,38 @@ class VectorsFileError(ValueError, InputError):
 
 def load_matrix(path: str | Path) -> np.ndarray:
     """A vectors array written by ``save_matrix``; one missing, cut short or not an array at all is
-    an error naming the file and how to make it again (never a pickle: ``allow_pickle=False``)."""
+    an error naming the file (never a pickle: ``allow_pickle=False``), as is one of other than float
+    values or with a value not finite (checked before a run starts from them, not as its loss)."""
+    from numpy.lib import format as npy
+
+    path = Path(path)
+    # only the pipeline's own files are made again by their target; another is the user's to mend
+    made = path.parent.parts[-2:] == ("data", "vectors") or path.parent.parent.parts[-2:] == ("data", "embeddings")
+    fix = f"delete it and rerun its target (snakemake {path})" if made else "give a .npy file of vectors"
+    if path.is_dir():
+        raise VectorsFileError(f"{path}: a folder, not a .npy file of vectors; give the vectors' file")
     try:
-        return np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            if f.read(len(npy.MAGIC_PREFIX)) != npy.MAGIC_PREFIX:
+                raise VectorsFileError(f"{path}: not a .npy file (no numpy header); {fix}")
+            f.seek(0)
+            version = npy.read_magic(f)
+            dtype = (npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0)(f)[2]
+        if not np.issubdtype(dtype, np.floating):
+            raise VectorsFileError(f"{path}: an array of {dtype} values, not of floats; {fix}")
+        matrix = np.load(path, allow_pickle=False)
+    except VectorsFileError:
+        raise
     except FileNotFoundError:
         raise VectorsFileError(f"{path}: no such file; make it with its target (snakemake {path})") from None
     except (ValueError, OSError, EOFError) as e:
+        raise VectorsFileError(f"{path}: corrupt or cut short ({e}); {fix}") from None
+    if not (finite := np.isfinite(matrix)).all():
+        where = np.argwhere(~finite)[0]
         raise VectorsFileError(
-            f"{path}: corrupt or cut short ({e}); delete it and rerun its target (snakemake {path})"
-        ) from None
+            f"{path}: row {where[0] if matrix.ndim else 0} holds {matrix[tuple(where)]}, not a finite number; {fix}"
+        )
+    return matrix
 
 
 def load_corpus_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:

@@ -40,3 +40,20 @@ def test_a_diverging_training_stops_with_its_epoch_and_leaves_no_results(process
     c["train"]["lr"] = float("inf")  # a hand-written config is refused before any data is read
     with pytest.raises(SystemExit, match=r"ansel train: --config\.train\.lr: inf is not a finite number"):
         cli.main(["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run)])
+
+
+def test_vectors_holding_nan_are_refused_naming_the_row_and_a_finished_run_there_is_kept(processed, tmp_path):
+    """Was reported after training as a diverged run (lower train.lr), which removed the run in --run-dir."""
+    import numpy as np
+
+    from ansel.data.vocab import Vocab
+
+    config, run, vectors = {**tiny_qa_cnn(), "embeddings": "word2vec"}, tmp_path / "run", tmp_path / "vectors.npy"
+    m = np.zeros((len(Vocab.load(processed / "vocab.json")), config["hparams"]["embedding_dim"]), np.float32)
+    m[4, 2] = np.nan
+    np.save(vectors, m)
+    run.mkdir()
+    (run / "model.pt").write_bytes(b"a finished run's")
+    with pytest.raises(SystemExit, match=rf"^ansel train: {vectors}: row 4 holds nan, not a finite number"):
+        cli.main(train_args(config, processed, run, "--embeddings", str(vectors)))
+    assert [p.name for p in run.iterdir()] == ["model.pt"]
