@@ -61,7 +61,7 @@ def _positive(kind):
 
 
 def cmd_download(a) -> None:
-    from ansel.data.download import resolve_mirror
+    from ansel.data.download import FetchOptionError, resolve_mirror
     from ansel.data.manifest import write_manifest
     from ansel.data.registry import get_source
     from ansel.settings import ConfigError
@@ -71,7 +71,10 @@ def cmd_download(a) -> None:
         source = get_source(a.source)
     except KeyError as e:  # the pipeline's own config is refused as its datasets are read (config.check_reader)
         raise ConfigError(f"--source: {e.args[0]}") from None
-    source.fetch(out.parent, resolve_mirror(), a.config)
+    try:
+        source.fetch(out.parent, resolve_mirror(), a.config)
+    except FetchOptionError as e:
+        raise ConfigError(f"--config: {e.args[0]}") from None
     write_manifest(out)
 
 
@@ -516,7 +519,7 @@ def parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--vectors", help="corpus vectors (.npy beside .words.json) of the recipe --method names")
     for s in (c, e):
-        s.add_argument("--dim", type=int, required=True)
+        s.add_argument("--dim", type=_positive(int), required=True)
     t = verb(
         "train",
         cmd_train,
@@ -545,7 +548,7 @@ def parser() -> argparse.ArgumentParser:
     )
     e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
     for s in (t, e):
-        s.add_argument("--threads", type=int, default=1, help=threads)
+        s.add_argument("--threads", type=_positive(int), default=1, help=threads)
     e.add_argument(
         "--last",
         action="store_true",
@@ -560,7 +563,7 @@ def parser() -> argparse.ArgumentParser:
     )
     st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
     st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
-    st.add_argument("--threads", type=int, default=1, help=threads)
+    st.add_argument("--threads", type=_positive(int), default=1, help=threads)
     r = verb("front-page", cmd_front_page, config=None)  # the README's results table, from the records
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
     r.add_argument(
@@ -593,7 +596,7 @@ def parser() -> argparse.ArgumentParser:
         help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
         "no run has measured (on --device, when given), on this device (into results/costs/)",
     )
-    pl.add_argument("--threads", type=int, default=1, help=threads)
+    pl.add_argument("--threads", type=_positive(int), default=1, help=threads)
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
     pl.add_argument(
         "--precision", choices=("torch", "fp32", "tf32", "bf16"), help="every trained run at this train.precision"

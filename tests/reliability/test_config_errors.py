@@ -327,3 +327,37 @@ def test_vectors_the_run_config_does_not_name_are_refused(tmp_path, processed):
     ):
         cli.main(train_args({**tiny_qa_cnn(), "embeddings": "glove"}, processed, run, "--embeddings", str(vectors)))
     assert not run.exists()
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (
+            ["train", "--config", "{}", "--processed", "p", "--run-dir", "r", "--threads", "0"],
+            "--threads: must be above 0",
+        ),
+        (
+            ["embeddings", "--config", "{}", "--processed", "p", "--method", "word2vec", "--dim", "-5", "--out", "o"],
+            "--dim",
+        ),
+    ],
+    ids=["threads", "dim"],
+)
+def test_a_count_that_must_be_positive_is_refused_by_the_command_line(args, said, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(args)
+    assert e.value.code == 2 and f"argument {said}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        ({"files": ["nosuch"]}, r"trecqa: option files names unknown file\(s\) \['nosuch'\]; known: \['TRAIN.xml'"),
+        ({"file": ["TRAIN.xml"]}, r"trecqa: unknown fetch option\(s\) \['file'\]; known: \['files'\]"),
+    ],
+)
+def test_a_download_with_unknown_fetch_options_names_them_and_the_known_ones(tmp_path, options, said):
+    out = tmp_path / "raw" / "manifest.json"
+    with pytest.raises(SystemExit, match=rf"^ansel download: --config: {said}"):
+        cli.main(["download", "--source", "trecqa", "--config", json.dumps(options), "--out", str(out)])
+    assert not out.parent.exists()

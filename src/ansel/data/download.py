@@ -51,6 +51,11 @@ class FetchError(RuntimeError, InputError):
     """A raw file could not be obtained or verified; the message names the file (and member)."""
 
 
+class FetchOptionError(KeyError):
+    """A source's fetch options (params.yaml's ``fetch``, ``ansel download --config``) name an unknown
+    option or file; the message names it and the known ones."""
+
+
 @lru_cache(maxsize=1)
 def load_sources() -> dict[str, Any]:
     """sources.yaml, refused naming the key path where it breaks sources.schema.yaml."""
@@ -365,11 +370,11 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
     """
     spec = dataset_spec(name)
     if unknown := sorted(set(options or {}) - {"files"}):
-        raise KeyError(f"{name}: unknown fetch option(s) {unknown}; known: ['files']")
+        raise FetchOptionError(f"{name}: unknown fetch option(s) {unknown}; known: ['files']")
     wanted = (options or {}).get("files")
     known = [f["name"] for f in spec["files"]]
     if wanted is not None and (unknown := [w for w in wanted if w not in known]):
-        raise KeyError(f"{name}: option files names unknown file(s) {unknown}; known: {known}")
+        raise FetchOptionError(f"{name}: option files names unknown file(s) {unknown}; known: {known}")
     mirror_dir = mirror / spec["mirror_dir"] if mirror is not None else None
     raw_dir.mkdir(parents=True, exist_ok=True)
     if spec.get("pin") == "first_download":
