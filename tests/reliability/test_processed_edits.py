@@ -229,7 +229,9 @@ def test_a_run_evaluated_on_its_dataset_preprocessed_again_since_is_refused(prep
     dev = ds.splits["dev"]
     Dataset(ds.name, ds.questions, ds.answers, {**ds.splits, "dev": dev.assign(label=1 - dev.label)}).save(preprocessed)
     with pytest.raises(
-        SystemExit, match=rf"^ansel evaluate: {run}: trained on other data than {preprocessed} holds now .*retrain"
+        SystemExit,
+        match=rf"^ansel evaluate: {run}: trained on other data than {preprocessed} holds now: check --processed first "
+        r"\(a run of dataset 'synthetic_en': give that dataset's folder\); if it is the run's own, .*: retrain",
     ):
         cli.main(evaluate)
     assert (run / "metrics.json").read_bytes() == before

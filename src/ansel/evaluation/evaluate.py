@@ -129,16 +129,18 @@ def save_dev_scores(
 
 def _saved_dev_scores(run_dir: Path, processed_dir: Path, cfg: dict) -> dict | None:
     """The run's ``dev_scores.pt`` (None: none saved), refused where the run trained on other data
-    than ``processed_dir`` holds now: by hand, a dataset preprocessed again since (the pipeline
-    retrains its runs) gives the weights other words and the saved scores other candidates."""
+    than ``processed_dir`` holds now: by hand, another dataset's folder, or its own preprocessed again
+    since (the pipeline retrains its runs), gives the weights other words and the saved scores other
+    candidates."""
     path = run_dir / DEV_SCORES
     if not path.exists():
         return None
     saved = load_checkpoint(path, "cpu", "delete it and rerun the run's target: its dev scores are scored again")
     if saved.get("data") not in (None, data_digest(processed_dir, cfg)):
         raise ConfigError(
-            f"{run_dir}: trained on other data than {processed_dir} holds now (preprocessed again since?): "
-            f"retrain the run (delete {run_dir} and rerun its target)"
+            f"{run_dir}: trained on other data than {processed_dir} holds now: check --processed first (a run of "
+            f"dataset {cfg['dataset']!r}: give that dataset's folder); if it is the run's own, the dataset was "
+            f"preprocessed again since: retrain the run (delete {run_dir} and rerun its target)"
         )
     return saved
 
