@@ -394,15 +394,15 @@ def test_a_training_split_without_a_positive_pair_is_refused_before_anything_is_
 def test_a_failed_training_ends_without_dulwich_finalizer_noise(processed, tmp_path, repo_root):
     """dvclive's Live opens the DVC repository (dulwich packs) and never closes it; after a failure
     they were finalised at interpreter exit: 8-14 "Exception ignored ... sys.meta_path is None"."""
-    c = cfg(epochs=1)
-    c["train"]["dev_split"] = "nope"  # the dev evaluator fails after the first epoch, with the logger open
+    # the loss overflows in the first epoch, with the logger open (a split the data lacks is refused before)
+    c = cfg(epochs=1, optimizer="sgd", lr=0.1, margin=3e38)
     out = subprocess.run(
         [sys.executable, "-m", "ansel.cli", *train_args(c, processed, tmp_path / "run")],
         cwd=repo_root,
         capture_output=True,
         text=True,
     )  # inside the DVC repository
-    assert out.returncode != 0 and "has no split 'nope'" in out.stderr
+    assert out.returncode != 0 and "the run diverged" in out.stderr, out.stderr[-2000:]
     assert "Exception ignored" not in out.stderr, out.stderr[-2000:]
 
 
