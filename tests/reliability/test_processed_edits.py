@@ -101,7 +101,10 @@ def test_a_processed_dataset_without_its_manifest_is_refused_or_listed_as_it_is(
     [
         ("unlist_train", r"does not list candidates-train\.parquet, which preprocessing writes"),
         ("unlist_and_truncate_questions", r"does not list questions\.parquet, which preprocessing writes"),
-        ("empty", r"does not list questions\.parquet, answers\.parquet, candidates-dev\.parquet, .*vocab\.json"),
+        (
+            "empty",
+            r"does not list questions\.parquet, answers\.parquet, candidates-dev\.parquet, .*candidates-train\.parquet, which preprocessing writes",
+        ),
         ("entry_not_a_mapping", r"entry 'vocab\.json': not \{size, sha256\} but 5"),
     ],
 )

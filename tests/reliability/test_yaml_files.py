@@ -55,7 +55,8 @@ def test_a_truncated_vectors_array_and_metrics_json_name_their_file(tmp_path, mo
     from ansel.report.tables import run_metric
     from ansel.targets import Run, Variant
 
-    vectors = tmp_path / "word2vec-60.npy"
+    vectors = tmp_path / "data/embeddings/d/word2vec-60.npy"  # the pipeline's own: made again by its target
+    vectors.parent.mkdir(parents=True)
     save_matrix(vectors, np.ones((50, 60), dtype=np.float32))
     vectors.write_bytes(vectors.read_bytes()[:500])
     with pytest.raises(ValueError, match=rf"{vectors}: corrupt or cut short .*; delete it and rerun its target"):
