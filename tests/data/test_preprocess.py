@@ -53,7 +53,7 @@ def test_apply_options_prunes_and_rejects_unknown_split():
 
 
 def test_unknown_tokenizer_is_a_config_error():
-    with pytest.raises(ConfigError, match=r"read option tokenizer: unknown tokenizer 'englsh'; known: english,"):
+    with pytest.raises(ConfigError, match=r"^tokenizer: unknown tokenizer 'englsh'; known: english,"):
         from_pairs("t", pairs(), "englsh")
 
 

@@ -60,9 +60,10 @@ TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 }
 
 
-def get_tokenizer(name: str) -> Callable[[str], list[str]]:
+def get_tokenizer(name: str, error: type[ConfigError] = ConfigError) -> Callable[[str], list[str]]:
+    """The tokenizer read option ``tokenizer`` names; ``error`` naming that option where it names none."""
     if not (isinstance(name, str) and name in TOKENIZERS):
-        raise ConfigError(f"read option tokenizer: unknown tokenizer {name!r}; known: {', '.join(TOKENIZERS)}")
+        raise error(f"tokenizer: unknown tokenizer {name!r}; known: {', '.join(TOKENIZERS)}")
     return TOKENIZERS[name]
 
 
