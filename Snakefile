@@ -32,7 +32,8 @@ A.check_schema(config, A.params_schema(), A.config_origin(S.configfiles, S.confi
 C = A.apply_preset(config, OVERRIDES)
 PRESET = f"params.yaml with its preset {C['preset']!r}"
 A.check_schema(C, A.params_schema(), A.config_origin(S.configfiles, S.config, PRESET))
-A.validate(C)  # typed settings, ranges, splits: refused here, naming the key, before any job runs
+# Typed settings, ranges, splits: refused here, before any job runs, naming the key and its source.
+A.validate(C, A.config_origin(S.configfiles, S.config, PRESET))
 A.export_data_settings(C)
 
 

@@ -26,7 +26,14 @@ def _seeds(text: str) -> list[int]:
     return seeds
 
 
-def _json(text: str) -> dict:
+class ConfigArg(dict):
+    """A ``--config`` value: its JSON object, and ``where``, what a refusal of a value in it names:
+    ``--config``, or ``--config <file>`` for one read from a file."""
+
+    where = "--config"
+
+
+def _json(text: str) -> ConfigArg:
     """A JSON object given inline, or the path of a JSON file (a run's config.json), which a fault
     in it names."""
     source = ""
@@ -41,7 +48,10 @@ def _json(text: str) -> dict:
         raise argparse.ArgumentTypeError(f"{source}not valid JSON: {e}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{source}expected a JSON object ({{...}}), got {type(value).__name__}")
-    return value
+    config = ConfigArg(value)
+    if source:
+        config.where = f"--config {source[:-2]}"
+    return config
 
 
 def _positive(kind):
@@ -88,7 +98,7 @@ def cmd_preprocess(a) -> None:
     from ansel.settings import InputError
 
     ds_cfg, raw, out = a.config, Path(a.raw), Path(a.out)
-    check_reader(a.dataset, ds_cfg)  # its source and read options, before any file is read
+    check_reader(a.dataset, ds_cfg, None)  # its source and read options, before any file is read
     if not isinstance(ds_cfg.get("splits"), list):
         raise InputError(f"datasets.{a.dataset}.splits: missing: the splits to write, e.g. [train, dev, test]")
     try:
@@ -224,6 +234,7 @@ def cmd_train(a) -> None:
         dvclive=not a.no_dvclive,
         seeds=a.seeds,
         checkpoint_minutes=a.checkpoint_minutes,
+        where=a.config.where,
     )
 
 

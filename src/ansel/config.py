@@ -18,6 +18,7 @@ import functools
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -128,10 +129,11 @@ def typed_overrides(overrides: dict) -> dict:
     return {k: typed(v) if isinstance(v, (dict, list)) else v for k, v in (overrides or {}).items()}
 
 
-def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) -> Callable[[tuple], str]:
+def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) -> Callable[..., str]:
     """Where the value at a key path came from, as Snakemake applies its sources: ``--config``
     last, then the ``--configfile`` files (a later one wins), else ``base`` (params.yaml, or
-    params.yaml with its preset): a refused value is named by the source that gave it."""
+    params.yaml with its preset): a refused value is named by the source that gave it. Given several
+    paths (a resolved setting and those it resolves from), the first source that sets any of them."""
 
     def shown(f: Path) -> str:
         rel = os.path.relpath(f)
@@ -151,7 +153,24 @@ def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) 
                 return False
         return True
 
-    return lambda path: next((label for label, values in sources if path and sets(values, path)), base)
+    return lambda *paths: next(
+        (label for label, values in sources for path in paths if path and sets(values, path)), base
+    )
+
+
+def refused_paths(message: str) -> list[tuple]:
+    """The key paths a ConfigError's message (``models.qa_cnn.train.lr: ...``) refuses a value at: its
+    own, where a model's setting came from (``(from scale.hparams.filters)``), the ``train`` key a
+    model's training setting inherits, and the read and fetch options a dataset's splits follow from."""
+    own = re.match(r"[^\s:(]+", message)
+    named = [own.group()] if own else []
+    named += re.findall(r"^\S+ \(from ([^)\s]+)\)", message)
+    paths = [tuple(int(k[1:-1]) if k.startswith("[") else k for k in re.findall(r"\[\d+\]|[^.\[]+", p)) for p in named]
+    if paths and paths[0][:1] == ("models",) and paths[0][2:3] == ("train",):
+        paths.append(paths[0][2:])
+    if paths and paths[0][:1] == ("datasets",) and paths[0][2:] == ("splits",):
+        paths += [(*paths[0][:2], "read"), (*paths[0][:2], "fetch")]
+    return paths
 
 
 def params_schema() -> Path:
@@ -430,9 +449,10 @@ def resolve_run(spec: dict, where: str) -> dict:
     )
 
 
-def check_reader(name: str, ds: dict) -> None:
-    """The dataset's source and read options, refused here rather than by a preprocess job (which
-    Snakemake starts by removing the dataset's processed tables)."""
+def check_reader(name: str, ds: dict, fetch: dict | None) -> None:
+    """The dataset's source and read options, and the splits it must produce, refused here rather than
+    by a preprocess job (which Snakemake starts by removing the dataset's processed tables). ``fetch``:
+    the source's download options (None where not known: a preprocess job's block lacks them)."""
     from ansel.data.preprocess import ReadOptionError
     from ansel.data.registry import get_source
 
@@ -440,34 +460,53 @@ def check_reader(name: str, ds: dict) -> None:
         reader = get_source(ds.get("source", "(none given)"))
     except KeyError as e:
         raise ConfigError(f"datasets.{name}.source: {e.args[0]}") from None
+    read = ds.get("read", {})
     try:
-        reader.check(ds.get("read", {}))
+        reader.check(read, fetch)
+        produced = reader.splits(read, fetch)
     except KeyError as e:
         raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
     except ReadOptionError as e:
         raise ConfigError(f"datasets.{name}.read.{e}") from None
+    # what the dev, monitor and evaluation splits are checked against (validate, run_config)
+    if produced and (absent := [s for s in ds.get("splits", []) if s not in produced]):
+        raise ConfigError(
+            f"datasets.{name}.splits: {', '.join(map(repr, absent))} not a split the {ds['source']} reader "
+            f"produces under this dataset's read and fetch options; it produces {', '.join(produced)}"
+        )
 
 
-def check_finite(value: Any, where: str) -> None:
-    """Refuse an infinite or NaN number anywhere in ``value`` (YAML's .inf / .nan), naming its key path:
-    a range check such as ``lr > 0`` holds for infinity, and the run would train on NaN losses."""
+def check_finite(value: Any, where: str, source: str = "") -> None:
+    """Refuse an infinite or NaN number anywhere in ``value`` (YAML's .inf / .nan), naming its key path
+    (after ``source``, what gave ``value``, where one is named): a range check such as ``lr > 0`` holds
+    for infinity, and the run would train on NaN losses."""
     if isinstance(value, dict):
         for key, item in value.items():
-            check_finite(item, f"{where}.{key}" if where else str(key))
+            check_finite(item, f"{where}.{key}" if where else str(key), source)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            check_finite(item, f"{where}[{i}]")
+            check_finite(item, f"{where}[{i}]", source)
     elif isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{where}: {value} is not a finite number")
+        raise ConfigError(f"{source + ': ' if source else ''}{where}: {value} is not a finite number")
 
 
-def validate(config: dict) -> None:
+def validate(config: dict, origin: Callable[..., str] | None = None) -> None:
     """Every setting the resolved config alone decides, checked before anything runs: no number
     infinite or NaN, each dataset's evaluation block and splits, each model's hyperparameters and
-    training settings."""
+    training settings. ``origin`` (``config_origin``) names the source of a refused value, as the
+    schema's check does."""
+    try:
+        _validate(config)
+    except ConfigError as e:
+        if origin is None:
+            raise
+        raise type(e)(f"{origin(*refused_paths(str(e)))}: {e}") from None
+
+
+def _validate(config: dict) -> None:
     check_finite(config, "")
     for name, ds in config["datasets"].items():
-        check_reader(name, ds)
+        check_reader(name, ds, ds.get("fetch", {}))
         where = f"datasets.{name}.eval"
         ev = parse(EvalConfig, ds.get("eval", {}), where)
         unknown = [s for s in ev.splits if s not in ds["splits"]]

@@ -35,14 +35,16 @@ def check_schema(instance: Any, schema_path: Path, label: str | Callable[[tuple]
             if k not in allowed and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))
         ]
         message = (
-            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-            f"allowed: {', '.join(allowed)}"
+            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+            f"{typo_of(unknown[0], allowed) if len(unknown) == 1 else ''}; allowed: {', '.join(allowed)}"
         )
         refused += tuple(unknown[:1])
     else:
         message = error.message
         if error.validator == "required":
             message += _typo_hint(instance, refused)
+        elif error.validator == "enum":
+            message += typo_of(error.instance, error.validator_value)
     where = label if isinstance(label, str) else label(refused)
     raise ConfigError(f"{where}: {at + ': ' if at else ''}{message}")
 

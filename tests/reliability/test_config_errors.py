@@ -86,7 +86,9 @@ def test_snakemake_takes_nested_overrides_and_names_an_unknown_key_briefly(repo_
     bad = dry("sedes=3")
     assert bad.returncode != 0
     said = bad.stdout + bad.stderr  # Snakemake prints a Snakefile's error on stdout
-    assert "--config: unknown key 'sedes'; allowed: preset, seeds, data" in said  # named where it came from
+    assert (
+        "--config: unknown key 'sedes' (typo of 'seeds'?); allowed: preset, seeds, data" in said
+    )  # named where it came from
     assert "$schema" not in said and len(said.splitlines()) < 15, said
 
 
@@ -191,6 +193,29 @@ def test_a_config_file_that_is_not_a_json_object_is_refused_by_the_argument_pars
     with pytest.raises(SystemExit):
         cli.main(["train", "--config", str(config), "--processed", str(tmp_path), "--run-dir", str(tmp_path / "r")])
     assert f"argument --config: {config}: {message}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        ({"train": {"lr": float("inf")}}, "train.lr: inf is not a finite number"),
+        ({"train": {"epochz": 3}}, r"train.epochz: unknown key \(typo of 'epochs'\?\); known: "),
+        ({"train": {"dev_split": "tset"}}, "train.dev_split: 'tset' not a split of "),
+        ({"seed": -5}, r"seed: -5 is not in 0 \.\. 2\*\*32 - 1"),
+    ],
+    ids=["inf", "unknown-key", "split", "seed"],
+)
+def test_a_run_config_file_with_a_wrong_value_is_refused_naming_the_file(tmp_path, processed, edit, said):
+    """`ansel train --config run.json`: the file, not only --config, as a run's config.json is named by evaluate."""
+    from tests.tiny_run import tiny_qa_cnn
+
+    config, file, run = tiny_qa_cnn(), tmp_path / "run.json", tmp_path / "run"
+    for block, values in edit.items():
+        config[block] = {**config[block], **values} if isinstance(values, dict) else values
+    file.write_text(json.dumps(config))
+    with pytest.raises(SystemExit, match=rf"^ansel train: --config {file}: {said}"):
+        cli.main(["train", "--config", str(file), "--processed", str(processed), "--run-dir", str(run)])
+    assert not run.exists()
 
 
 def test_a_config_given_inline_that_is_not_json_is_refused_as_it_is(tmp_path, capsys):

@@ -19,7 +19,10 @@ GOOD = {"seconds_per_batch": 0.01, "dev_seconds": 0.5, "device": "cuda/NVIDIA H2
         ('{"shape": {"seconds_per_batch": 0.0', r"not valid JSON \(.*\): restore or delete it"),
         (json.dumps([GOOD]), "expected a JSON object, got list"),
         (json.dumps({"shape": [1, 2]}), r"shape: expected a mapping, got \[1, 2\]"),
-        (json.dumps({"shape": {**GOOD, "secs": 1}}), r"shape\.secs: unknown key; known: batches, dev_seconds"),
+        (
+            json.dumps({"shape": {**GOOD, "secs": 1}}),
+            r"shape\.secs: unknown key \(typo of 'stacks'\?\); known: batches, dev_seconds",
+        ),
         (
             json.dumps({"shape": {**GOOD, "seconds_per_batch": -0.5}}),
             r"shape\.seconds_per_batch: -0\.5 is not a number >= 0",

@@ -107,6 +107,7 @@ def test_a_split_the_reader_does_not_produce_is_refused_naming_the_key(tmp_path)
     with pytest.raises(SystemExit) as refused:
         run(tmp_path, {}, {}, names=("train", "dev", "test", "test1"))
     assert str(refused.value) == (
-        "ansel preprocess: datasets.wikiqa.splits: reader produced ['dev', 'test', 'train'], missing ['test1']"
+        "ansel preprocess: datasets.wikiqa.splits: 'test1' not a split the wikiqa reader produces under this "
+        "dataset's read and fetch options; it produces train, dev, test"
     )
     assert not (tmp_path / "processed").exists()

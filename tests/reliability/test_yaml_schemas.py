@@ -61,7 +61,11 @@ def test_the_example_files_here_pass(sources_file, tmp_path):
 @pytest.mark.parametrize(
     "old, new, message",
     [
-        ("      sha256: 2957", "      sha265: 2957", r"wikiqa.files.0: unknown key 'sha265'; allowed: name, sha256"),
+        (
+            "      sha256: 2957",
+            "      sha265: 2957",
+            r"wikiqa.files.0: unknown key 'sha265' \(typo of 'sha256'\?\); allowed: name, sha256",
+        ),
         (
             '{url: "https://example.org/WikiQACorpus.zip", member',
             "{pip: wikiqa==1.0, member",
@@ -103,7 +107,11 @@ def test_sources_yaml_a_file_without_a_checksum_needs_a_pinned_source(sources_fi
 @pytest.mark.parametrize(
     "old, new, message",
     [
-        ("  preset: smoke", "  preset: smoke\n  seeds: [1]", r"r: unknown key 'seeds'; allowed: about, preset"),
+        (
+            "  preset: smoke",
+            "  preset: smoke\n  seeds: [1]",
+            r"r: unknown key 'seeds' \(typo of 'speed'\?\); allowed: about, preset",
+        ),
         ("batches: 3", "batches: '3'", r"r.measure.batches: '3' is not of type 'integer'"),
         ("datasets: [wikiqa]", "datasets: wikiqa", r"r.measure.datasets: 'wikiqa' is not of type 'array'"),
         ('args: [--device, "{device}"]', "args: [--repeats, 10]", r"r.bench.0.args.1: 10 is not of type 'string'"),
@@ -124,7 +132,11 @@ def test_records_yaml_refused_naming_file_and_key_path(tmp_path, old, new, messa
     "old, new, message",
     [
         ("cpu-x: budget", "cpu-x: cut", r"records.cpu-x: 'cut' is not one of \['paper', 'budget'\]"),
-        ("    claim: A > B", "    claims: A > B", r"headlines.0: unknown key 'claims'; allowed: paper, published"),
+        (
+            "    claim: A > B",
+            "    claims: A > B",
+            r"headlines.0: unknown key 'claims' \(typo of 'claim'\?\); allowed: paper, published",
+        ),
         ("metric: MAP}", "metric: 1}", r"headlines.0.published.metric: 1 is not of type 'string'"),
         ("split: test, ", "", r"headlines.0.published: 'split' is a required property"),
         ("table: t, row: A, column", "row: A, column", r"headlines.0.sources.0: 'model' is a required property"),

@@ -38,7 +38,8 @@ def test_every_model_config_builds_its_hparams(params):
 def test_unknown_top_level_key_is_named_with_the_allowed_ones(params, repo_root):
     params["sedes"] = 3
     msg = _error(params, repo_root)
-    assert msg.startswith("params.yaml: unknown key 'sedes'; allowed: preset, seeds,") and "\n" not in msg
+    assert msg.startswith("params.yaml: unknown key 'sedes' (typo of 'seeds'?); allowed: preset, seeds,")
+    assert "\n" not in msg
 
 
 def test_wrong_type_deep_inside_is_named(params, repo_root):
@@ -52,6 +53,17 @@ def test_unknown_train_option_is_named(params, repo_root):
     params["models"]["qa_lstm"]["train"] = {"learning_rate": 0.1}
     msg = _error(params, repo_root)
     assert msg.startswith("params.yaml: models.qa_lstm.train: unknown key 'learning_rate'; allowed: epochs,"), msg
+
+
+def test_a_typo_in_train_negatives_is_named_with_the_key_or_value_it_meant(params, repo_root):
+    params["models"]["qa_lstm"]["train"] = {"negatives": {"nn": 2}}
+    assert _error(params, repo_root) == (
+        "params.yaml: models.qa_lstm.train.negatives: unknown key 'nn' (typo of 'n'?); allowed: strategy, n, source"
+    )
+    params["models"]["qa_lstm"]["train"] = {"negatives": {"strategy": "sampled_mx"}}
+    assert _error(params, repo_root).endswith(
+        "negatives.strategy: 'sampled_mx' is not one of ['pool', 'random', 'sampled_max'] (typo of 'sampled_max'?)"
+    )
 
 
 def test_a_refused_value_is_named_by_the_source_that_gave_it(params, repo_root, tmp_path, monkeypatch):
@@ -190,12 +202,13 @@ def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
         (
             "wikiqa",
             {"drop_questions": {"splits": ["tset"]}},
-            r"read\.drop_questions\.splits: unknown split\(s\) \['tset'\]; the wikiqa reader's splits: train, dev, test",
+            r"read\.drop_questions\.splits: unknown split\(s\) \['tset'\] \(typo of 'test'\?\); "
+            r"the wikiqa reader's splits: train, dev, test",
         ),
         (
             "wikiqa",
             {"drop_questions": {"no_positiv": True}},
-            r"read\.drop_questions\.no_positiv: unknown key; known: all_positive,",
+            r"read\.drop_questions\.no_positiv: unknown key \(typo of 'no_positive'\?\); known: all_positive,",
         ),
         (
             "wikiqa",
@@ -205,6 +218,21 @@ def test_a_datasets_source_and_read_options_are_checked_before_any_job(params):
         ("wikiqa", {"length_filter": "abc"}, r"read\.length_filter: expected a mapping, got 'abc'"),
         ("wikiqa", {"length_filter": {"max_len": "50"}}, r"read\.length_filter\.max_len: '50' is not of type int"),
         ("wikiqa", {"length_filter": {"splits": "dev"}}, r"read\.length_filter\.splits: 'dev' is not of type list"),
+        (
+            "cmeddialog",
+            {"negatives": {"method": "bm2"}},
+            r"read\.negatives\.method: 'bm2' is not of type 'bm25' \| 'other_category' \(typo of 'bm25'\?\)$",
+        ),
+        ("cmeddialog", {"negatives": {"n": 0}}, r"read\.negatives\.n: 0 is not >= 1$"),
+        ("cmeddialog", {"negatives": {"pool": "al"}}, r"read\.negatives\.pool: 'al' is not of type 'all' \| 'split'"),
+        ("cmeddialog", {"pools": {"sise": 50}}, r"read\.pools\.sise: unknown key \(typo of 'size'\?\); known: pool,"),
+        ("cmeddialog", {"pools": {"size": 0}}, r"read\.pools\.size: 0 is not >= 1$"),
+        ("cmeddialog", {"pools": {"splits": ["dev", "tst"]}}, r"read\.pools\.splits: unknown split\(s\) \['tst'\]"),
+        (
+            "yahooqa",
+            {"negatives": {"method": "bm25", "splits": ["trian"]}},
+            r"read\.negatives\.splits: unknown split\(s\) \['trian'\] \(typo of 'train'\?\); the yahooqa reader's",
+        ),
     ],
 )
 def test_read_option_values_are_checked_before_any_job(params, dataset, read, match):
@@ -245,3 +273,76 @@ def test_the_paper_plan_trains_the_glove6b_rows_on_the_real_vectors(repo_root):
             for seed in range(1, 6):
                 assert vectors in inputs[f"results/runs/{dataset}/{model}/seed{seed}/model.pt"], (model, seed)
     assert "data/raw/glove6b_50d/manifest.json" in inputs
+
+
+def test_every_datasets_reader_tells_the_splits_it_will_produce(params):
+    """`Reader.splits`, from the read and fetch options alone: what the dry run checks a dataset's `splits`
+    (and through them the dev, monitor and evaluation splits) against, for every reader."""
+    from ansel.data.registry import get_source
+
+    for name, ds in apply_preset({**params, "preset": "full"})["datasets"].items():
+        produced = get_source(ds["source"]).splits(ds.get("read", {}), ds.get("fetch", {}))
+        assert set(ds["splits"]) <= set(produced), (name, produced)
+
+
+@pytest.mark.parametrize(
+    "preset, datasets, said",
+    [
+        ("cpu", {"lawqa": {"read": {"dev_questions": 0}}}, "datasets.lawqa.splits: 'dev' not a split the lawqa reader"),
+        (
+            "smoke",
+            {
+                name: {"fetch": {"questions": {"test2": 0}}}
+                for name in ("synthetic_en", "synthetic_zh", "synthetic_pairs")
+            },
+            "datasets.synthetic_en.splits: 'test2' not a split the synthetic reader",
+        ),
+        ("cpu", {"quoraqp": {"read": {"splits": ["dev", "test"]}}}, "datasets.quoraqp.splits: 'train' not a split"),
+        (
+            "cpu",
+            {"insuranceqa_v1": {"read": {"splits": ["train", "dev", "tset1"]}}},
+            r"datasets.insuranceqa_v1.read.splits: unknown split\(s\) \['tset1'\] \(typo of 'test1'\?\); known: ",
+        ),
+    ],
+    ids=["lawqa", "synthetic", "quoraqp", "insuranceqa_v1"],
+)
+def test_a_dataset_split_its_reader_will_not_produce_is_refused_before_any_job(preset, datasets, said):
+    """Before, only WikiQA's and TREC-QA's read options were checked against the reader's splits, and a
+    dataset's `splits` against none: the preprocess job failed, after Snakemake had removed its tables."""
+    with pytest.raises(ConfigError, match=rf"^{said}"):
+        validate(load(preset=preset, datasets=datasets))
+
+
+def test_a_value_validate_refuses_is_named_by_the_source_that_gave_it(repo_root, tmp_path, monkeypatch):
+    """As the schema's refusals are: a non-finite number, a model's hyperparameter, a split the read
+    options take away."""
+    monkeypatch.setenv("ANSEL_ROOT", str(repo_root))
+    monkeypatch.chdir(tmp_path)  # --configfile is named relative to the working directory
+    (tmp_path / "my.yaml").write_text("models:\n  ggsa_ggsa_max_insuranceqa:\n    hparams: {heads: 7}\n")
+    cases = [
+        ({"train": {"lr": float("inf")}}, [], "--config: train.lr: inf is not a finite number"),
+        (
+            {},
+            [tmp_path / "my.yaml"],
+            "--configfile my.yaml: models.ggsa_ggsa_max_insuranceqa.hparams.heads: 7 does not divide embedding_dim 60",
+        ),
+        (
+            {"datasets": {"lawqa": {"read": {"dev_questions": 0}}}},
+            [],
+            "--config: datasets.lawqa.splits: 'dev' not a split the lawqa reader produces",
+        ),
+        ({"models": {"qa_cnn": {"train": {"momentum": 0.5}}}}, [], None),
+    ]
+    for given, files, said in cases:
+        overrides = deep_merge(yaml.safe_load((tmp_path / "my.yaml").read_text()) if files else {}, given)
+        origin = config_origin(files, given, "params.yaml with its preset 'smoke'")
+        if said is None:
+            validate(load(**overrides), origin)
+            continue
+        with pytest.raises(ConfigError) as e:
+            validate(load(**overrides), origin)
+        assert str(e.value).startswith(said), str(e.value)
+    given = {"train": {"embedding_updates": "sparse"}}  # a model's training setting given for every model
+    with pytest.raises(ConfigError) as e:
+        validate(load(preset="cpu", **given), config_origin([], given, "base"))
+    assert str(e.value).startswith("--config: models.ggsa_qa_lstm_insuranceqa.train.embedding_updates: sparse has no")

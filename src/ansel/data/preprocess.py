@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Literal, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,8 @@ import pandas as pd
 from ansel.data import mining
 from ansel.data.canonical import Dataset
 from ansel.data.tokenize import get_stopwords, get_tokenizer
-from ansel.settings import ConfigError, InputError, parse
+from ansel.schema import typo_of
+from ansel.settings import ConfigError, InputError, check, parse
 
 COMMON_OPTIONS = {
     "name": "dataset name stored in the tables (default: the source name)",
@@ -58,8 +59,44 @@ class DropQuestions:
     splits: list[str] | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class Negatives:
+    """``add_negatives``'s arguments."""
+
+    method: Literal["bm25", "other_category"]
+    splits: list[str] = dataclasses.field(default_factory=lambda: ["train"])
+    seed: int = 0
+    k: int = 1000  # bm25: the retrieved answers the n are drawn from
+    n: int = 4
+    pool: Literal["all", "split"] = "all"
+    n_threads: int = 0  # bm25's retrieval threads (0: all cores); the negatives are the same
+
+    def __post_init__(self) -> None:
+        check(self.k >= 1, "k", f"{self.k} is not >= 1")
+        check(self.n >= 1, "n", f"{self.n} is not >= 1")
+        check(self.n_threads >= 0, "n_threads", f"{self.n_threads} is not >= 0")
+
+
+@dataclasses.dataclass(frozen=True)
+class Pools:
+    """``add_pools``'s arguments."""
+
+    size: int = 100
+    splits: list[str] = dataclasses.field(default_factory=lambda: ["dev", "test"])
+    seed: int = 0
+    pool: Literal["all", "split"] = "all"
+
+    def __post_init__(self) -> None:
+        check(self.size >= 1, "size", f"{self.size} is not >= 1")
+
+
 # The keys and types apply_options reads of these options: a misspelt key would be ignored.
-SHAPES: dict[str, type[LengthFilter | DropQuestions]] = {"length_filter": LengthFilter, "drop_questions": DropQuestions}
+SHAPES: dict[str, type[LengthFilter | DropQuestions | Negatives | Pools]] = {
+    "length_filter": LengthFilter,
+    "drop_questions": DropQuestions,
+    "negatives": Negatives,
+    "pools": Pools,
+}
 
 
 def check_options(source: str, options: dict[str, Any], own: dict[str, str], splits: Sequence[str] = ()) -> None:
@@ -83,7 +120,8 @@ def check_options(source: str, options: dict[str, Any], own: dict[str, str], spl
         wrong = [s for s in spec.splits or [] if splits and s not in splits]
         if wrong:
             raise ReadOptionError(
-                f"{key}.splits: unknown split(s) {wrong}; the {source} reader's splits: {', '.join(splits)}"
+                f"{key}.splits: unknown split(s) {wrong}{typo_of(wrong[0], splits)}; "
+                f"the {source} reader's splits: {', '.join(splits)}"
             )
 
 

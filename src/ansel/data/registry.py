@@ -1,8 +1,9 @@
 """Dataset sources by name: how to fetch raw files and read them into canonical tables.
 
 A source is a class with ``fetch(raw_dir, mirror, options)`` (write verified raw files into
-raw_dir), ``check(options)`` (a KeyError naming an unknown read option, a ``preprocess.ReadOptionError`` a
-value it cannot apply, before anything runs) and
+raw_dir), ``check(options, fetch)`` (a KeyError naming an unknown read option, a ``preprocess.ReadOptionError`` a
+value it cannot apply, before anything runs), ``splits(options, fetch)`` (the split names a read
+will produce, where the options tell them) and
 ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
 Readers register themselves with ``@source("name")``, which gives the class its ``name``
 (``readers.common.Reader``: the fetch of the files sources.yaml lists under it, the check of its
@@ -23,7 +24,9 @@ from ansel.data.canonical import Dataset
 class Source(Protocol):
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None: ...
 
-    def check(self, options: dict[str, Any]) -> None: ...
+    def check(self, options: dict[str, Any], fetch: dict[str, Any] | None = None) -> None: ...
+
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]: ...
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset: ...
 

@@ -35,16 +35,18 @@ def train_command(
     dvclive: bool = True,
     seeds: list[int] | None = None,
     checkpoint_minutes: float | None = None,
+    where: str = "--config",
 ) -> None:
     """Train the run ``spec`` names (a whole run config, or dataset/model/seed resolved through params.yaml);
     with ``seeds``, that run at each of them, as one stacked model where the model stacks (else one
     after another), ``{seed}`` in ``run_dir`` and ``timings`` standing for each seed; ``checkpoint_minutes``:
-    a training state saved at most this often (``trainer._Checkpoints``)."""
+    a training state saved at most this often (``trainer._Checkpoints``); ``where``: what a refusal of a
+    value of ``spec`` names it by (``--config``, or ``--config <file>``)."""
     if checkpoint_minutes is not None and not checkpoint_minutes > 0:
         raise ConfigError(f"--checkpoint-minutes: {checkpoint_minutes} is not > 0")
-    cfg = resolve_run(spec, "--config")
-    check_finite(cfg, "--config")
-    t, ev = parse(TrainConfig, cfg["train"], "--config train"), parse(EvalConfig, cfg["eval"], "--config eval")
+    cfg = resolve_run(spec, where)
+    check_finite(cfg, "", where)
+    t, ev = parse(TrainConfig, cfg["train"], f"{where}: train"), parse(EvalConfig, cfg["eval"], f"{where}: eval")
     if cfg["embeddings"] and not embeddings:  # never a silently random start
         raise ConfigError(
             f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file ({embeddings_file(cfg)})"
@@ -55,7 +57,7 @@ def train_command(
         if seeds and path is not None and "{seed}" not in str(path):
             raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
     require_processed(processed)
-    require_dataset_folder(processed, cfg["dataset"], "--config", "train")
+    require_dataset_folder(processed, cfg["dataset"], where, "train")
     start_torch(threads)
     vocab_file = run_vocab_file(cfg, processed)
     loaded = RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"])
@@ -66,7 +68,7 @@ def train_command(
     ):
         if unknown := [s for s in splits if s not in loaded.dataset.splits]:  # refused before training, not after
             raise ConfigError(
-                f"--config: {key}: {', '.join(map(repr, unknown))} not a split of {processed} "
+                f"{where}: {key}: {', '.join(map(repr, unknown))} not a split of {processed} "
                 f"({', '.join(loaded.dataset.splits)})"
             )
     data = eval_data(loaded, ev)

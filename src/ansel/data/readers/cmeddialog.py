@@ -53,9 +53,12 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
 class CMedDialog(common.Reader, tokenizer="chinese"):
     options = OPTIONS
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return common.fraction_splits(options)
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         df = read_csv(raw_dir / FILE)
-        fractions = options.get("split", {"dev": 0.1, "test": 0.1})
+        fractions = options.get("split", common.FRACTIONS)
         return pd.DataFrame(
             {
                 "split": stratified_split(df.department, fractions, options.get("seed", 13)),

@@ -12,8 +12,9 @@ import pandas as pd
 
 from ansel.data.canonical import Dataset
 from ansel.data.download import fetch_dataset
-from ansel.data.preprocess import apply_options, check_options, from_pairs
+from ansel.data.preprocess import ReadOptionError, apply_options, check_options, from_pairs
 from ansel.files import save_atomic
+from ansel.schema import typo_of
 from ansel.settings import InputError
 
 
@@ -30,7 +31,7 @@ class Reader:
     name = ""
     options: dict[str, str] = {}
     tokenizer = "english"  # the default of read option ``tokenizer``
-    splits: tuple[str, ...] = ()  # the split names it always produces, where fixed (checked against read options)
+    produces: tuple[str, ...] = ()  # the split names it produces whatever its options, where fixed
     ids_global = False  # from_pairs: one question may stand in several splits
 
     def __init_subclass__(cls, tokenizer: str = "", **kwargs: Any) -> None:
@@ -42,9 +43,15 @@ class Reader:
         """The files ``sources.yaml`` lists under the reader's name (option ``files`` restricts)."""
         fetch_dataset(self.name, raw_dir, mirror, options)
 
-    def check(self, options: dict[str, Any]) -> None:
-        """Refuse a read option the reader does not know, naming the reader, or one it cannot apply."""
-        check_options(self.name, options, self.options, self.splits)
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        """The split names ``read`` produces under read ``options`` and the download's ``fetch`` options
+        (None: not known here), told before any file is read; () where they are not known."""
+        return self.produces
+
+    def check(self, options: dict[str, Any], fetch: dict[str, Any] | None = None) -> None:
+        """Refuse a read option the reader does not know, naming the reader, or one it cannot apply
+        (a split it names that the reader will not produce)."""
+        check_options(self.name, options, self.options, self.splits(options, fetch))
 
     def read(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
         self.check(options)
@@ -63,6 +70,29 @@ class Reader:
         """The canonical tables of ``pairs``, before the common options."""
         tokenizer = options.get("tokenizer", self.tokenizer)
         return from_pairs(options.get("name", self.name), self.pairs(raw_dir, options), tokenizer, self.ids_global)
+
+
+# The random split of a reader without an official one: read option ``split``'s default.
+FRACTIONS = {"dev": 0.1, "test": 0.1}
+
+
+def fraction_splits(options: dict[str, Any], key: str = "split") -> tuple[str, ...]:
+    """The splits of a reader that splits at random by read option ``key`` ({name: fraction}, the rest
+    train): train and the option's names (a malformed option is refused as the raw files are read)."""
+    fractions = options.get(key, FRACTIONS)
+    return ("train", *fractions) if isinstance(fractions, dict) else ()
+
+
+def file_splits(options: dict[str, Any], known: Iterable[str], key: str = "splits") -> tuple[str, ...]:
+    """Read option ``key``: which of the ``known`` splits' files to read (default all), refused unless
+    a list of them."""
+    known = tuple(known)
+    names = options.get(key, list(known))
+    if not isinstance(names, list):
+        raise ReadOptionError(f"{key}: {names!r} is not of type list")
+    if bad := [s for s in names if s not in known]:
+        raise ReadOptionError(f"{key}: unknown split(s) {bad}{typo_of(bad[0], known)}; known: {', '.join(known)}")
+    return tuple(names)
 
 
 def assign_splits(n: int, fractions: dict[str, float], rng: np.random.Generator) -> np.ndarray:

@@ -88,13 +88,14 @@ def read_pool(path: Path, vocab: dict[str, str], split: str) -> pd.DataFrame:
 class InsuranceQAV1(common.Reader, tokenizer="whitespace"):
     options = OPTIONS
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return common.file_splits(options, FILES)
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         vocab = read_vocabulary(common.require(raw_dir / "vocabulary"))
         answers = read_answers(common.require(raw_dir / "answers.label.token_idx"), vocab)
         parts = []
-        for split in options.get("splits", list(FILES)):
-            if split not in FILES:
-                raise KeyError(f"insuranceqa_v1: unknown split {split!r}; known: {list(FILES)}")
+        for split in common.file_splits(options, FILES):
             path = common.require(raw_dir / FILES[split])
             part = read_train(path, vocab) if split == "train" else read_pool(path, vocab, split)
             parts.append(part.assign(split=split))

@@ -101,6 +101,7 @@ def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -
 @source("insuranceqa_v2")
 class InsuranceQAV2(common.Reader):
     options = OPTIONS
+    produces = tuple(FILES)
 
     def defaults(self, options: dict[str, Any]) -> dict[str, Any]:
         """The tokenizer of the language read."""

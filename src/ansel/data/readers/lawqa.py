@@ -63,6 +63,9 @@ def read_file(path: Path) -> pd.DataFrame:
 class LawQA(common.Reader, tokenizer="whitespace"):
     options = OPTIONS
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return ("train", "dev", "test") if options.get("dev_questions") else ("train", "test")
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         names = {
             key: options.get(key, default)

@@ -25,6 +25,7 @@ OPTIONS = {"splits": "file -> split name, default {dev: dev, test: test}"}
 
 COLUMNS = ["question: subject", "question: body", "answer", "label"]
 FILES = {"dev": "LegalQA-manual-dev.csv", "test": "LegalQA-manual-test.csv"}
+DEFAULT_MAPPING = {"dev": "dev", "test": "test"}
 
 
 def read_csv(path: Path) -> pd.DataFrame:
@@ -39,6 +40,10 @@ def read_csv(path: Path) -> pd.DataFrame:
 class LegalQASiat(common.Reader, tokenizer="chinese"):
     options = OPTIONS
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        mapping = options.get("splits", DEFAULT_MAPPING)
+        return tuple(dict.fromkeys(mapping.values())) if isinstance(mapping, dict) else ()
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
-        mapping = options.get("splits", {"dev": "dev", "test": "test"})
+        mapping = options.get("splits", DEFAULT_MAPPING)
         return pd.concat([read_csv(raw_dir / FILES[f]).assign(split=s) for f, s in mapping.items()], ignore_index=True)

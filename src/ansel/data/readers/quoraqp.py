@@ -35,6 +35,7 @@ BIMPM_OPTIONS = {
     "resplit": "fractions of the pooled pairs, e.g. {dev: 0.1, test: 0.1}; the rest is train",
     "seed": "of resplit (default 13)",
 }
+BIMPM_SPLITS = ("train", "dev", "test")
 RAW_OPTIONS = {"split": "fractions of pairs, default {dev: 0.1, test: 0.1}", "seed": "13"}
 
 RAW_FILE = "quora_duplicate_questions.tsv"
@@ -89,15 +90,16 @@ def check_fractions(source: str, key: str, fractions: Any) -> dict[str, float]:
 class QuoraQP(common.Reader, tokenizer="whitespace"):
     options = BIMPM_OPTIONS
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        files = common.file_splits(options, BIMPM_SPLITS)
+        return common.fraction_splits(options, "resplit") if "resplit" in options else files
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         if "seed" in options and "resplit" not in options:
             raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
         resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
         pairs = pd.concat(
-            [
-                read_bimpm(common.require(raw_dir / f"{s}.tsv"), s)
-                for s in options.get("splits", ["train", "dev", "test"])
-            ],
+            [read_bimpm(common.require(raw_dir / f"{s}.tsv"), s) for s in common.file_splits(options, BIMPM_SPLITS)],
             ignore_index=True,
         )
         if resplit:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
@@ -116,8 +118,11 @@ class QuoraQPRaw(common.Reader):
     options = RAW_OPTIONS
     ids_global = True  # a question of the release is in pairs of several splits (aMV-LSTM splits by pair)
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return common.fraction_splits(options)
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         pairs = read_raw(raw_dir / RAW_FILE)
         rng = np.random.default_rng(options.get("seed", 13))
-        pairs["split"] = common.assign_splits(len(pairs), options.get("split", {"dev": 0.1, "test": 0.1}), rng)
+        pairs["split"] = common.assign_splits(len(pairs), options.get("split", common.FRACTIONS), rng)
         return pairs

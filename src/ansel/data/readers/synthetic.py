@@ -38,6 +38,17 @@ DEFAULTS = {
     "questions": {"train": 600, "dev": 80, "test": 80},
 }
 FIELDS = ["split", "qid", "question", "category", "aid", "answer", "label"]
+
+
+def generated_splits(fetch: dict[str, Any] | None, defaults: dict[str, Any]) -> tuple[str, ...]:
+    """The splits of a corpus ``fetch`` generates (those its option ``questions`` gives questions);
+    () where the fetch options are not known (a read, told only the read options)."""
+    if fetch is None:
+        return ()
+    questions = fetch.get("questions", defaults["questions"])
+    return tuple(s for s, n in questions.items() if n) if isinstance(questions, dict) else ()
+
+
 _EN_ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr pl st tr".split()
 _EN_VOWELS = "a e i o u ai ea oo".split()
 _ZH_CATEGORIES = ["内科", "外科", "儿科", "妇科", "民法", "刑法", "劳动法", "婚姻法"]
@@ -125,12 +136,15 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 @source("synthetic")
 class Synthetic(common.Reader):
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return generated_splits(fetch, DEFAULTS)
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         raw_dir.mkdir(parents=True, exist_ok=True)
         for lang in LANGUAGES:
             common.write_tsv(raw_dir / f"synthetic-{lang}.tsv", FIELDS, generate({**options, "language": lang}))
 
-    def check(self, options: dict[str, Any]) -> None:
+    def check(self, options: dict[str, Any], fetch: dict[str, Any] | None = None) -> None:
         """Its own three options only (it applies none of COMMON_OPTIONS)."""
         unknown = set(options) - {"language", "tokenizer", "name"}
         if unknown:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.readers import common
-from ansel.data.readers.synthetic import new_words
+from ansel.data.readers.synthetic import generated_splits, new_words
 from ansel.data.registry import source
 
 DEFAULTS = {
@@ -93,6 +93,9 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
 @source("synthetic_mapping")
 class SyntheticMapping(common.Reader):
     options = OPTIONS
+
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return generated_splits(fetch, DEFAULTS)
 
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None:
         raw_dir.mkdir(parents=True, exist_ok=True)

@@ -110,7 +110,7 @@ def read_train(raw_dir: Path, which: str) -> pd.DataFrame:
 @source("trecqa")
 class TrecQA(common.Reader, tokenizer="whitespace"):
     options = OPTIONS
-    splits = ("train", "dev", "test")
+    produces = ("train", "dev", "test")
 
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         parts = {

@@ -13,7 +13,7 @@ from ansel.data.registry import source
 
 
 class Vectors(common.Reader):
-    def check(self, options: dict[str, Any]) -> None:
+    def check(self, options: dict[str, Any], fetch: dict[str, Any] | None = None) -> None:
         """Refused as a dataset's source before anything runs (``ansel.config``)."""
         raise KeyError(self._not_a_dataset())
 

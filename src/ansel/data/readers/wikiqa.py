@@ -44,7 +44,7 @@ def read_split(path: Path) -> pd.DataFrame:
 @source("wikiqa")
 class WikiQA(common.Reader):
     options = OPTIONS
-    splits = SPLITS
+    produces = SPLITS
 
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         return pd.concat([read_split(raw_dir / f"WikiQA-{s}.tsv").assign(split=s) for s in SPLITS], ignore_index=True)

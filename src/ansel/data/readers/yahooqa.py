@@ -72,6 +72,8 @@ def split_questions(pairs: pd.DataFrame, fractions: dict[str, float], seed: int)
 
 @source("yahooqa")
 class YahooQA(common.Reader):
+    produces = SPLITS
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         return read_env(raw_dir / "env.pkl")
 
@@ -80,9 +82,10 @@ class YahooQA(common.Reader):
 class YahooQASample(common.Reader):
     options = SAMPLE_OPTIONS
 
+    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
+        return common.fraction_splits(options)
+
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
-        pairs["split"] = split_questions(
-            pairs, options.get("split", {"dev": 0.1, "test": 0.1}), options.get("seed", 13)
-        )
+        pairs["split"] = split_questions(pairs, options.get("split", common.FRACTIONS), options.get("seed", 13))
         return pairs
