@@ -34,6 +34,7 @@ PRESET = f"params.yaml with its preset {C['preset']!r}"
 A.check_schema(C, A.params_schema(), A.config_origin(S.configfiles, S.config, PRESET))
 # Typed settings, ranges, splits: refused here, before any job runs, naming the key and its source.
 A.validate(C, A.config_origin(S.configfiles, S.config, PRESET))
+P.check_published(C, C["papers"])  # a published value no table or figure looks up: a misspelt label
 A.export_data_settings(C)
 
 

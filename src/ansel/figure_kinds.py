@@ -76,9 +76,14 @@ class FigureKind:
         )
         if self.reads_data:
             files.append(T.processed_dir(figure["run_dataset"]))
-        if "reference_published" in figure or "published_table" in figure:
+        if self.published_keys(config, figure):
             files.append(T.PUBLISHED_RESULTS)
         return files
+
+    def published_keys(self, config: dict, figure: dict) -> set[tuple]:
+        """The keys (``ansel.published.PUBLISHED_KEY``) of published_results.csv the figure looks up: a
+        row no table or figure looks up is refused (``ansel.paper_targets.check_published``)."""
+        return set()
 
     def metrics_runs(self, config: dict, figure: dict) -> list[T.Run]:
         """The runs whose metrics.json the figure reads (checked against their run files before it draws)."""
@@ -108,6 +113,17 @@ class AccuracyByLength(FigureKind):
 class AccuracyBars(FigureKind):
     def value_splits(self, figure: dict) -> list[str]:
         return [figure["split"]]
+
+    def published_key(self, figure: dict, model: str) -> tuple:
+        """The key of a bar's published value: its label's row of ``published_table``."""
+        dataset = figure.get("published_dataset", figure["dataset"])
+        label = figure.get("labels", {}).get(model, model)
+        return (figure["paper"], figure["published_table"], dataset, figure["split"], label, figure["metric"])
+
+    def published_keys(self, config: dict, figure: dict) -> set[tuple]:
+        if "published_table" not in figure:
+            return set()
+        return {self.published_key(figure, m) for m in self.models(config, figure)}
 
 
 @figure_kind("attention_maps")
@@ -141,6 +157,26 @@ class Sweep(FigureKind):
 
     def value_splits(self, figure: dict) -> list[str]:
         return figure["splits"]
+
+    def reference_key(self, figure: dict, split: str) -> tuple:
+        """The key of the reference's published value on a split (``reference_published``: table, row label)."""
+        ref = figure["reference_published"]
+        return (figure["paper"], ref["table"], figure["dataset"], split, ref["label"], figure["metric"])
+
+    def curve_key(self, figure: dict, split: str, value: object) -> tuple:
+        """The key of the published curve's point at a swept value (``published_curve``: table, row label
+        with ``{value}``, dataset)."""
+        pc = figure["published_curve"]
+        dataset = pc.get("dataset", figure["dataset"])
+        return (figure["paper"], pc["table"], dataset, split, pc["label"].format(value=value), figure["metric"])
+
+    def published_keys(self, config: dict, figure: dict) -> set[tuple]:
+        """The reference's and the curve's at the spec's values and the preset's (a preset may run fewer)."""
+        values = dict.fromkeys([*figure.get("values", []), *T.sweep_values(config, figure)])
+        splits = figure["splits"]
+        return {self.reference_key(figure, s) for s in splits if "reference_published" in figure} | {
+            self.curve_key(figure, s, v) for s in splits if "published_curve" in figure for v in values
+        }
 
     def job_config(self, config: dict, figure: dict) -> dict:
         """Its models' configs and the preset's sweep values, from which the runs are derived."""

@@ -7,14 +7,16 @@ functions, so adding a row to a spec adds its runs. The runs and their files are
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Iterable
 
-from ansel.config import ConfigError, load_paper, typo_of
+from ansel.config import ConfigError, load_paper, papers_dir, root, typo_of
 from ansel.figure_kinds import kind_of as figure_kind_of
 from ansel.figure_kinds import where as figure_where
-from ansel.specs import NoSuchItem, TableSpec, figure_spec
+from ansel.published import check_read
+from ansel.specs import NoSuchItem, TableSpec, figure_spec, table_spec
 from ansel.table_kinds import kind_of, spec_table
-from ansel.targets import Run
+from ansel.targets import PUBLISHED_RESULTS, Run
 
 TABLE_EXTENSIONS = ("csv", "md", "tex", "html", "json")
 FIGURE_EXTENSIONS = ("png", "pdf")
@@ -92,3 +94,28 @@ def _gathered(config: dict, of_table: Callable[[TableSpec], Iterable], of_figure
         found.update(x for t in tables for x in of_table(t))
         found.update(x for f in figures for x in of_figure(f))
     return found
+
+
+def published_keys(config: dict, paper: str) -> set[tuple]:
+    """The keys of published_results.csv that the tables and figures of a paper's spec look up (every
+    item of the spec: a preset that builds fewer must not refuse the rows the others read)."""
+    spec = load_paper(paper)
+    keys: set[tuple] = set()
+    for t in spec.get("tables", []):
+        table = table_spec(config, paper, t["id"])
+        keys |= kind_of(table).published_keys(table)
+    for fig in spec.get("figures", []):
+        f = figure_spec(config, paper, fig)
+        keys |= figure_kind_of(f).published_keys(config, f)
+    return keys
+
+
+def check_published(config: dict, papers: Iterable[str], path: Path | None = None) -> None:
+    """Every row of published_results.csv (``path``, default the checkout's) of one of ``papers`` is looked
+    up by a table or figure of its spec, and none names a paper without a spec: a misspelt label matches
+    no cell, whose published value would silently show "—" (``ansel.published.check_read`` names the
+    line and the nearest label)."""
+    papers = list(papers)
+    specs = [p.stem for p in papers_dir().glob("*.yaml")]
+    keys = {k for p in papers for k in published_keys(config, p)}
+    check_read(path or root() / PUBLISHED_RESULTS, keys, papers, specs)

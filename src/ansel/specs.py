@@ -56,6 +56,11 @@ class Column:
         """The column's header: dataset, split, metric, and the protocol unless ``dev``."""
         return f"{self.dataset} {self.split} {self.metric}{PROTOCOL_SUFFIX[self.protocol]}"
 
+    def published_cell(self, row_label: str) -> tuple[str, str, str, str]:
+        """(dataset, split, row label, metric): where a row's published value in this column is, in its
+        table's rows of published_results.csv (``ansel.report.tables.published_lookup``)."""
+        return (self.published_dataset, self.published_split, row_label, self.published_metric)
+
 
 @dataclass(frozen=True)
 class Row:

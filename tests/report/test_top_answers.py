@@ -15,6 +15,7 @@ from ansel.config import ConfigError, load_paper
 from ansel.data.canonical import Dataset
 from ansel.evaluation import agreement
 from ansel.evaluation.metrics import write_trec_run
+from ansel.paper_targets import published_keys
 from ansel.report.top_answers import ranked_answers
 from ansel.table_kinds import kind_of, spec_table
 
@@ -75,14 +76,19 @@ SCORES = {
 
 @pytest.fixture
 def root(tmp_path, monkeypatch, repo_root):
-    """A checkout holding the spec above (with the real schema and published values); the fake
-    dataset and runs in the working directory."""
+    """A checkout holding the spec above (with the real schema, and the real published values it
+    reads: the table job refuses a row no table or figure of its paper reads); the fake dataset and
+    runs in the working directory."""
     checkout = tmp_path / "checkout"
     (checkout / "workflow/papers").mkdir(parents=True)
     shutil.copytree(repo_root / "workflow/schemas", checkout / "workflow/schemas")
-    shutil.copy(repo_root / "workflow/papers/published_results.csv", checkout / "workflow/papers")
     (checkout / "workflow/papers/amvlstm.yaml").write_text(SPEC)
     monkeypatch.setenv("ANSEL_ROOT", str(checkout))
+    header, *rows = (repo_root / "workflow/papers/published_results.csv").read_text().splitlines(keepends=True)
+    read = published_keys(CONFIG, "amvlstm")
+    (checkout / "workflow/papers/published_results.csv").write_text(
+        "".join([header, *(r for r in rows if tuple(r.split(",")[:6]) in read)])
+    )
     monkeypatch.chdir(tmp_path)
     questions = pd.DataFrame(
         {
@@ -115,9 +121,8 @@ def root(tmp_path, monkeypatch, repo_root):
     return tmp_path
 
 
-def test_top_answers_table_ranks_the_references_first_answers_per_model(root, monkeypatch):
-    monkeypatch.setattr(agreement, "check_runs", lambda runs: None)  # fakes: metrics.json alone (their check:
-    # tests/reliability/test_tampered_metrics.py)
+def table4_job(root) -> None:
+    """``ansel table`` of the spec's table4, as its rule runs it."""
     main(
         [
             "table",
@@ -133,6 +138,12 @@ def test_top_answers_table_ranks_the_references_first_answers_per_model(root, mo
             "results/tables/amvlstm/table4",
         ]
     )
+
+
+def test_top_answers_table_ranks_the_references_first_answers_per_model(root, monkeypatch):
+    monkeypatch.setattr(agreement, "check_runs", lambda runs: None)  # fakes: metrics.json alone (their check:
+    # tests/reliability/test_tampered_metrics.py)
+    table4_job(root)
     out = root / "results/tables/amvlstm/table4"
     table = json.loads(out.with_suffix(".json").read_text())
     assert list(table)[:3] == ["a3", "a2", "a0"]  # mv's first three, in its order
@@ -149,6 +160,19 @@ def test_top_answers_table_ranks_the_references_first_answers_per_model(root, mo
     assert set(csv.aid) == {"a3", "a2", "a0"}
     assert set(csv.run) == {"results/runs/syn/mv/seed1", "results/runs/syn/q@lr=0.1/seed1"}
     assert out.with_suffix(".tex").read_text().startswith("\\begin{table}")
+
+
+def test_the_table_job_refuses_a_published_row_of_its_paper_that_nothing_reads(root):
+    """A misspelt label would leave its published rank "—": the job names the line and the label meant."""
+    published = root / "checkout/workflow/papers/published_results.csv"
+    published.write_text(published.read_text().replace(",aMV-LSTM (Q),correct_rank,", ",aMV-LSTM(Q),correct_rank,"))
+    with pytest.raises(
+        SystemExit,
+        match=r"^ansel table: .*published_results.csv, line \d+: .* reads model 'aMV-LSTM\(Q\)' of amvlstm "
+        r"table4 wikiqa test \(typo of 'aMV-LSTM \(Q\)'\?\)",
+    ):
+        table4_job(root)
+    assert not (root / "results/tables/amvlstm/table4.json").exists()
 
 
 def test_top_answers_inputs_are_the_dataset_and_the_shown_runs(root):

@@ -34,7 +34,7 @@ rule table:
         spec="workflow/papers/{paper}.yaml",
         published=lambda w: K.kind_of(K.spec_table(C, w.paper, w.table)).published,
         benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(benchmark_configs(w.paper, w.table)[0]),
-        code=package_code("report") + package_code("table_kinds") + ["src/ansel/specs.py"],
+        code=package_code("report") + package_code("table_kinds") + ["src/ansel/specs.py", "src/ansel/published.py"],
     output:
         # the long form (one row per cell, numbers unrounded), to download from the report
         report("results/tables/{paper}/{table}.csv", category="{paper}", subcategory="tables (CSV)",
@@ -90,7 +90,7 @@ rule figure:
     input:
         figure_inputs,
         spec="workflow/papers/{paper}.yaml",
-        code=package_code("report") + ["src/ansel/specs.py"],
+        code=package_code("report") + ["src/ansel/specs.py", "src/ansel/published.py"],
     output:
         report("figures/{paper}/{figure}.png", category="{paper}", subcategory="figures",
                labels={"figure": "{figure}"}),

@@ -23,23 +23,33 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from ansel.config import papers_dir
+from ansel.config import root
 from ansel.data.canonical import Dataset
-from ansel.figure_kinds import heatmap_table, kind_of
+from ansel.figure_kinds import AccuracyBars, Sweep, heatmap_table, kind_of
 from ansel.report.by_length import accuracy_by_length, plot_accuracy_by_length, question_lengths
 from ansel.report.plotting import save
 from ansel.report.tables import (
     aggregate,
     last_epoch_metric,
     ours_headers,
-    published_lookup,
+    published_values,
     run_log,
     run_metric,
     run_value,
     split_labels,
     split_run,
 )
-from ansel.targets import Run, Variant, processed_dir, runs, seed_count, spec_seed, sweep_models, sweep_values
+from ansel.targets import (
+    PUBLISHED_RESULTS,
+    Run,
+    Variant,
+    processed_dir,
+    runs,
+    seed_count,
+    spec_seed,
+    sweep_models,
+    sweep_values,
+)
 
 FigureFn = Callable[[dict, dict, Path], None]
 _DRAWN: dict[str, FigureFn] = {}
@@ -157,13 +167,11 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
         spec["metric"],
         spec.get("protocol", "dev"),
     )
-    published = (
-        published_lookup(papers_dir() / "published_results.csv", spec["paper"], spec["published_table"])
-        if "published_table" in spec
-        else {}
-    )
+    kind = kind_of(spec)
+    assert isinstance(kind, AccuracyBars)  # bar_values is this kind's
+    published = published_values(root() / PUBLISHED_RESULTS) if kind.published_keys(config, spec) else {}
     rows = []
-    for model in kind_of(spec).models(config, spec):
+    for model in kind.models(config, spec):
         label = spec.get("labels", {}).get(model, model)
         v = np.array([run_value(r, split, metric, protocol) for r in runs(config, ds, Variant(model))])
         rows.append(
@@ -173,9 +181,7 @@ def bar_values(config: dict, spec: dict) -> pd.DataFrame:
                 "mean": v.mean(),
                 "std": v.std(ddof=1) if len(v) > 1 else 0.0,
                 "n": len(v),
-                "published": published.get(
-                    (spec.get("published_dataset", spec["dataset"]), split, label, metric), math.nan
-                ),
+                "published": published.get(kind.published_key(spec, model), math.nan),
             }
         )
     return pd.DataFrame(rows)
@@ -347,28 +353,22 @@ def sweep_figure(config: dict, spec: dict, prefix: Path) -> None:
     seeds, ± std band); the reference model as a solid horizontal line, its published value
     (``reference_published``: table and row label in published_results.csv) as a dashed one."""
     metric, x = spec["metric"], spec["x"]
-    published = {}
+    kind = kind_of(spec)
+    assert isinstance(kind, Sweep)  # drawn under this kind's name
+    values = published_values(root() / PUBLISHED_RESULTS) if kind.published_keys(config, spec) else {}
+    published = {}  # split -> the reference's published value
     if "reference_published" in spec:
-        ref = spec["reference_published"]
-        lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], ref["table"])
-        published = {
-            split: lookup[key]
-            for split in spec["splits"]
-            if (key := (spec["dataset"], split, ref["label"], metric)) in lookup
-        }
+        published = {s: values[key] for s in spec["splits"] if (key := kind.reference_key(spec, s)) in values}
     curve = {}  # split -> the paper's value per x (published_curve)
     if "published_curve" in spec:
-        pc = spec["published_curve"]
-        lookup = published_lookup(papers_dir() / "published_results.csv", spec["paper"], pc["table"])
-        paper_ds = pc.get("dataset", spec["dataset"])
         curve = {
             split: pts
             for split in spec["splits"]
             if (
                 pts := [
-                    (v, lookup[key])
+                    (v, values[key])
                     for v in sweep_values(config, spec)
-                    if (key := (paper_ds, split, pc["label"].format(value=v), metric)) in lookup
+                    if (key := kind.curve_key(spec, split, v)) in values
                 ]
             )
         }

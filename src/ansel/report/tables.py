@@ -14,7 +14,6 @@ shared; every kind writes its files through ``write_table``.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Collection
@@ -26,12 +25,11 @@ import pandas as pd
 
 from ansel.config import root, typo_of
 from ansel.data.canonical import Dataset
-from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
 from ansel.files import write_text_atomic
+from ansel.published import METRIC_NAMES, PUBLISHED_KEY, PublishedFileError, metric_key, read_lines
 from ansel.report.expected import EXPECTED, expected_split_metric
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
 from ansel.run_files import stored
-from ansel.settings import InputError
 from ansel.specs import Column, Row, TableSpec
 from ansel.targets import (
     CONTEXT_PUBLISHED,
@@ -67,41 +65,12 @@ CELL_COLUMNS = [
 ]
 
 
-# Our spelling of each metric, by its case-folded name: a paper may print ndcg@3 for our nDCG@3.
-_METRIC_NAMES = {m.casefold(): m for m in METRICS + CLASSIFICATION_METRICS + CATEGORY_METRICS}
-
-
-PUBLISHED_KEY = ["paper", "table", "dataset", "split", "model", "metric"]
-
-
-class PublishedFileError(ValueError, InputError):
-    """A file of published values that cannot be read as one: the message names it and the line."""
-
-
 def read_values(path: Path, columns: list[str]) -> pd.DataFrame:
-    """A CSV file of published values that has at least ``columns``, every field a string ('' where
-    empty; data row i is line i + 2 but for blank lines). One missing, not CSV, without one of the
-    columns, or with a line of more or fewer fields than its header (cut short, a stray comma) is
-    refused naming it and the line: read as pandas reads it, a line cut short gave empty fields."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
-            header, rows = next(reader, []), []
-            for fields in filter(None, reader):  # a blank line is no row
-                if len(fields) != len(header):
-                    raise PublishedFileError(
-                        f"{path}, line {reader.line_num}: {len(fields)} fields where its header has {len(header)} "
-                        "(a line cut short, or a comma too many?)"
-                    )
-                rows.append(fields)
-    except FileNotFoundError:
-        raise PublishedFileError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise PublishedFileError(f"{path}: not a CSV file ({e})") from None
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise PublishedFileError(f"{path}: missing column(s) {', '.join(missing)}; it has {', '.join(header)}")
-    return pd.DataFrame(rows, columns=header, dtype=str)
+    """A CSV file of published values that has at least ``columns`` (``ansel.published.read_lines``
+    refuses one that is not, naming it and the line), every field a string ('' where empty; data row
+    i is line i + 2 but for blank lines): read as pandas reads it, a line cut short gave empty fields."""
+    header, rows = read_lines(path, columns)
+    return pd.DataFrame([fields for _, fields in rows], columns=header, dtype=str)
 
 
 def refuse_duplicate_keys(df: pd.DataFrame, key: list[str], csv_path: Path) -> None:
@@ -137,21 +106,18 @@ def unknown_value(csv_path: Path, index: int, column: str, value: str, known: Co
     )
 
 
-def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
-    """{(dataset, split, row label, metric): value} of one published table; a metric name that
-    matches one of ours case-insensitively is keyed by ours. A key (``PUBLISHED_KEY``, the metric
-    as keyed) that two rows of the file hold is an error, wherever in the file it is."""
+def published_values(csv_path: Path) -> dict[tuple, float]:
+    """{key (``PUBLISHED_KEY``, the metric as ``metric_key`` spells it): value} of every row of a
+    published values file; a key two rows hold is an error, as is a value that is not a number."""
     df = read_values(csv_path, PUBLISHED_KEY + ["value"])
-    refuse_duplicate_keys(
-        df.assign(metric=[_METRIC_NAMES.get(m.casefold(), m) for m in df.metric]), PUBLISHED_KEY, csv_path
-    )
-    df = df[(df.paper == paper) & (df.table == table)]
-    return {
-        (r.dataset, r.split, r.model, _METRIC_NAMES.get(r.metric.casefold(), r.metric)): number(
-            csv_path, r.Index, r.value
-        )
-        for r in df.itertuples()
-    }
+    df = df.assign(metric=[metric_key(m) for m in df.metric])
+    refuse_duplicate_keys(df, PUBLISHED_KEY, csv_path)
+    return {tuple(getattr(r, c) for c in PUBLISHED_KEY): number(csv_path, r.Index, r.value) for r in df.itertuples()}
+
+
+def published_lookup(csv_path: Path, paper: str, table: str) -> dict[tuple, float]:
+    """{(dataset, split, row label, metric): value} of one published table (``published_values``)."""
+    return {key[2:]: v for key, v in published_values(csv_path).items() if key[:2] == (paper, table)}
 
 
 def run_metric(run: Run, split: str, metric: str) -> float:
@@ -400,7 +366,7 @@ def aggregate(config: dict, table: TableSpec, published: dict[tuple, float]) -> 
         return (
             context.get((*where, row.model, col.metric), math.nan)
             if row.context
-            else published.get((*where, row.label, col.published_metric), math.nan)
+            else published.get(col.published_cell(row.label), math.nan)
         )
 
     # ranking and classification metrics (0-1) are printed as percentages in a column whose published
@@ -408,7 +374,7 @@ def aggregate(config: dict, table: TableSpec, published: dict[tuple, float]) -> 
     percent_columns = {
         col.label
         for col in table.columns
-        if col.metric in _METRIC_NAMES.values() and any(published_value(row, col) > 1.0 for row in table.rows)
+        if col.metric in METRIC_NAMES.values() and any(published_value(row, col) > 1.0 for row in table.rows)
     }
     for row in table.rows:
         for col in table.columns:

@@ -62,9 +62,15 @@ def ranked_answers(config: dict, table: TableSpec, models: list[str]) -> pd.Data
 
 
 def render_top_answers(
-    config: dict, table: TableSpec, models: list[str], published: dict[tuple, float], notes: list[str], prefix: Path
+    config: dict,
+    table: TableSpec,
+    models: list[str],
+    published: dict[str, float | None],
+    notes: list[str],
+    prefix: Path,
 ) -> None:
-    """prefix.{csv,md,tex,json}: the reference's ``top`` first answers, "score (rank)" per model."""
+    """prefix.{csv,md,tex,json}: the reference's ``top`` first answers, "score (rank)" per model;
+    ``published``: each model's published rank (None: none)."""
     ranked, ref = ranked_answers(config, table, models), table.reference
     labels = {m: table.labels.get(m, m) for m in models}
     top = ranked[ranked.model == ref].nsmallest(table.top, "rank").aid.tolist()
@@ -86,11 +92,10 @@ def render_top_answers(
         )
         as_json[aid] = {"label": label, **per_model}
     correct = ranked[ranked.label == 1].groupby("model")["rank"].min()
-    where = (table.published_dataset, table.split)
     as_json["correct_rank"] = {
         labels[m]: {
             "ours": int(correct[m]) if m in correct else None,
-            "published": published.get((*where, labels[m], "correct_rank")),
+            "published": published.get(m),
         }
         for m in labels
     }

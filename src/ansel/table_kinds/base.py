@@ -39,6 +39,11 @@ class TableKind(ABC):
         """prefix.{csv,md,tex,html,json}, the table headed by ``notes``; ``published``: the kind's
         ``published`` file."""
 
+    def published_keys(self, table: TableSpec) -> set[tuple]:
+        """The keys (``ansel.published.PUBLISHED_KEY``) of published_results.csv the table looks up: a
+        row no table or figure looks up is refused (``ansel.paper_targets.check_published``)."""
+        return set()
+
     def check(self, config: dict, table: TableSpec) -> None:  # noqa: B027 (a kind may check nothing)
         """Refuses, while the DAG is built, a spec the config cannot render (naming file, table and key)."""
 

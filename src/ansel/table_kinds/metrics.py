@@ -53,6 +53,15 @@ class Metrics(TableKind):
             files += [T.processed_dir(c.run_dataset) for c in table.columns]
         return list(dict.fromkeys(files + T.provenance_inputs(config, found) + T.significance_inputs(config, table)))
 
+    def published_keys(self, table: TableSpec) -> set[tuple]:
+        """Each cell's but a context row's (those are context_results.csv's)."""
+        return {
+            (table.paper, table.published_table, *col.published_cell(row.label))
+            for row in table.rows
+            if not row.context
+            for col in table.columns
+        }
+
     def check(self, config: dict, table: TableSpec) -> None:
         """The columns name a metric the runs report and a split their dataset evaluates (a timing: the
         training split), before any run trains for a table that could not render."""

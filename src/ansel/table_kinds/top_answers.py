@@ -43,21 +43,36 @@ class TopAnswers(TableKind):
             files += [f"{r.dir}/run.trec"] * (r.seed == seed)
         return files
 
+    def published_key(self, table: TableSpec, model: str) -> tuple:
+        """The key of a model's published rank: its label's row, metric correct_rank."""
+        return (
+            table.paper,
+            table.id,
+            table.published_dataset,
+            table.split,
+            table.labels.get(model, model),
+            "correct_rank",
+        )
+
+    def published_keys(self, table: TableSpec) -> set[tuple]:
+        return {self.published_key(table, m) for m in self.models(table)}
+
     def job_config(self, config: dict, papers: dict, table: TableSpec) -> dict:
         """With the preset's question, where it names another (smoke: one of the synthetic corpus)."""
         questions = config["papers"][table.paper].get("questions", {})
         return {**super().job_config(config, papers, table), "papers": {table.paper: {"questions": questions}}}
 
     def render(self, config: dict, table: TableSpec, published: Path, notes: list[str], prefix: Path) -> None:
-        from ansel.report.tables import published_lookup  # pandas: in a table job, not while the DAG is built
+        from ansel.report.tables import published_values  # pandas: in a table job, not while the DAG is built
         from ansel.report.top_answers import render_top_answers
 
+        values = published_values(published)
         question = config.get("papers", {}).get(table.paper, {}).get("questions", {}).get(table.id, table.question)
         render_top_answers(
             config,
             replace(table, question=question),
             self.models(table),
-            published_lookup(published, table.paper, table.id),
+            {m: values.get(self.published_key(table, m)) for m in self.models(table)},
             notes,
             prefix,
         )
