@@ -474,6 +474,11 @@ def check_reader(name: str, ds: dict, fetch: dict | None) -> None:
             f"datasets.{name}.splits: {', '.join(map(repr, absent))} not a split the {ds['source']} reader "
             f"produces under this dataset's read and fetch options; it produces {', '.join(produced)}"
         )
+    if "train" not in ds.get("splits", ["train"]):  # a preprocess job would fail building the vocabulary
+        raise ConfigError(
+            f"datasets.{name}.splits: {ds['splits']} has no 'train' split: the vocabulary and the word vectors "
+            "are built from its text (a reader's read.splits may map one of its files to train)"
+        )
 
 
 def check_finite(value: Any, where: str, source: str = "") -> None:

@@ -298,13 +298,18 @@ def test_every_datasets_reader_tells_the_splits_it_will_produce(params):
             "datasets.synthetic_en.splits: 'test2' not a split the synthetic reader",
         ),
         ("cpu", {"quoraqp": {"read": {"splits": ["dev", "test"]}}}, "datasets.quoraqp.splits: 'train' not a split"),
+        (  # before: the preprocess job's KeyError 'train' as it built the vocabulary
+            "cpu",
+            {"legalqa_siat": {"read": {"splits": {"dev": "dev", "test": "test"}}, "splits": ["dev", "test"]}},
+            r"datasets.legalqa_siat.splits: \['dev', 'test'\] has no 'train' split: the vocabulary",
+        ),
         (
             "cpu",
             {"insuranceqa_v1": {"read": {"splits": ["train", "dev", "tset1"]}}},
             r"datasets.insuranceqa_v1.read.splits: unknown split\(s\) \['tset1'\] \(typo of 'test1'\?\); known: ",
         ),
     ],
-    ids=["lawqa", "synthetic", "quoraqp", "insuranceqa_v1"],
+    ids=["lawqa", "synthetic", "quoraqp", "legalqa_siat", "insuranceqa_v1"],
 )
 def test_a_dataset_split_its_reader_will_not_produce_is_refused_before_any_job(preset, datasets, said):
     """Before, only WikiQA's and TREC-QA's read options were checked against the reader's splits, and a
