@@ -266,6 +266,19 @@ def test_unknown_table_id_in_papers_is_named():
         P.paper_outputs({"papers": {"apnet": {"tables": ["nope"]}}})
 
 
+def test_a_table_or_figure_the_preset_does_not_build_is_refused_naming_what_it_builds_and_who_does():
+    cpu = load(preset="cpu")
+    P.check_built(cpu, "table", "apnet", "wikiqa")  # built: nothing said
+    with pytest.raises(
+        ConfigError,
+        match=r"^table apnet/datasets: not a table the preset 'cpu' builds \(its tables of apnet: wikiqa, .*\); "
+        r"--config preset=full or preset=smoke builds it$",
+    ):
+        P.check_built(cpu, "table", "apnet", "datasets")
+    with pytest.raises(ConfigError, match=r"figure smoke/learning_curves: .*\(its figures of smoke: none\)"):
+        P.check_built(cpu, "figure", "smoke", "learning_curves")
+
+
 def test_a_model_a_spec_names_but_the_config_lacks_is_refused_naming_the_file_item_and_row():
     cfg = load()
     cfg["models"]["qa_lstmm"] = cfg["models"].pop("qa_lstm")

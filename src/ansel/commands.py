@@ -247,7 +247,7 @@ def cmd_evaluate(a) -> None:
 
 
 def cmd_step_times(a) -> None:
-    from ansel.config import require_dataset_folder, resolve_run
+    from ansel.config import naming_the_preset, require_dataset_folder, resolve_run
     from ansel.data.manifest import require_processed
     from ansel.device import start_torch
     from ansel.files import write_text_atomic
@@ -256,10 +256,12 @@ def cmd_step_times(a) -> None:
 
     if not isinstance(a.config, dict) or not a.config:
         raise ConfigError("--config: expected {model: run config, ...} naming at least one model")
-    configs = {model: resolve_run(spec, f"--config {model}") for model, spec in a.config.items()}
+    configs = {}
+    for model, spec in a.config.items():
+        with naming_the_preset(spec):
+            configs[model] = resolve_run(spec, f"--config {model}")
+            require_dataset_folder(Path(a.processed), configs[model]["dataset"], f"--config {model}", "time")
     require_processed(Path(a.processed))
-    for model, cfg in configs.items():
-        require_dataset_folder(Path(a.processed), cfg["dataset"], f"--config {model}", "time")
     start_torch(a.threads)
     result = measure(configs, Path(a.processed), a.batches, a.rounds)
     write_text_atomic(Path(a.out), json.dumps(result, indent=2) + "\n")

@@ -12,6 +12,7 @@ presets, paper specs and schemas are read from the checkout the command runs in.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
 import functools
@@ -19,7 +20,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,28 @@ def preprocess_config(dataset: dict) -> dict:
     return {k: dataset[k] for k in PREPROCESS_KEYS if k in dataset}
 
 
+def configured(what: str, name: str, known: Sequence[str], config: dict) -> None:
+    """Refuse a ``what`` (dataset, source) the preset does not configure -- a misspelt target --
+    naming the nearest and every known name, while Snakemake builds the DAG."""
+    if name not in known:
+        raise ConfigError(
+            f"{what} {name!r} is not configured under the preset {config['preset']!r}{typo_of(name, known)}; "
+            f"known: {', '.join(known)}"
+        )
+
+
+def dataset_config(config: dict, dataset: str) -> dict:
+    """A dataset's block of the (resolved) config; an unknown name refused (``configured``)."""
+    configured("dataset", dataset, list(config["datasets"]), config)
+    return config["datasets"][dataset]
+
+
+def preset_sources(config: dict) -> list[str]:
+    """The sources the download rule fetches for the preset: its datasets' and its vectors'."""
+    vectors = [e["source"] for e in config.get("embeddings", {}).get("pretrained", {}).values() if isinstance(e, dict)]
+    return list(dict.fromkeys([d["source"] for d in config["datasets"].values()] + vectors))
+
+
 def dataset_name(config: dict, dataset: str) -> str:
     """The dataset a paper's dataset name resolves to under the preset's aliases."""
     name = config.get("dataset_alias", {}).get(dataset, dataset)
@@ -304,7 +327,7 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     """Everything one (dataset, model, seed, point) run depends on: also its identity for reruns and
     resume. A run trains at one lr: the grid it belongs to is the tables' business, not part of it."""
     m = model_config(config, model, point)
-    ds = config["datasets"][dataset]
+    ds = dataset_config(config, dataset)
     train = {k: v for k, v in m["train"].items() if k != "lr_grid"}
     where = f"models.{variant_name(model, point)}.train"
     t = parse(TrainConfig, train, where)
@@ -429,11 +452,10 @@ def resolve_run(spec: dict, where: str) -> dict:
             )
         check_run({k: spec[k] for k in RUN_NAMES}, where)
         config = load(**{"preset": spec["preset"]} if "preset" in spec else {})
-        if spec["dataset"] not in config["datasets"]:
-            raise ConfigError(
-                f"{where}: dataset {spec['dataset']!r} is not configured under the preset "
-                f"{config['preset']!r} ({', '.join(config['datasets'])})"
-            )
+        try:
+            dataset_config(config, spec["dataset"])
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
         if (model := spec["model"]) not in config["models"]:
             near = difflib.get_close_matches(str(model), config["models"], n=3)
             raise ConfigError(
@@ -447,6 +469,24 @@ def resolve_run(spec: dict, where: str) -> dict:
         f"{where}: not a whole run config (missing {', '.join(missing)}) nor a run named by "
         f"{', '.join(RUN_NAMES)} (unexpected {', '.join(sorted(set(spec) - {*RUN_NAMES, 'preset'}))})"
     )
+
+
+@contextlib.contextmanager
+def naming_the_preset(spec: Any) -> Iterator[None]:
+    """A ConfigError raised inside -- resolving a run named by dataset, model and seed alone
+    (``resolve_run``), or checking files against it -- says which preset resolved it: params.yaml's
+    default, whose stand-ins (vectors, datasets) a run on real data does not expect."""
+    try:
+        yield
+    except ConfigError as e:
+        if not (isinstance(spec, dict) and set(spec) == set(RUN_NAMES)):
+            raise
+        default = read_yaml(root() / "params.yaml").get("preset", "full")
+        others = [p for p in ["full", *sorted(p.stem for p in presets_dir().glob("*.yaml"))] if p != default]
+        choices = " or ".join(json.dumps({"preset": p})[1:-1] for p in others)
+        raise type(e)(
+            f"{e} (resolved under preset {default!r}: the run config names none; add {choices} to resolve it under another)"
+        ) from None
 
 
 def check_reader(name: str, ds: dict, fetch: dict | None) -> None:

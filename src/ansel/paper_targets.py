@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ansel.config import ConfigError, load_paper, papers_dir, root, typo_of
+from ansel.config import ConfigError, load, load_paper, papers_dir, root, typo_of
 from ansel.figure_kinds import kind_of as figure_kind_of
 from ansel.figure_kinds import where as figure_where
 from ansel.published import check_read
@@ -32,6 +32,29 @@ def spec_figure(config: dict, paper: str, figure_id: str) -> dict:
             figure_kind_of(spec).check(spec)
             return spec
     raise NoSuchItem(f"papers.{paper}: spec has no figure {figure_id!r} ({', '.join(f['id'] for f in figures)})")
+
+
+def check_built(config: dict, kind: str, paper: str, item_id: str) -> None:
+    """Refuse a table or figure (``kind``) the preset does not build, naming what it builds of the
+    paper and the presets that do: asked for alone, it would plan runs and downloads the preset
+    never makes (data it cannot fetch), as a run outside the preset is refused."""
+    if item_id in _built_ids(config, kind, paper):
+        return
+    presets = ["full", *sorted(p.stem for p in (root() / "presets").glob("*.yaml"))]
+    others = [p for p in presets if p != config["preset"] and item_id in _built_ids(load(preset=p), kind, paper)]
+    raise ConfigError(
+        f"{kind} {paper}/{item_id}: not a {kind} the preset {config['preset']!r} builds "
+        f"(its {kind}s of {paper}: {', '.join(_built_ids(config, kind, paper)) or 'none'}); "
+        + (f"--config preset={' or preset='.join(others)} builds it" if others else "no preset builds it")
+    )
+
+
+def _built_ids(config: dict, kind: str, paper: str) -> list[str]:
+    """The ids of the tables or figures (``kind``) the preset builds of a paper (``paper_items``)."""
+    if paper not in config.get("papers", {}):
+        return []
+    key = f"{kind}s"
+    return config["papers"][paper].get(key, [item["id"] for item in load_paper(paper).get(key, [])])
 
 
 def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:

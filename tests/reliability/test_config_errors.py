@@ -4,6 +4,7 @@ unknown key, a run trained by hand, `make pull` from a subdirectory."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -102,6 +103,30 @@ def test_a_run_named_by_hand_is_resolved_through_params_or_refused_naming_what_i
         resolve_run({"dataset": "synthetic_en", "model": "qa_cnnn", "seed": 1}, "--config")
     with pytest.raises(ConfigError, match=r"not a whole run config \(missing .*\) .*unexpected train"):
         resolve_run({"model": "qa_lstm", "train": {}}, "--config")
+
+
+def test_a_run_named_without_a_preset_says_which_preset_resolved_it(tmp_path):
+    from ansel.training.command import train_command
+
+    with pytest.raises(
+        ConfigError, match=r"dataset 'wikqa' is not configured under the preset 'smoke' \(typo of 'wikiqa'\?\)"
+    ):
+        resolve_run({"dataset": "wikqa", "model": "qa_lstm", "seed": 1}, "--config")  # only the callers add the note
+    named = {"dataset": "wikiqa", "model": "apnet_qa_cnn_wikiqa", "seed": 1}
+    with pytest.raises(
+        ConfigError,
+        match=r"^--embeddings data/embeddings/wikiqa/word2vec-300.npy: not the vectors the run config names .*"
+        r"\(resolved under preset 'smoke': the run config names none; add \"preset\": \"full\" or \"preset\": \"cpu\"",
+    ):
+        train_command(named, Path("data/processed/wikiqa"), tmp_path / "run", "data/embeddings/wikiqa/word2vec-300.npy")
+    with pytest.raises(ConfigError, match="not the vectors the run config names") as refused:  # a preset named: as is
+        train_command(
+            {**named, "preset": "full"},
+            Path("data/processed/wikiqa"),
+            tmp_path / "run",
+            "data/embeddings/wikiqa/word2vec-300.npy",
+        )
+    assert "resolved under" not in str(refused.value)
 
 
 def test_pull_finds_the_checkout_from_a_subdirectory_and_checks_stages_before_pulling(repo_root, monkeypatch):

@@ -82,6 +82,31 @@ def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_pat
     assert "Job stats" not in out.stdout  # refused before a DAG was planned
 
 
+@pytest.mark.parametrize(
+    "target,preset,message",
+    [
+        (
+            "data/embeddings/wikqa/word2vec-300.npy",
+            "smoke",
+            "dataset 'wikqa' is not configured under the preset 'smoke' (typo of 'wikiqa'?); known: synthetic_en,",
+        ),
+        ("data/raw/wikqa/manifest.json", "smoke", "source 'wikqa' is not configured under the preset 'smoke' (typo of"),
+        (
+            "results/tables/apnet/datasets.md",
+            "cpu",
+            "table apnet/datasets: not a table the preset 'cpu' builds (its tables of apnet: wikiqa,",
+        ),
+    ],
+)
+def test_a_target_outside_the_preset_is_refused_by_a_dry_run_naming_it(repo_root, target, preset, message):
+    """A misspelt dataset or source, or a table the preset does not build: refused while the DAG is
+    built, as a run outside the preset is, not planned to fail (a KeyError, a download nowhere)."""
+    out = _snakemake(repo_root, "-n", "--cores", "1", target, "--config", f"preset={preset}")
+    assert out.returncode != 0
+    assert message in out.stdout + out.stderr, out.stdout + out.stderr
+    assert "KeyError" not in out.stdout + out.stderr and "Job stats" not in out.stdout
+
+
 def _planned(dry_run: str) -> set[str]:
     return {line.split()[1].rstrip(":") for line in dry_run.splitlines() if line.startswith("rule ")}
 

@@ -79,7 +79,9 @@ def pretrained_file(w):
 
 
 def source_fetch(source):
-    """The fetch options of a source; datasets sharing a source must agree on them (vectors take none)."""
+    """The fetch options of a source (refused unless the preset's datasets or vectors read it: A.configured);
+    datasets sharing a source must agree on them (vectors take none)."""
+    A.configured("source", source, A.preset_sources(C), C)
     options = {json.dumps(d.get("fetch", {}), sort_keys=True) for d in C["datasets"].values() if d["source"] == source}
     if not options:
         return "{}"
@@ -88,28 +90,42 @@ def source_fetch(source):
     return options.pop()
 
 
+def built_table(paper, table_id):
+    """A table's spec (K.spec_table), refused unless the preset builds it (P.check_built)."""
+    table = K.spec_table(C, paper, table_id)
+    P.check_built(C, "table", paper, table_id)
+    return table
+
+
+def built_figure(paper, figure_id):
+    """A figure's spec (P.spec_figure), refused unless the preset builds it (P.check_built)."""
+    spec = P.spec_figure(C, paper, figure_id)
+    P.check_built(C, "figure", paper, figure_id)
+    return spec
+
+
 def table_inputs(w):
     """The files a table job reads (TableKind.inputs), each as it is stored: a record rendering in place
     holds its run files gzipped (ansel.run_files)."""
-    table = K.spec_table(C, w.paper, w.table)
+    table = built_table(w.paper, w.table)
     return [str(stored(f)) for f in K.kind_of(table).inputs(C, table)]
 
 
 def figure_inputs(w):
     """The files a figure job reads (FigureKind.inputs), each as it is stored (table_inputs)."""
-    spec = P.spec_figure(C, w.paper, w.figure)
+    spec = built_figure(w.paper, w.figure)
     return [str(stored(f)) for f in FK.kind_of(spec).inputs(C, spec)]
 
 
 def table_cfg(w):
     """The slice of the config a table job reads (ansel.table_kinds: TableKind.job_config)."""
-    table = K.spec_table(C, w.paper, w.table)
+    table = built_table(w.paper, w.table)
     return json.dumps(K.kind_of(table).job_config(C, PAPERS, table))
 
 
 def figure_cfg(w):
     """The slice of the config a figure job reads (ansel.figure_kinds: FigureKind.job_config)."""
-    spec = P.spec_figure(C, w.paper, w.figure)
+    spec = built_figure(w.paper, w.figure)
     return json.dumps(FK.kind_of(spec).job_config(C, spec))
 
 
@@ -120,5 +136,5 @@ PAPERS = A.load(preset="full")
 @functools.cache
 def benchmark_configs(paper, table):
     """A table's step-times dataset and row configs (TableKind.benchmark_configs), resolved once."""
-    spec = K.spec_table(C, paper, table)
+    spec = built_table(paper, table)
     return K.kind_of(spec).benchmark_configs(C, spec)

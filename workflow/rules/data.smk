@@ -18,12 +18,12 @@ rule download:
 
 rule preprocess:
     input:
-        lambda w: f"data/raw/{C['datasets'][w.dataset]['source']}/manifest.json",
+        lambda w: f"data/raw/{A.dataset_config(C, w.dataset)['source']}/manifest.json",
     output:
         directory("data/processed/{dataset}"),
     params:
         # what preprocessing reads of the dataset block: an edit of its `eval` reruns no preprocessing
-        cfg=lambda w: json.dumps(A.preprocess_config(C["datasets"][w.dataset])),
+        cfg=lambda w: json.dumps(A.preprocess_config(A.dataset_config(C, w.dataset))),
         raw=lambda w, input: os.path.dirname(input[0]),
     log:
         "logs/preprocess/{dataset}.log",
@@ -48,7 +48,7 @@ rule embeddings:
     params:
         cfg=lambda w: json.dumps(
             {
-                "word2vec": C["datasets"][w.dataset].get("word2vec", {}),
+                "word2vec": A.dataset_config(C, w.dataset).get("word2vec", {}),
                 "pretrained": {} if w.method == "word2vec" else {w.method: A.pretrained_file(C, w.method)[0]},
             }
         ),

@@ -32,7 +32,7 @@ rule table:
     input:
         table_inputs,
         spec="workflow/papers/{paper}.yaml",
-        published=lambda w: K.kind_of(K.spec_table(C, w.paper, w.table)).published,
+        published=lambda w: K.kind_of(built_table(w.paper, w.table)).published,
         benchmark=lambda w: [T.benchmark_file(w.paper, w.table)] * bool(benchmark_configs(w.paper, w.table)[0]),
         code=package_code("report") + package_code("table_kinds") + ["src/ansel/specs.py", "src/ansel/published.py"],
     output:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansel.config import ConfigError, check_finite, embeddings_file, require_dataset_folder, resolve_run
+from ansel.config import (
+    ConfigError,
+    check_finite,
+    embeddings_file,
+    naming_the_preset,
+    require_dataset_folder,
+    resolve_run,
+)
 from ansel.data.batches import RunData
 from ansel.data.manifest import require_processed
 from ansel.data.vocab import Vocab, run_vocab_file
@@ -44,33 +51,34 @@ def train_command(
     value of ``spec`` names it by (``--config``, or ``--config <file>``)."""
     if checkpoint_minutes is not None and not checkpoint_minutes > 0:
         raise ConfigError(f"--checkpoint-minutes: {checkpoint_minutes} is not > 0")
-    cfg = resolve_run(spec, where)
-    check_finite(cfg, "", where)
-    t, ev = parse(TrainConfig, cfg["train"], f"{where}: train"), parse(EvalConfig, cfg["eval"], f"{where}: eval")
-    if cfg["embeddings"] and not embeddings:  # never a silently random start
-        raise ConfigError(
-            f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file ({embeddings_file(cfg)})"
-        )
-    if embeddings:
-        _check_vectors_file(Path(embeddings), cfg)
     for name, path in {"--run-dir": run_dir, "--timings": timings}.items():
         if seeds and path is not None and "{seed}" not in str(path):
             raise ConfigError(f"{name} {path}: with --seeds it names each seed's path with {{seed}}")
-    require_processed(processed)
-    require_dataset_folder(processed, cfg["dataset"], where, "train")
-    start_torch(threads)
-    vocab_file = run_vocab_file(cfg, processed)
-    loaded = RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"])
-    for key, splits in (
-        ("eval.splits", ev.splits),
-        ("train.dev_split", [t.dev_split]),
-        ("train.monitor_splits", t.monitor_splits),
-    ):
-        if unknown := [s for s in splits if s not in loaded.dataset.splits]:  # refused before training, not after
+    with naming_the_preset(spec):  # a run named without a preset: checked against params.yaml's default
+        cfg = resolve_run(spec, where)
+        check_finite(cfg, "", where)
+        t, ev = parse(TrainConfig, cfg["train"], f"{where}: train"), parse(EvalConfig, cfg["eval"], f"{where}: eval")
+        if cfg["embeddings"] and not embeddings:  # never a silently random start
             raise ConfigError(
-                f"{where}: {key}: {', '.join(map(repr, unknown))} not a split of {processed} "
-                f"({', '.join(loaded.dataset.splits)})"
+                f"--embeddings: the run starts from {cfg['embeddings']!r} vectors; give their file ({embeddings_file(cfg)})"
             )
+        if embeddings:
+            _check_vectors_file(Path(embeddings), cfg)
+        require_processed(processed)
+        require_dataset_folder(processed, cfg["dataset"], where, "train")
+        start_torch(threads)
+        vocab_file = run_vocab_file(cfg, processed)
+        loaded = RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"])
+        for key, splits in (
+            ("eval.splits", ev.splits),
+            ("train.dev_split", [t.dev_split]),
+            ("train.monitor_splits", t.monitor_splits),
+        ):
+            if unknown := [s for s in splits if s not in loaded.dataset.splits]:  # refused before training, not after
+                raise ConfigError(
+                    f"{where}: {key}: {', '.join(map(repr, unknown))} not a split of {processed} "
+                    f"({', '.join(loaded.dataset.splits)})"
+                )
     data = eval_data(loaded, ev)
     trained_on = data_digest(processed, cfg)  # the data just loaded, recorded beside each run's dev scores
     vectors = _vectors(embeddings, cfg, data.vocab_size, vocab_file) if embeddings else None
