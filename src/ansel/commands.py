@@ -491,7 +491,9 @@ def parser() -> argparse.ArgumentParser:
     # What the verbs' common options name: the paths are the pipeline's, as its rules pass them.
     helps = {
         "source": "a source of src/ansel/data/sources.yaml (e.g. wikiqa)",
-        "dataset": "a dataset of params.yaml's datasets",
+        # a label only: the pipeline passes a key of the preset's datasets, but --config holds all its settings
+        "dataset": "the dataset's name in messages and in the processed tables (the pipeline's: a key of params.yaml's "
+        "datasets; nothing is looked up by it: --config holds its settings)",
         "raw": "the source's downloaded folder (data/raw/<source>)",
         "processed": "a processed dataset (data/processed/<dataset>, what `ansel preprocess` writes)",
         "method": "the vectors: word2vec, or a key of params.yaml's embeddings.pretrained or embeddings.word2vec",

@@ -74,14 +74,50 @@ def test_missing_everywhere_names_file(tmp_path):
         dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror")
 
 
-def test_existing_verified_file_is_kept_and_corrupt_one_replaced(tmp_path):
+def test_existing_verified_file_is_kept_and_a_failing_one_moved_aside_never_deleted(tmp_path, capsys):
     data = b"ok\n"
-    (tmp_path / "mirror").mkdir()
-    (tmp_path / "mirror" / "x").write_bytes(data)
-    (tmp_path / "raw").mkdir()
-    (tmp_path / "raw" / "x").write_bytes(b"corrupt")
+    mirror, raw = tmp_path / "mirror", tmp_path / "raw"
+    mirror.mkdir()
+    (mirror / "x").write_bytes(data)
+    raw.mkdir()
+    (raw / "x").write_bytes(b"by hand")  # a user's own copy (other line endings, another release)
     spec = {"name": "x", "sha256": sha(data), "mirror": {"path": "x", "sha256": sha(data)}}
+    found = (
+        f"{raw / 'x'} was here but its sha256 is {sha(b'by hand')} where {sha(data)} is expected (size 7 bytes); "
+        f"kept as {raw / 'x.rejected'}"
+    )
+    assert dl.fetch_file(spec, raw, mirror).read_bytes() == data
+    assert capsys.readouterr().out == f"{found}; fetched a verified copy from {mirror / 'x'}\n"
+    assert dl.fetch_file(spec, raw, mirror).read_bytes() == data and capsys.readouterr().out == ""
+    # fetching fails too: the message says where the file went; an earlier one set aside stays
+    (raw / "x").write_bytes(b"by hand")
+    (mirror / "x").unlink()
+    with pytest.raises(FetchError) as failed:
+        dl.fetch_file(spec, raw, mirror)
+    assert str(failed.value).startswith(f"{found}2; {raw / 'x'}: could not fetch: not in mirror"), failed.value
+    assert listing(raw) == ["x.rejected", "x.rejected2"] and (raw / "x.rejected2").read_bytes() == b"by hand"
+    assert dl.is_rejected("x.rejected2") and not dl.is_rejected("x.rejected.tsv")
+
+
+def test_an_uncompressed_mirror_copy_is_taken_when_the_files_checksum_verifies_it(tmp_path):
+    data = b"a\tb\r\n"
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "x.tsv").write_bytes(data)  # where sources.yaml lists x.tsv.gz
+    spec = {"name": "x.tsv", "sha256": sha(data), "mirror": {"path": "x.tsv.gz", "sha256": "0" * 64}}
     assert dl.fetch_file(spec, tmp_path / "raw", tmp_path / "mirror").read_bytes() == data
+    (tmp_path / "mirror" / "x.tsv").write_bytes(b"a\tb\n")
+    with pytest.raises(
+        FetchError,
+        match=r"x\.tsv \(from \S+/mirror/x\.tsv, the mirror's uncompressed copy of x\.tsv\.gz\): sha256 mismatch",
+    ):
+        dl.fetch_file(spec, tmp_path / "raw2", tmp_path / "mirror")
+    # a first download still to pin has no checksum of its own: the sibling is named, not taken
+    pinned = {"name": "x.tsv", dl.PIN_KEY: True, "mirror": {"path": "x.tsv.gz"}}
+    with pytest.raises(
+        FetchError,
+        match=r"not in mirror \(\S+/x\.tsv\.gz; \S+/mirror/x\.tsv is there uncompressed: compress it to x\.tsv\.gz\)",
+    ):
+        dl.fetch_file(pinned, tmp_path / "raw3", tmp_path / "mirror")
 
 
 def make_zip(path: Path, members: dict[str, bytes]) -> None:
@@ -214,6 +250,11 @@ def test_upstream_archive_members_downloaded_once_and_verified(tmp_path, monkeyp
     with pytest.raises(FetchError, match=r"a\.tsv \(from file:.*member Corpus/a\.tsv\): sha256 mismatch"):
         dl.fetch_dataset("ds", tmp_path / "raw", None)
     assert listing(tmp_path / "raw") == ["b.tsv"]
+    # an archive's errors name it by its URL, not by the temporary it was downloaded to
+    spec["ds"]["files"][0].update(sha256=sha(b"A\r\n"), upstream=[{"url": url, "member": "Corpus/c.tsv"}])
+    with pytest.raises(FetchError) as failed:
+        dl.fetch_dataset("ds", tmp_path / "raw", None)
+    assert f": could not fetch: {url}: member 'Corpus/c.tsv' not found" in str(failed.value), failed.value
 
 
 _segment = st.sampled_from(["a", "b", "..", ".", "", "x.txt"])

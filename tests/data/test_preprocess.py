@@ -18,8 +18,12 @@ def pairs() -> pd.DataFrame:
     )
 
 
-def test_from_pairs_ids_tokens_and_duplicate_pairs():
+def test_from_pairs_ids_tokens_and_duplicate_pairs(capsys):
     ds = from_pairs("t", pairs(), "english").validate()
+    # the preprocess log counts what was dropped (a raw file's line count is not the tables')
+    assert capsys.readouterr().out == (
+        "t: train: 1 (question, answer) pair(s) dropped: each an exact repeat of an earlier one, which is kept\n"
+    )
     assert ds.splits["train"].qid.nunique() == 2
     # the repeated (question, answer) is kept once (labelled both ways it is refused: tests/reliability)
     assert len(ds.splits["train"]) == 3 and ds.splits["train"].label.sum() == 2

@@ -271,6 +271,18 @@ def test_cmeddialog_wrong_encoding_names_line(tmp_path):
         get_source("cmeddialog").read(raw, {})
 
 
+def test_cmeddialog_says_how_many_duplicate_rows_it_dropped(tmp_path, capsys):
+    from ansel.data.readers.cmeddialog import read_csv
+
+    path = tmp_path / "neike_sample_5000-6000.gb18030.csv"
+    row = "肝病科,乙肝,乙肝怎么治？,建议抗病毒治疗\n"
+    path.write_bytes(f"department,title,ask,answer\n{row}{row}".encode("gb18030"))
+    assert len(read_csv(path)) == 1
+    assert (
+        capsys.readouterr().out == f"{path}: 1 row(s) dropped: each an exact repeat of an earlier one, which is kept\n"
+    )
+
+
 def test_lawqa_fetch_extracts_the_zip_from_a_mirror(tmp_path, monkeypatch):
     import copy
     import hashlib

@@ -185,6 +185,14 @@ def test_a_preprocess_by_hand_with_a_wrong_dataset_block_names_the_key(tmp_path,
     assert not out.exists()
 
 
+def test_preprocess_help_says_its_dataset_is_a_name_not_looked_up(capsys):
+    """`--dataset wikqa` is not refused: the pipeline passes a key of its datasets, --config the block."""
+    with pytest.raises(SystemExit):
+        cli.main(["preprocess", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "nothing is looked up by it: --config holds its settings" in said, said
+
+
 def test_embeddings_by_hand_with_an_unknown_method_names_the_known_ones(tmp_path):
     out = tmp_path / "emb/x-8.npy"
     args = ["embeddings", "--config", json.dumps({"pretrained": {"glove840b": "g.zip"}}), "--method", "glov840b"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import sys
 import time
 
@@ -43,6 +44,7 @@ def test_a_failed_download_names_url_and_file_leaves_nothing_and_a_rerun_succeed
     message = str(e.value)
     assert says in message and f"{raw / 'file.txt'}" in message, message
     assert f"{http_upstream.url}/example.org/file.txt" in message
+    assert not re.search(r"[0-9a-f]{12}-file", message), message  # the file's own name, not its temporary's
     assert leftovers(raw) == []  # no partial file, no temporary
     http_upstream.faults.clear()
     http_upstream.files["/example.org/file.txt"] = BODY
@@ -93,7 +95,8 @@ def test_a_progress_bar_shows_on_a_terminal(http_upstream, tmp_path, monkeypatch
 
     monkeypatch.setattr(sys, "stderr", terminal := Terminal())
     fetch_varied(http_upstream, tmp_path, None)
-    assert "-file.txt:   0%|" in terminal.getvalue() and " 0.00/100k " in terminal.getvalue(), terminal.getvalue()
+    # the file by its own name: no temporary's prefix
+    assert "\rfile.txt:   0%|" in terminal.getvalue() and " 0.00/100k " in terminal.getvalue(), terminal.getvalue()
 
 
 def test_a_server_ignoring_range_restarts_from_zero(http_upstream, tmp_path):

@@ -151,6 +151,26 @@ def test_a_file_the_download_cannot_fetch_is_said_in_one_line(raw, tmp_path):
     )
 
 
+def test_a_hand_copied_raw_file_failing_its_checksum_is_kept_aside_and_named(raw, tmp_path):
+    """WikiQA-dev.tsv copied in by hand with LF line endings: never deleted; each message says where it went."""
+    dev, mirrored = raw / "WikiQA-dev.tsv", tmp_path / "mirror" / "wikiqa" / "WikiQA-dev.tsv.gz"
+    crlf, gz = dev.read_bytes(), mirrored.read_bytes()
+    lf = crlf.replace(b"\r\n", b"\n")
+    (raw / "manifest.json").unlink()
+    dev.write_bytes(lf)
+    mirrored.unlink()
+    with pytest.raises(SystemExit) as refused:
+        download(raw)
+    assert str(refused.value).startswith(
+        f"ansel download: {dev} was here but its sha256 is {sha(lf)} where {sha(crlf)} is expected "
+        f"(size {len(lf)} bytes); kept as {dev}.rejected; {dev}: could not fetch: not in mirror"
+    ), refused.value
+    mirrored.write_bytes(gz)
+    download(raw)
+    assert dev.read_bytes() == crlf and Path(f"{dev}.rejected").read_bytes() == lf
+    assert "WikiQA-dev.tsv.rejected" not in json.loads((raw / "manifest.json").read_text())
+
+
 def test_a_mistyped_mirror_is_named_as_the_cause(raw, tmp_path, monkeypatch):
     """A mirror folder that does not exist: the line says so, not that each file is "not in mirror"."""
     (raw / "manifest.json").unlink()

