@@ -26,9 +26,10 @@ from typing import Any
 
 from ansel.embeddings import WORD2VEC_KEYS
 from ansel.evaluation.config import EvalConfig
-from ansel.schema import check_schema, typo_of
+from ansel.schema import check_schema
 from ansel.settings import ConfigError, fits, parse, type_name
 from ansel.training.config import TrainConfig
+from ansel.typos import typo_of
 from ansel.yamlfile import read_yaml
 
 __all__ = ["ConfigError", "apply_preset", "load", "model_config", "run_config", "validate", "root"]

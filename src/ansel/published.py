@@ -10,8 +10,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from ansel.evaluation.config import CATEGORY_METRICS, CLASSIFICATION_METRICS, METRICS
-from ansel.schema import typo_of
 from ansel.settings import InputError
+from ansel.typos import typo_of
 
 # a row's key; the file's columns are these and value, reported_from, in_seed_text
 PUBLISHED_KEY = ["paper", "table", "dataset", "split", "model", "metric"]

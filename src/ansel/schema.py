@@ -4,14 +4,14 @@ download step and the record wing check their files with it."""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ansel.settings import ConfigError
+from ansel.typos import nearest, typo_of
 from ansel.yamlfile import read_yaml
 
 
@@ -61,18 +61,6 @@ def _typo_hint(instance: Any, path: tuple) -> str:
         return ""
     near = nearest(path[-1], [k for k in parent if k != path[-1]])
     return f" (a new entry, or a typo of {near!r}?)" if near else ""
-
-
-def nearest(name: Any, known: Iterable[Any]) -> str | None:
-    """The known name nearest ``name`` (what a typo of it most likely meant), or None."""
-    near = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
-    return near[0] if near else None
-
-
-def typo_of(name: Any, known: Iterable[Any]) -> str:
-    """For a message: `` (typo of 'x'?)`` with the known name nearest ``name``, or '' where none is near."""
-    near = nearest(name, known)
-    return f" (typo of {near!r}?)" if near else ""
 
 
 @functools.lru_cache(maxsize=None)

@@ -14,6 +14,8 @@ import types
 import typing
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ansel.typos import typo_of
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -46,13 +48,13 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
     kwargs = {}
     for key, value in values.items():
         if key not in fields:
-            raise error(f"{where}.{key}: unknown key{_typo_of(key, fields)}; known: {', '.join(sorted(fields))}")
+            raise error(f"{where}.{key}: unknown key{typo_of(key, fields)}; known: {', '.join(sorted(fields))}")
         hint = hints[key]
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             value = parse(hint, value, f"{where}.{key}", error)
         elif not fits(value, hint):
             names = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
-            raise error(f"{where}.{key}: {value!r} is not of type {type_name(hint)}{_typo_of(value, names)}")
+            raise error(f"{where}.{key}: {value!r} is not of type {type_name(hint)}{typo_of(value, names)}")
         kwargs[key] = value
     missing = [
         f.name
@@ -65,12 +67,6 @@ def parse(cls: type[T], values: Any, where: str, error: type[ConfigError] = Conf
         return cls(**kwargs)
     except SettingError as e:
         raise error(f"{where}.{e.key}: {e.message}") from None
-
-
-def _typo_of(name: Any, known: Any) -> str:
-    from ansel.schema import typo_of  # which imports this module
-
-    return typo_of(name, known)
 
 
 @functools.cache

@@ -163,7 +163,9 @@ def test_unknown_record_and_key_named(tmp_path):
         pack(["nope"], tmp_path / "kit", RECORD)
     bad = tmp_path / "records.yaml"
     bad.write_text("r: {preset: smoke, runz: {}}\n")
-    with pytest.raises(ConfigError, match=r"records.yaml: r: unknown key .runz.; allowed: about, preset"):
+    with pytest.raises(
+        ConfigError, match=r"records.yaml: r: unknown key .runz. \(typo of .runs.\?\); allowed: about, preset"
+    ):
         declared_records(bad)
 
 

@@ -38,7 +38,7 @@ def test_a_diverging_training_stops_with_its_epoch_and_leaves_no_results(process
     assert sorted(p.name for p in run.iterdir()) == [], "nothing of the diverged run is left"
     assert not (tmp_path / "timings.json").exists()
     c["train"]["lr"] = float("inf")  # a hand-written config is refused before any data is read
-    with pytest.raises(SystemExit, match=r"ansel train: --config\.train\.lr: inf is not a finite number"):
+    with pytest.raises(SystemExit, match=r"ansel train: --config: train\.lr: inf is not a finite number"):
         cli.main(["train", "--config", json.dumps(c), "--processed", str(processed), "--run-dir", str(run)])
 
 

@@ -21,8 +21,8 @@ import pandas as pd
 from ansel.data import mining
 from ansel.data.canonical import Dataset
 from ansel.data.tokenize import get_stopwords, get_tokenizer
-from ansel.schema import typo_of
 from ansel.settings import ConfigError, InputError, check, parse
+from ansel.typos import typo_of
 
 COMMON_OPTIONS = {
     "name": "dataset name stored in the tables (default: the source name)",

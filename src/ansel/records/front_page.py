@@ -35,7 +35,8 @@ from ansel.report.printable import (
     stand_in,
     verdict_allowed,
 )
-from ansel.schema import check_schema, typo_of
+from ansel.schema import check_schema
+from ansel.typos import typo_of
 from ansel.yamlfile import read_yaml
 
 HEADLINES = "reports/headlines.yaml"

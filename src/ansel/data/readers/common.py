@@ -14,8 +14,8 @@ from ansel.data.canonical import Dataset
 from ansel.data.download import fetch_dataset
 from ansel.data.preprocess import ReadOptionError, apply_options, check_options, from_pairs
 from ansel.files import save_atomic
-from ansel.schema import typo_of
 from ansel.settings import InputError
+from ansel.typos import typo_of
 
 
 class RawFormatError(ValueError, InputError):
