@@ -52,6 +52,9 @@ def run_remote(argv: list[str]) -> int | None:
         started = replies.next().split()
     except OSError as e:  # no server, or it went away before taking the job
         started = [repr(e).encode()]
+    except KeyboardInterrupt:  # Ctrl-C before the child started: the server ends it as this connection closes
+        print(f"ansel {' '.join(argv[:1])}: interrupted", file=sys.stderr)
+        return 130
     if started[:1] != [b"pid"]:
         conn.close()
         reason = b" ".join(started).decode(errors="replace") or "it closed the connection"

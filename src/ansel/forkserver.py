@@ -9,7 +9,9 @@ signals it gets to the forked child, and exits with the child's status. The serv
 never runs a torch operator (as torch's DataLoader forks its workers), so a child computes what a
 fresh process computes, to the bit. Without the variable, or when no server takes the job (the
 job's stderr then says why), the command runs in its own process. The server exits with the Snakemake
-process that started it; a workflow runs the ansel code it started with.
+process that started it, and its children with it (``_die_with``): a Snakemake killed hard (``kill -9``)
+leaves no job running, as its clients, their child gone, exit too. A workflow runs the ansel code it
+started with.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ STOP_SECONDS = 10  # then the server is killed
 
 
 def stop() -> None:
-    """Stop the server this process started (jobs already forked run on) and remove its socket's
+    """Stop the server this process started (jobs still running end with it) and remove its socket's
     directory, whichever way it ended (killed, it cleans nothing itself)."""
     global _server
     if _server is None:
@@ -171,6 +173,8 @@ def serve(path: str, watch_pid: int) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
         listener.setblocking(False)
         for module in PRELOAD:
+            if not _alive(watch_pid):  # Snakemake killed while the server starts: its imports take seconds
+                return
             importlib.import_module(module)
             _fork_waiting(listener)
         _warm()
@@ -285,8 +289,10 @@ def _fork_job(listener: socket.socket, conn: socket.socket) -> None:
         _preload(request)
         sys.stdout.flush()
         sys.stderr.flush()
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
+            _die_with(server)
             listener.close()
             _child(conn, fds, request)  # never returns
         # the times (the epoch's seconds) tell how long a core waits between one job's end and the next's fork
@@ -307,6 +313,24 @@ def _preload(request: dict) -> None:
     argv = request["argv"]
     if "--processed" in argv[:-1]:
         preload(Path(request["cwd"], argv[argv.index("--processed") + 1]))
+
+
+def _die_with(server: int) -> None:
+    """Have the kernel kill this child when the server ends (``PR_SET_PDEATHSIG``; the server ends with
+    the Snakemake process it serves): a job whose Snakemake was killed hard would otherwise train on,
+    re-parented to init, beside the rerun of the same job. Its client, then told nothing, exits 1. A
+    SIGKILL, as a job's end must not wait on what it runs; it leaves what any killed job leaves (the
+    last epoch's ``state.pt``). Elsewhere than Linux a job outlives its server."""
+    import ctypes
+
+    if not sys.platform.startswith("linux"):
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server:  # the server ended between the fork and the call
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
@@ -361,8 +385,8 @@ def _run(argv: list[str]) -> int:
             return e.code or 0
         print(e.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
+    except KeyboardInterrupt:  # Ctrl-C: Snakemake reports the job's failure; a traceback adds nothing
+        print(f"ansel {' '.join(argv[:1])}: interrupted", file=sys.stderr)
         return 130
     except BaseException:
         traceback.print_exc()
@@ -378,4 +402,8 @@ def _exit_when_closed(conn: socket.socket) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]))
+    with contextlib.suppress(SystemExit):  # a stop's SIGTERM
+        serve(sys.argv[1], int(sys.argv[2]))
+    # Without tearing its modules down (~2 s, torch's and the rest): its jobs, which end with it, are
+    # a killed Snakemake's, and a stop's caller waits.
+    os._exit(0)

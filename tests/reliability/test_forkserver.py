@@ -2,6 +2,7 @@
 writes, passes its exit status and messages through, dies with its client, and the server ends
 with the process it serves."""
 
+import contextlib
 import json
 import os
 import re
@@ -219,6 +220,60 @@ def test_a_killed_client_takes_its_job_with_it(processed, tmp_path, server):
     assert client.wait(30) != 0
     _wait(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, "the job to end", 30)
     assert proc.poll() is None  # the server serves on
+
+
+# A Snakemake run in miniature: the server started as its onstart does, one job's shell with its prefix.
+_SNAKEMAKE = """
+import subprocess, sys
+from pathlib import Path
+from ansel import forkserver
+forkserver.start(Path(sys.argv[1]))
+prefix = forkserver.shell_prefix().replace("{{", "{").replace("}}", "}")
+subprocess.run(["bash", "-c", prefix + sys.argv[2]])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="jobs die with their server on Linux only")
+def test_nothing_of_a_job_outlives_its_snakemake_killed_hard(processed, tmp_path):
+    """``kill -9`` of Snakemake: its server, the job's shell, client and forked child all end, the
+    child leaving its last epoch's state for the rerun to resume (not a second training beside it)."""
+    run = tmp_path / "run"
+    job = shlex.join(["ansel", *_train_args(processed, run, epochs=10_000)])
+    snakemake = subprocess.Popen(
+        [sys.executable, "-c", _SNAKEMAKE, str(tmp_path / "forkserver.log"), job],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    processes: list[psutil.Process] = []
+    try:
+        _wait(lambda: (run / "state.pt").exists(), "the first epoch")
+        processes = psutil.Process(snakemake.pid).children(recursive=True)
+        names = [" ".join(p.cmdline()[:3]) for p in processes]
+        assert len(processes) == 4, names  # the server, the shell, its client, the server's child
+        snakemake.kill()
+        snakemake.wait()
+        gone = lambda p: not p.is_running() or p.status() == psutil.STATUS_ZOMBIE  # noqa: E731
+        _wait(lambda: all(map(gone, processes)), f"every process of the job to end: {names}", 10)
+        assert (run / "state.pt").exists()
+    finally:
+        for p in processes:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+
+
+def test_an_interrupted_job_says_so_in_one_line(processed, tmp_path, server):
+    """Ctrl-C in a job: its client forwards it, the child ends with 130 and one line, not a traceback."""
+    client = subprocess.Popen(
+        [ANSEL, *_train_args(processed, tmp_path / "run", epochs=10_000)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait(lambda: (tmp_path / "run" / "state.pt").exists(), "the first epoch")
+    client.send_signal(signal.SIGINT)
+    _, stderr = client.communicate(timeout=30)
+    assert client.returncode == 130 and stderr == "ansel train: interrupted\n", stderr
 
 
 def test_the_server_ends_with_the_process_it_serves(tmp_path):
