@@ -643,3 +643,6 @@ def main(argv: list[str] | None = None) -> None:
         a.fn(a)
     except InputError as e:  # a setting's or a file's fault: its key or file and the fix
         sys.exit(f"ansel {a.verb}: {e}")
+    except KeyboardInterrupt:  # Ctrl-C: what it stopped (a training's state.pt) is kept; a traceback adds nothing
+        print(f"ansel {a.verb}: interrupted", file=sys.stderr)
+        sys.exit(130)

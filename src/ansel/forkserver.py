@@ -385,9 +385,6 @@ def _run(argv: list[str]) -> int:
             return e.code or 0
         print(e.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C: Snakemake reports the job's failure; a traceback adds nothing
-        print(f"ansel {' '.join(argv[:1])}: interrupted", file=sys.stderr)
-        return 130
     except BaseException:
         traceback.print_exc()
         return 1

@@ -262,13 +262,17 @@ def test_nothing_of_a_job_outlives_its_snakemake_killed_hard(processed, tmp_path
                 p.kill()
 
 
-def test_an_interrupted_job_says_so_in_one_line(processed, tmp_path, server):
-    """Ctrl-C in a job: its client forwards it, the child ends with 130 and one line, not a traceback."""
+@pytest.mark.parametrize("warm", [True, False], ids=["warm job", "without the server"])
+def test_an_interrupted_job_says_so_in_one_line(processed, tmp_path, server, warm):
+    """Ctrl-C in a job: its client forwards it (or the job runs in the command's own process), and it
+    ends with 130 and one line, not a traceback."""
+    env = {k: v for k, v in os.environ.items() if warm or k != forkserver.ENV}
     client = subprocess.Popen(
         [ANSEL, *_train_args(processed, tmp_path / "run", epochs=10_000)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     _wait(lambda: (tmp_path / "run" / "state.pt").exists(), "the first epoch")
     client.send_signal(signal.SIGINT)
