@@ -55,6 +55,11 @@ def presets_dir() -> Path:
     return root() / "presets"
 
 
+def preset_names(presets: Path | None = None) -> list[str]:
+    """``full`` (params.yaml's own settings, the papers') and each ``presets/<name>.yaml``."""
+    return ["full", *sorted(p.stem for p in (presets or presets_dir()).glob("*.yaml"))]
+
+
 def papers_dir() -> Path:
     return root() / "workflow" / "papers"
 
@@ -79,8 +84,7 @@ def apply_preset(config: dict, overrides: dict | None = None, presets: Path | No
     presets = presets or presets_dir()
     path = presets / f"{name}.yaml"
     if not path.exists():
-        known = sorted(p.stem for p in presets.glob("*.yaml"))
-        raise ConfigError(f"preset {name!r}: no file {path}; known presets: full, {', '.join(known)}")
+        raise ConfigError(f"preset {name!r}: no file {path}; known presets: {', '.join(preset_names(presets))}")
     merged = deep_merge(deep_merge(config, read_yaml(path) or {}), overrides or {})
     _check_not_masked(merged.get("scale", {}), overrides or {}, name)
     return merged
@@ -483,7 +487,7 @@ def naming_the_preset(spec: Any) -> Iterator[None]:
         if not (isinstance(spec, dict) and set(spec) == set(RUN_NAMES)):
             raise
         default = read_yaml(root() / "params.yaml").get("preset", "full")
-        others = [p for p in ["full", *sorted(p.stem for p in presets_dir().glob("*.yaml"))] if p != default]
+        others = [p for p in preset_names() if p != default]
         choices = " or ".join(json.dumps({"preset": p})[1:-1] for p in others)
         raise type(e)(
             f"{e} (resolved under preset {default!r}: the run config names none; add {choices} to resolve it under another)"

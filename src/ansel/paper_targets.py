@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ansel.config import ConfigError, load, load_paper, papers_dir, root, typo_of
+from ansel.config import ConfigError, load, load_paper, papers_dir, preset_names, root, typo_of
 from ansel.figure_kinds import kind_of as figure_kind_of
 from ansel.figure_kinds import where as figure_where
 from ansel.published import check_read
@@ -40,8 +40,7 @@ def check_built(config: dict, kind: str, paper: str, item_id: str) -> None:
     never makes (data it cannot fetch), as a run outside the preset is refused."""
     if item_id in _built_ids(config, kind, paper):
         return
-    presets = ["full", *sorted(p.stem for p in (root() / "presets").glob("*.yaml"))]
-    others = [p for p in presets if p != config["preset"] and item_id in _built_ids(load(preset=p), kind, paper)]
+    others = [p for p in preset_names() if p != config["preset"] and item_id in _built_ids(load(preset=p), kind, paper)]
     raise ConfigError(
         f"{kind} {paper}/{item_id}: not a {kind} the preset {config['preset']!r} builds "
         f"(its {kind}s of {paper}: {', '.join(_built_ids(config, kind, paper)) or 'none'}); "
