@@ -96,10 +96,20 @@ def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_pat
             "cpu",
             "table apnet/datasets: not a table the preset 'cpu' builds (its tables of apnet: wikiqa,",
         ),
+        (
+            "results/runs/synthetic_en/apnet_qa_cnn_wikiq/seed1/metrics.json",
+            "smoke",
+            "(typo of 'results/runs/synthetic_en/apnet_qa_cnn_wikiqa/seed1'?)",
+        ),
+        (
+            "results/runs/synthetic_en/apnet_qa_cnn_wikiqa/seed9/metrics.json",
+            "smoke",
+            "seed9: not a run of the preset's tables or figures: the preset trains seeds [1, 2] of it",
+        ),
     ],
 )
 def test_a_target_outside_the_preset_is_refused_by_a_dry_run_naming_it(repo_root, target, preset, message):
-    """A misspelt dataset or source, or a table the preset does not build: refused while the DAG is
+    """A misspelt dataset, source or run, or a table the preset does not build: refused while the DAG is
     built, as a run outside the preset is, not planned to fail (a KeyError, a download nowhere)."""
     out = _snakemake(repo_root, "-n", "--cores", "1", target, "--config", f"preset={preset}")
     assert out.returncode != 0

@@ -10,6 +10,7 @@ from snakemake.exceptions import WorkflowError
 from ansel import figure_kinds as FK
 from ansel import table_kinds as K
 from ansel.run_files import stored
+from ansel.typos import typo_of
 
 # Every run the preset's tables and figures read, by directory: a rule finds its run's record
 # here from its output path, and never parses a name back into a config.
@@ -50,7 +51,9 @@ def run_of(w):
     """The run record of a rule's `{dataset}/{model}/seed{seed}` wildcards."""
     path = T.run_dir(w.dataset, w.model, int(w.seed))
     if path not in RUNS:
-        raise ValueError(f"{path}: not a run of the preset's tables or figures (see `snakemake -n all`)")
+        trained = sorted(r.seed for r in RUNS.values() if (r.dataset, r.variant.name) == (w.dataset, w.model))
+        hint = f": the preset trains seeds {trained} of it" if trained else typo_of(path, RUNS)
+        raise ValueError(f"{path}: not a run of the preset's tables or figures{hint} (see `snakemake -n all`)")
     return RUNS[path]
 
 
