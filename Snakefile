@@ -27,13 +27,14 @@ configfile: "params.yaml"
 S = workflow.config_settings
 OVERRIDES = A.deep_merge(S.overwrite_config, A.typed_overrides(S.config))
 config.update(A.deep_merge(config, OVERRIDES))
-# A refused value is named by where it came from: --config, a --configfile, params.yaml (+ preset).
+# A refused value is named by where it came from: --config, a --configfile, params.yaml ...
 A.check_schema(config, A.params_schema(), A.config_origin(S.configfiles, S.config, "params.yaml"))
 C = A.apply_preset(config, OVERRIDES)
-PRESET = f"params.yaml with its preset {C['preset']!r}"
-A.check_schema(C, A.params_schema(), A.config_origin(S.configfiles, S.config, PRESET))
+# ... and, once the preset is applied, presets/<name>.yaml where it gave the value.
+ORIGIN = A.config_origin(S.configfiles, S.config, "params.yaml", A.preset_file(C["preset"]))
+A.check_schema(C, A.params_schema(), ORIGIN)
 # Typed settings, ranges, splits: refused here, before any job runs, naming the key and its source.
-A.validate(C, A.config_origin(S.configfiles, S.config, PRESET))
+A.validate(C, ORIGIN)
 P.check_published(C, C["papers"])  # a published value no table or figure looks up: a misspelt label
 A.export_data_settings(C)
 

@@ -9,6 +9,7 @@ jobs never touch it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import sys
@@ -31,6 +32,17 @@ class ConfigArg(dict):
     ``--config``, or ``--config <file>`` for one read from a file."""
 
     where = "--config"
+
+    def entry(self, key: str) -> str:
+        """What a refusal of its entry ``key`` names: ``--config <key>``, or ``--config <file>: <key>``."""
+        return f"--config {key}" if self.where == "--config" else f"{self.where}: {key}"
+
+    def naming_the_file(self) -> contextlib.AbstractContextManager:
+        """A ConfigError raised inside names the file the value came from, where one did (given inline,
+        as a rule passes it, the error's key path is the pipeline config's and names it)."""
+        from ansel.config import naming_the_source
+
+        return naming_the_source(None if self.where == "--config" else lambda *paths: self.where)
 
 
 def _json(text: str) -> ConfigArg:
@@ -84,7 +96,7 @@ def cmd_download(a) -> None:
     try:
         source.fetch(out.parent, resolve_mirror(), a.config)
     except FetchOptionError as e:
-        raise ConfigError(f"--config: {e.args[0]}") from None
+        raise ConfigError(f"{a.config.where}: {e.args[0]}") from None
     write_manifest(out)
 
 
@@ -95,12 +107,13 @@ def cmd_preprocess(a) -> None:
     from ansel.data.readers.common import MissingRawFile
     from ansel.data.registry import get_source
     from ansel.data.vocab import Vocab, training_texts
-    from ansel.settings import InputError
+    from ansel.settings import ConfigError, InputError
 
     ds_cfg, raw, out = a.config, Path(a.raw), Path(a.out)
-    check_reader(a.dataset, ds_cfg, None)  # its source and read options, before any file is read
-    if not isinstance(ds_cfg.get("splits"), list):
-        raise InputError(f"datasets.{a.dataset}.splits: missing: the splits to write, e.g. [train, dev, test]")
+    with a.config.naming_the_file():  # its source, read options and splits, before any file is read
+        check_reader(a.dataset, ds_cfg, None)
+        if not isinstance(ds_cfg.get("splits"), list):
+            raise ConfigError(f"datasets.{a.dataset}.splits: missing: the splits to write, e.g. [train, dev, test]")
     try:
         check_manifest(raw)  # a raw file changed since its download is never read
         with recorded_steps() as steps:
@@ -172,7 +185,7 @@ def cmd_embeddings(a) -> None:
     known = ["word2vec", *cfg.get("recipes", {}), *cfg.get("pretrained", {})]
     if a.method not in known:
         raise ConfigError(
-            f"--method {a.method}: unknown; known here: {', '.join(known)} (--config's recipes and pretrained files)"
+            f"--method {a.method}: unknown; known here: {', '.join(known)} ({a.config.where}'s recipes and pretrained files)"
         )
     if a.method in cfg.get("recipes", {}) and not a.vectors:
         raise ConfigError(f"--vectors: required by --method {a.method}, a recipe (the corpus vectors it aligns)")
@@ -255,12 +268,12 @@ def cmd_step_times(a) -> None:
     from ansel.training.step_times import measure
 
     if not isinstance(a.config, dict) or not a.config:
-        raise ConfigError("--config: expected {model: run config, ...} naming at least one model")
+        raise ConfigError(f"{a.config.where}: expected {{model: run config, ...}} naming at least one model")
     configs = {}
     for model, spec in a.config.items():
         with naming_the_preset(spec):
-            configs[model] = resolve_run(spec, f"--config {model}")
-            require_dataset_folder(Path(a.processed), configs[model]["dataset"], f"--config {model}", "time")
+            configs[model] = resolve_run(spec, a.config.entry(model))
+            require_dataset_folder(Path(a.processed), configs[model]["dataset"], a.config.entry(model), "time")
     require_processed(Path(a.processed))
     start_torch(a.threads)
     result = measure(configs, Path(a.processed), a.batches, a.rounds)

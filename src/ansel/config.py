@@ -60,6 +60,11 @@ def preset_names(presets: Path | None = None) -> list[str]:
     return ["full", *sorted(p.stem for p in (presets or presets_dir()).glob("*.yaml"))]
 
 
+def preset_file(name: str) -> Path | None:
+    """The file of preset ``name``; None for ``full`` (params.yaml's own settings)."""
+    return None if name == "full" else presets_dir() / f"{name}.yaml"
+
+
 def papers_dir() -> Path:
     return root() / "workflow" / "papers"
 
@@ -135,11 +140,14 @@ def typed_overrides(overrides: dict) -> dict:
     return {k: typed(v) if isinstance(v, (dict, list)) else v for k, v in (overrides or {}).items()}
 
 
-def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) -> Callable[..., str]:
-    """Where the value at a key path came from, as Snakemake applies its sources: ``--config``
-    last, then the ``--configfile`` files (a later one wins), else ``base`` (params.yaml, or
-    params.yaml with its preset): a refused value is named by the source that gave it. Given several
-    paths (a resolved setting and those it resolves from), the first source that sets any of them."""
+def config_origin(
+    configfiles: Sequence[Path], config_args: Mapping, base: str, preset: Path | None = None
+) -> Callable[..., str]:
+    """Where the value at a key path came from, as Snakemake and ``apply_preset`` apply its sources:
+    ``--config`` last, then the ``--configfile`` files (a later one wins), then the ``preset`` file
+    (presets/<name>.yaml, where one is applied), else ``base`` (params.yaml): a refused value is named
+    by the source that gave it. Given several paths (a resolved setting and those it resolves from),
+    the first source that sets any of them."""
 
     def shown(f: Path) -> str:
         rel = os.path.relpath(f)
@@ -148,6 +156,8 @@ def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) 
     sources = [("--config", config_args)] + [
         (f"--configfile {shown(f)}", read_yaml(Path(f))) for f in reversed(configfiles)
     ]
+    if preset is not None:
+        sources.append((shown(preset), read_yaml(preset) or {}))
 
     def sets(values: Any, path: tuple) -> bool:
         for key in path:
@@ -166,14 +176,15 @@ def config_origin(configfiles: Sequence[Path], config_args: Mapping, base: str) 
 
 def refused_paths(message: str) -> list[tuple]:
     """The key paths a ConfigError's message (``models.qa_cnn.train.lr: ...``) refuses a value at: its
-    own, where a model's setting came from (``(from scale.hparams.filters)``), the ``train`` key a
-    model's training setting inherits, and the read and fetch options a dataset's splits follow from."""
+    own, where a model's setting came from (``(from scale.hparams.filters)``), the ``train`` and
+    ``scale.train`` keys a model's training setting inherits or takes (a preset's scale wins over the
+    model's own), and the read and fetch options a dataset's splits follow from."""
     own = re.match(r"[^\s:(]+", message)
     named = [own.group()] if own else []
     named += re.findall(r"^\S+ \(from ([^)\s]+)\)", message)
     paths = [tuple(int(k[1:-1]) if k.startswith("[") else k for k in re.findall(r"\[\d+\]|[^.\[]+", p)) for p in named]
     if paths and paths[0][:1] == ("models",) and paths[0][2:3] == ("train",):
-        paths.append(paths[0][2:])
+        paths += [paths[0][2:], ("scale", *paths[0][2:])]
     if paths and paths[0][:1] == ("datasets",) and paths[0][2:] == ("splits",):
         paths += [(*paths[0][:2], "read"), (*paths[0][:2], "fetch")]
     return paths
@@ -513,8 +524,15 @@ def check_reader(name: str, ds: dict, fetch: dict | None) -> None:
         raise ConfigError(f"datasets.{name}.read: {e.args[0]}") from None
     except ReadOptionError as e:
         raise ConfigError(f"datasets.{name}.read.{e}") from None
+    listed = ds.get("splits", [])
+    shares = read.get(reader.fractions, {}) if reader.fractions else {}
+    if listed and (unread := [s for s in shares if s not in listed]):  # a misspelt split, or one left out
+        raise ConfigError(
+            f"datasets.{name}.read.{reader.fractions}.{unread[0]}: not one of the dataset's splits "
+            f"({', '.join(listed)}){typo_of(unread[0], listed)}: its fraction would be taken from train and never read"
+        )
     # what the dev, monitor and evaluation splits are checked against (validate, run_config)
-    if produced and (absent := [s for s in ds.get("splits", []) if s not in produced]):
+    if produced and (absent := [s for s in listed if s not in produced]):
         raise ConfigError(
             f"datasets.{name}.splits: {', '.join(map(repr, absent))} not a split the {ds['source']} reader "
             f"produces under this dataset's read and fetch options; it produces {', '.join(produced)}"
@@ -540,17 +558,25 @@ def check_finite(value: Any, where: str, source: str = "") -> None:
         raise ConfigError(f"{source + ': ' if source else ''}{where}: {value} is not a finite number")
 
 
-def validate(config: dict, origin: Callable[..., str] | None = None) -> None:
-    """Every setting the resolved config alone decides, checked before anything runs: no number
-    infinite or NaN, each dataset's evaluation block and splits, each model's hyperparameters and
-    training settings. ``origin`` (``config_origin``) names the source of a refused value, as the
-    schema's check does."""
+@contextlib.contextmanager
+def naming_the_source(origin: Callable[..., str] | None) -> Iterator[None]:
+    """A ConfigError raised inside starts with the source (``origin``: ``config_origin``) of the value it
+    refuses, as the schema's check names it; with no ``origin``, as it is."""
     try:
-        _validate(config)
+        yield
     except ConfigError as e:
         if origin is None:
             raise
         raise type(e)(f"{origin(*refused_paths(str(e)))}: {e}") from None
+
+
+def validate(config: dict, origin: Callable[..., str] | None = None) -> None:
+    """Every setting the resolved config alone decides, checked before anything runs: no number
+    infinite or NaN, each dataset's evaluation block and splits, each model's hyperparameters and
+    training settings, a preset's sweep points. ``origin`` (``config_origin``) names the source of a
+    refused value (``naming_the_source``)."""
+    with naming_the_source(origin):
+        _validate(config)
 
 
 def _validate(config: dict) -> None:
@@ -577,7 +603,7 @@ def _validate(config: dict) -> None:
     for model in config["models"]:
         parse(TrainConfig, model_config(config, model)["train"], f"models.{model}.train")
     for paper, wanted in config.get("papers", {}).items():
-        _check_paper_overrides(paper, wanted)
+        _check_paper_overrides(config, paper, wanted)
     for name, dataset in config.get("dataset_alias", {}).items():
         if name not in config["datasets"]:  # a misspelt key would leave the dataset it meant un-aliased
             raise ConfigError(f"dataset_alias.{name}: not a dataset of datasets ({', '.join(config['datasets'])})")
@@ -620,9 +646,10 @@ def _validate(config: dict) -> None:
             raise ConfigError(f"embeddings.word2vec.{name}.corpus: {', '.join(map(repr, unknown))} not in datasets")
 
 
-def _check_paper_overrides(paper: str, wanted: dict) -> None:
+def _check_paper_overrides(config: dict, paper: str, wanted: dict) -> None:
     """A preset's ``papers.<paper>.sweeps`` and ``.questions`` name a figure swept over ``values`` and a
-    top_answers table of the paper's spec: a misspelt id would leave the spec's values in place."""
+    top_answers table of the paper's spec: a misspelt id would leave the spec's values in place. Each
+    sweep point must make a model config (``model_config``), refused naming the point's key."""
     if not wanted.get("sweeps") and not wanted.get("questions"):
         return
     spec = load_paper(paper)
@@ -637,6 +664,17 @@ def _check_paper_overrides(paper: str, wanted: dict) -> None:
                     f"papers.{paper}.{key}.{item}: not a {what} in {papers_dir() / f'{paper}.yaml'}"
                     f"{typo_of(item, ids)}; those are: {', '.join(ids) or 'none'}"
                 )
+    figures = {f["id"]: f for f in spec.get("figures", [])}
+    for item, values in wanted.get("sweeps", {}).items():
+        figure = figures[item]
+        for i, value in enumerate(values):
+            where = f"papers.{paper}.sweeps.{item}[{i}]"
+            if not isinstance(value, (int, float)):  # bool is an int: a boolean hyperparameter's sweep
+                raise ConfigError(f"{where}: {value!r} is not a number or boolean (a value of {figure['x']})")
+            try:
+                model_config(config, figure["base_model"], (figure["x"], value))
+            except ConfigError as e:
+                raise type(e)(f"{where}: {e}") from None
 
 
 def load_paper(paper: str) -> dict:

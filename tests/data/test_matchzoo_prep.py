@@ -12,7 +12,7 @@ import pytest
 
 from ansel import cli
 from ansel.data.manifest import write_manifest
-from ansel.data.preprocess import apply_options, from_pairs
+from ansel.data.preprocess import ReadOptionError, apply_options, from_pairs
 from ansel.data.registry import get_source
 from ansel.data.tokenize import STOPWORDS, get_stopwords, get_tokenizer
 from ansel.data.vocab import PAD_TOKEN, UNK_TOKEN, Vocab
@@ -158,13 +158,9 @@ def test_quoraqp_resplit_pools_files_and_splits_by_pair(tmp_path):
 @pytest.mark.parametrize(
     "opts, error, match",
     [
-        (
-            {"resplit": {"train": 0.5}},
-            ValueError,
-            r"quoraqp: read option resplit: fractions of splits other than train",
-        ),
-        ({"resplit": {"dev": 0.6, "test": 0.4}}, ValueError, r"quoraqp: read option resplit: .*summing below 1"),
-        ({"resplit": [0.1, 0.1]}, ValueError, r"quoraqp: read option resplit must map split names to fractions"),
+        ({"resplit": {"train": 0.5}}, ReadOptionError, r"^resplit\.train: train is what the other splits leave"),
+        ({"resplit": {"dev": 0.6, "test": 0.4}}, ReadOptionError, r"^resplit: the fractions sum to 1, leaving nothing"),
+        ({"resplit": [0.1, 0.1]}, ReadOptionError, r"^resplit: \[0\.1, 0\.1\] does not map split names to fractions"),
         ({"seed": 3}, KeyError, r"quoraqp: read option seed is only used by resplit"),
         ({"re_split": {"dev": 0.1}}, KeyError, r"quoraqp: unknown read option\(s\) \['re_split'\]"),
     ],

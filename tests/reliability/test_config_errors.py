@@ -2,6 +2,7 @@
 unknown key, a run trained by hand, `make pull` from a subdirectory."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -418,4 +419,41 @@ def test_a_download_with_unknown_fetch_options_names_them_and_the_known_ones(tmp
     out = tmp_path / "raw" / "manifest.json"
     with pytest.raises(SystemExit, match=rf"^ansel download: --config: {said}"):
         cli.main(["download", "--source", "trecqa", "--config", json.dumps(options), "--out", str(out)])
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize(
+    "verb, args, config, said",
+    [
+        (
+            "download",
+            ["--source", "trecqa"],
+            {"file": ["TRAIN.xml"]},
+            r"--config FILE: trecqa: unknown fetch option\(s\)",
+        ),
+        ("step-times", ["--processed", "p"], {}, r"--config FILE: expected \{model: run config, \.\.\.\} naming"),
+        ("step-times", ["--processed", "p"], {"qa_cnn": 1}, "--config FILE: qa_cnn: expected a JSON object, got 1"),
+        (
+            "preprocess",
+            ["--dataset", "pairs", "--raw", "raw"],
+            {"source": "quoraqp_raw", "read": {"split": {"dev": 1.5}}, "splits": ["train", "dev"]},
+            r"--config FILE: datasets\.pairs\.read\.split\.dev: 1\.5 is not a fraction in \(0, 1\)",
+        ),
+        (
+            "embeddings",
+            ["--processed", "p", "--method", "glov840b", "--dim", "8"],
+            {"pretrained": {"glove840b": "g.txt"}},
+            r"--method glov840b: unknown; known here: word2vec, glove840b \(--config FILE's recipes",
+        ),
+    ],
+    ids=["download", "step-times", "step-times-model", "preprocess", "embeddings"],
+)
+def test_a_verb_given_its_config_in_a_file_names_the_file(tmp_path, monkeypatch, verb, args, config, said):
+    """As `ansel train --config run.json` does: before, `--config` alone (or, for preprocess, the key path)."""
+    monkeypatch.chdir(tmp_path)
+    file, out = tmp_path / "config.json", tmp_path / "out" / "x.json"
+    file.write_text(json.dumps(config))
+    said = said.replace("FILE", re.escape(str(file)))
+    with pytest.raises(SystemExit, match=rf"^ansel {verb}: {said}"):
+        cli.main([verb, "--config", str(file), *args, "--out", str(out)])
     assert not out.parent.exists()

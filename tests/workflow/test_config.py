@@ -6,7 +6,18 @@ import sys
 import pytest
 import yaml
 
-from ansel.config import ConfigError, apply_preset, config_origin, deep_merge, load, model_config, run_config, validate
+from ansel.config import (
+    ConfigError,
+    apply_preset,
+    config_origin,
+    deep_merge,
+    load,
+    model_config,
+    naming_the_source,
+    preset_file,
+    run_config,
+    validate,
+)
 from ansel.schema import check_schema
 
 SCHEMA = "workflow/schemas/params.schema.yaml"
@@ -351,3 +362,114 @@ def test_a_value_validate_refuses_is_named_by_the_source_that_gave_it(repo_root,
     with pytest.raises(ConfigError) as e:
         validate(load(preset="cpu", **given), config_origin([], given, "base"))
     assert str(e.value).startswith("--config: models.ggsa_qa_lstm_insuranceqa.train.embedding_updates: sparse has no")
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        (
+            {"datasets": {"quoraqp_standin": {"read": {"resplit": {"dev": 0.5, "test": 0.5}}}}},
+            r"datasets\.quoraqp_standin\.read\.resplit: the fractions sum to 1, leaving nothing to train",
+        ),
+        (
+            {"datasets": {"quoraqp_raw": {"read": {"split": {"dev": -0.1}}}}},
+            r"datasets\.quoraqp_raw\.read\.split\.dev: -0\.1 is not a fraction in \(0, 1\)",
+        ),
+        (
+            {"datasets": {"yahooqa_sample": {"read": {"split": {"train": 0.8}}}}},
+            r"datasets\.yahooqa_sample\.read\.split\.train: train is what the other splits leave",
+        ),
+        (
+            {"datasets": {"cmeddialog": {"read": {"split": {"tset": 0.1}}}}},
+            r"datasets\.cmeddialog\.read\.split\.tset: not one of the dataset's splits \(train, dev, test\) "
+            r"\(typo of 'test'\?\): its fraction would be taken from train",
+        ),
+        (
+            {"datasets": {"quoraqp_raw": {"read": {"split": [0.8, 0.1]}}}},
+            r"datasets\.quoraqp_raw\.read\.split: \[0\.8, 0\.1\] does not map split names to fractions",
+        ),
+        (
+            {"datasets": {"quoraqp": {"read": {"seed": 3}}}},
+            r"datasets\.quoraqp\.read: quoraqp: read option seed is only used by resplit",
+        ),
+        (
+            {"papers": {"ggsa": {"sweeps": {"figure8_heads": [6, "six"]}}}},
+            r"papers\.ggsa\.sweeps\.figure8_heads\[1\]: 'six' is not a number or boolean \(a value of heads\)",
+        ),
+        (
+            {"papers": {"ggsa": {"sweeps": {"figure8_heads": [7]}}}},
+            r"papers\.ggsa\.sweeps\.figure8_heads\[0\]: models\.ggsa_ggsa_max_insuranceqa@heads=7\.hparams\.heads: "
+            "7 does not divide embedding_dim 300",
+        ),
+    ],
+    ids=["sum", "negative", "train", "unknown-split", "not-a-mapping", "seed-without-resplit", "sweep-type", "sweep"],
+)
+def test_split_fractions_and_sweep_points_are_refused_by_validate_naming_the_key_and_source(given, said):
+    """Before, a dataset's split fractions were read only by its preprocess job (quoraqp's resplit) or by
+    nothing (a random `split`: a negative fraction or a sum above 1 made wrong splits), and a preset's
+    sweep point only by the run config it made, as the DAG's runs were listed, without its key or source."""
+    with pytest.raises(ConfigError, match=rf"^--config: {said}"):
+        validate(load(preset="full", **given), config_origin([], given, "params.yaml"))
+
+
+@pytest.fixture
+def my_preset(repo_root, tmp_path, monkeypatch):
+    """``write(text)``: presets/mine.yaml in a checkout of links to this one (the working directory)."""
+    for name in ("params.yaml", "workflow"):
+        (tmp_path / name).symlink_to(repo_root / name)
+    (tmp_path / "presets").mkdir()
+    monkeypatch.setenv("ANSEL_ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return lambda text: (tmp_path / "presets/mine.yaml").write_text(text)
+
+
+@pytest.mark.parametrize(
+    "preset, said",
+    [
+        (
+            "datasets: {yahooqa_sample: {read: {split: {dev: 0.1, test: 0.95}}}}",
+            r"datasets\.yahooqa_sample\.read\.split: the fractions sum to 1\.05",
+        ),
+        ("papers: {ggsa: {sweeps: {figure8_heads: [7]}}}", r"papers\.ggsa\.sweeps\.figure8_heads\[0\]: models\."),
+        ("scale: {train: {lr: -1}}", r"models\.random\.train\.lr: -1 is not > 0"),  # a preset's scale wins
+    ],
+    ids=["fractions", "sweep", "scale"],
+)
+def test_a_value_a_preset_gives_is_named_by_its_file(my_preset, preset, said):
+    """As the Snakefile names the sources (config_origin with the preset's file): before, every value of
+    params.yaml or the preset was named "params.yaml with its preset 'mine'"."""
+    my_preset(preset)
+    config = load(preset="mine")
+    with pytest.raises(ConfigError, match=rf"^presets/mine\.yaml: {said}"):
+        validate(config, config_origin([], {}, "params.yaml", preset_file("mine")))
+
+
+def test_a_run_config_refused_while_the_dag_is_built_is_named_by_its_source(my_preset):
+    """What common.smk does with each run of the DAG (RUN_CONFIGS): a setting validate cannot judge
+    alone (a split of the run's dataset) is named by the file that gave it, as validate's are."""
+    my_preset("models: {qa_cnn: {train: {dev_split: tset}}}")
+    config = load(preset="mine")
+    origin = config_origin([], {}, "params.yaml", preset_file("mine"))
+    validate(config, origin)
+    with pytest.raises(ConfigError, match=r"^presets/mine\.yaml: models\.qa_cnn\.train\.dev_split: 'tset' not a split"):
+        with naming_the_source(origin):
+            run_config(config, "wikiqa", "qa_cnn", 1)
+    given = {"train": {"dev_split": "tset"}}  # every model's, from the command line
+    with pytest.raises(ConfigError, match=r"^--config: models\.qa_cnn\.train\.dev_split: 'tset' not a split"):
+        with naming_the_source(config_origin([], given, "params.yaml")):
+            run_config(load(preset="full", **given), "wikiqa", "qa_cnn", 1)
+
+
+@pytest.mark.slow
+def test_snakemake_names_the_source_of_a_run_configs_refused_value(repo_root):
+    """The one dry run of these: common.smk checks every run's config under the Snakefile's sources."""
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1"]
+        + ["--config", "preset=smoke", "models={qa_cnn: {train: {dev_split: tset}}}"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode != 0
+    said = "--config: models.qa_cnn.train.dev_split: 'tset' not a split of datasets.synthetic_en"
+    assert said in out.stderr + out.stdout, out.stderr[-2000:]

@@ -16,8 +16,9 @@ from ansel.typos import typo_of
 # here from its output path, and never parses a name back into a config.
 RUNS = {r.dir: r for r in P.paper_runs(C)}
 # Each run's resolved config, computed (and checked: a sweep or grid point's value too) while the
-# DAG is built.
-RUN_CONFIGS = {d: r.config(C) for d, r in RUNS.items()}
+# DAG is built; a refused value named by its source, as A.validate names it.
+with A.naming_the_source(ORIGIN):
+    RUN_CONFIGS = {d: r.config(C) for d, r in RUNS.items()}
 
 
 def res(rule_name, key):

@@ -3,7 +3,8 @@
 A source is a class with ``fetch(raw_dir, mirror, options)`` (write verified raw files into
 raw_dir), ``check(options, fetch)`` (a KeyError naming an unknown read option, a ``preprocess.ReadOptionError`` a
 value it cannot apply, before anything runs), ``splits(options, fetch)`` (the split names a read
-will produce, where the options tell them) and
+will produce, where the options tell them), ``fractions`` (the read option of a reader that splits at
+random, or "") and
 ``read(raw_dir, options) -> Dataset`` (canonical tables with tokens).
 Readers register themselves with ``@source("name")``, which gives the class its ``name``
 (``readers.common.Reader``: the fetch of the files sources.yaml lists under it, the check of its
@@ -22,6 +23,8 @@ from ansel.data.canonical import Dataset
 
 
 class Source(Protocol):
+    fractions: str  # the read option by which it splits at random ({split: fraction}), or ""
+
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None: ...
 
     def check(self, options: dict[str, Any], fetch: dict[str, Any] | None = None) -> None: ...

@@ -53,9 +53,7 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
 @source("cmeddialog")
 class CMedDialog(common.Reader, tokenizer="chinese"):
     options = OPTIONS
-
-    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
-        return common.fraction_splits(options)
+    fractions = "split"
 
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         df = read_csv(raw_dir / FILE)

@@ -32,6 +32,8 @@ class Reader:
     options: dict[str, str] = {}
     tokenizer = "english"  # the default of read option ``tokenizer``
     produces: tuple[str, ...] = ()  # the split names it produces whatever its options, where fixed
+    # the read option ({split: fraction}, the rest train) by which it splits at random, where it does
+    fractions = ""
     ids_global = False  # from_pairs: one question may stand in several splits
 
     def __init_subclass__(cls, tokenizer: str = "", **kwargs: Any) -> None:
@@ -46,7 +48,7 @@ class Reader:
     def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
         """The split names ``read`` produces under read ``options`` and the download's ``fetch`` options
         (None: not known here), told before any file is read; () where they are not known."""
-        return self.produces
+        return fraction_splits(options, self.fractions) if self.fractions else self.produces
 
     def check(self, options: dict[str, Any], fetch: dict[str, Any] | None = None) -> None:
         """Refuse a read option the reader does not know, naming the reader, or one it cannot apply
@@ -76,11 +78,23 @@ class Reader:
 FRACTIONS = {"dev": 0.1, "test": 0.1}
 
 
-def fraction_splits(options: dict[str, Any], key: str = "split") -> tuple[str, ...]:
+def fraction_splits(options: dict[str, Any], key: str) -> tuple[str, ...]:
     """The splits of a reader that splits at random by read option ``key`` ({name: fraction}, the rest
-    train): train and the option's names (a malformed option is refused as the raw files are read)."""
+    train): train and the option's names. Refused before any file is read, naming the key: anything but
+    fractions in (0, 1) of splits other than train that leave train some (a sum below 1)."""
     fractions = options.get(key, FRACTIONS)
-    return ("train", *fractions) if isinstance(fractions, dict) else ()
+    if not isinstance(fractions, dict) or not fractions:
+        raise ReadOptionError(f"{key}: {fractions!r} does not map split names to fractions, e.g. {FRACTIONS}")
+    if "train" in fractions:
+        raise ReadOptionError(f"{key}.train: train is what the other splits leave; give only their fractions")
+    for name, share in fractions.items():
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise ReadOptionError(f"{key}.{name}: {share!r} is not a fraction in (0, 1)")
+    if (total := sum(fractions.values())) >= 1:
+        raise ReadOptionError(
+            f"{key}: the fractions sum to {total:g}, leaving nothing to train (the rest): keep them below 1"
+        )
+    return ("train", *fractions)
 
 
 def file_splits(options: dict[str, Any], known: Iterable[str], key: str = "splits") -> tuple[str, ...]:

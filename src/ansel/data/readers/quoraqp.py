@@ -69,41 +69,27 @@ def read_raw(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
 
 
-def check_fractions(source: str, key: str, fractions: Any) -> dict[str, float]:
-    """``fractions`` (split name -> share of the pairs, the rest being train), or an error naming ``key``."""
-    if not isinstance(fractions, dict) or not fractions:
-        raise ValueError(f"{source}: read option {key} must map split names to fractions, got {fractions!r}")
-    bad = {
-        k: v
-        for k, v in fractions.items()
-        if k == "train" or isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1
-    }
-    if bad or sum(fractions.values()) >= 1:
-        raise ValueError(
-            f"{source}: read option {key}: fractions of splits other than train, each in (0, 1) "
-            f"and summing below 1 (the rest is train); got {fractions!r}"
-        )
-    return fractions
-
-
 @source("quoraqp")
 class QuoraQP(common.Reader, tokenizer="whitespace"):
     options = BIMPM_OPTIONS
+    fractions = "resplit"
 
     def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
-        files = common.file_splits(options, BIMPM_SPLITS)
-        return common.fraction_splits(options, "resplit") if "resplit" in options else files
+        files = common.file_splits(options, BIMPM_SPLITS)  # read.splits checked with or without resplit
+        if "resplit" in options:
+            return super().splits(options, fetch)
+        if "seed" in options:
+            raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
+        return files
 
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
-        if "seed" in options and "resplit" not in options:
-            raise KeyError("quoraqp: read option seed is only used by resplit, which is not set")
-        resplit = check_fractions("quoraqp", "resplit", options["resplit"]) if "resplit" in options else None
         pairs = pd.concat(
             [read_bimpm(common.require(raw_dir / f"{s}.tsv"), s) for s in common.file_splits(options, BIMPM_SPLITS)],
             ignore_index=True,
         )
-        if resplit:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
-            pairs["split"] = common.assign_splits(len(pairs), resplit, np.random.default_rng(options.get("seed", 13)))
+        if "resplit" in options:  # by pair, like aMV-LSTM's (MatchZoo's) split of the raw release
+            rng = np.random.default_rng(options.get("seed", 13))
+            pairs["split"] = common.assign_splits(len(pairs), options["resplit"], rng)
         return pairs
 
     def tables(self, raw_dir: Path, options: dict[str, Any]) -> Dataset:
@@ -116,10 +102,8 @@ class QuoraQP(common.Reader, tokenizer="whitespace"):
 @source("quoraqp_raw")
 class QuoraQPRaw(common.Reader):
     options = RAW_OPTIONS
+    fractions = "split"
     ids_global = True  # a question of the release is in pairs of several splits (aMV-LSTM splits by pair)
-
-    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
-        return common.fraction_splits(options)
 
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         pairs = read_raw(raw_dir / RAW_FILE)

@@ -81,9 +81,7 @@ class YahooQA(common.Reader):
 @source("yahooqa_sample")
 class YahooQASample(common.Reader):
     options = SAMPLE_OPTIONS
-
-    def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
-        return common.fraction_splits(options)
+    fractions = "split"
 
     def pairs(self, raw_dir: Path, options: dict[str, Any]) -> pd.DataFrame:
         pairs = read_sample(raw_dir / "YahooCQA-subset.data.txt")
