@@ -83,7 +83,7 @@ def _positive(kind):
 
 
 def cmd_download(a) -> None:
-    from ansel.data.download import FetchOptionError, resolve_mirror
+    from ansel.data.download import TEMP_PREFIX, FetchOptionError, remove_stale_temporaries, resolve_mirror
     from ansel.data.manifest import write_manifest
     from ansel.data.registry import get_source
     from ansel.settings import ConfigError
@@ -93,11 +93,12 @@ def cmd_download(a) -> None:
         source = get_source(a.source)
     except KeyError as e:  # the pipeline's own config is refused as its datasets are read (config.check_reader)
         raise ConfigError(f"--source: {e.args[0]}") from None
+    remove_stale_temporaries(out.parent)
     try:
         source.fetch(out.parent, resolve_mirror(), a.config)
     except FetchOptionError as e:
         raise ConfigError(f"{a.config.where}: {e.args[0]}") from None
-    write_manifest(out)
+    write_manifest(out, TEMP_PREFIX)
 
 
 def cmd_preprocess(a) -> None:

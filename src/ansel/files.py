@@ -22,15 +22,15 @@ SAVE_CAUSES = {
 
 
 @contextlib.contextmanager
-def atomic_path(dest: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``dest``; rename it to ``dest`` only if the block succeeds,
-    and remove it on any failure (a partial file would keep a full disk full).
+def atomic_path(dest: Path, prefix: str = ".") -> Iterator[Path]:
+    """Yield a temporary path next to ``dest`` (``<prefix><name>.<hex>.part``); rename it to ``dest``
+    only if the block succeeds, and remove it on any failure (a partial file would keep a full disk full).
 
     The temporary is created with the mode ``open()`` gives under the umask (not mkstemp's
     0600), so outputs are as readable in a shared project directory as any other file.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(6)}.part")
+    tmp = dest.with_name(f"{prefix}{dest.name}.{secrets.token_hex(6)}.part")
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # O_EXCL: never another's temporary
     try:
         yield tmp
@@ -39,13 +39,13 @@ def atomic_path(dest: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
+def save_atomic(path: Path | str, write: Callable[[Path], None], prefix: str = ".") -> None:
     """``write(tmp)`` into a temporary that replaces ``path`` once complete (``atomic_path``). On
     failure ``path`` is left as it was, no partial file stays, and an OSError names ``path`` and
     the cause."""
     path = Path(path)
     try:
-        with atomic_path(path) as tmp:
+        with atomic_path(path, prefix) as tmp:
             write(tmp)
     except BaseException as e:
         cause = e  # torch's zip writer, failing again as it closes, hides the OSError in the context
@@ -57,9 +57,9 @@ def save_atomic(path: Path | str, write: Callable[[Path], None]) -> None:
         raise OSError(cause.errno, f"cannot save {path}: {reason}") from cause
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, prefix: str = ".") -> None:
     """``path.write_text(text)`` (UTF-8) through ``save_atomic``: every text file a run, a record or a plan writes."""
-    save_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    save_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), prefix)
 
 
 @contextlib.contextmanager

@@ -98,7 +98,7 @@ def test_existing_verified_file_is_kept_and_a_failing_one_moved_aside_never_dele
         dl.fetch_file(spec, raw, mirror)
     assert str(failed.value).startswith(f"{found}2; {raw / 'x'}: could not fetch: not in mirror"), failed.value
     assert listing(raw) == ["x.rejected", "x.rejected2"] and (raw / "x.rejected2").read_bytes() == b"by hand"
-    assert dl.is_rejected("x.rejected2") and not dl.is_rejected("x.rejected.tsv")
+    assert dl.is_left_out("x.rejected2") and not dl.is_left_out("x.rejected.tsv")
 
 
 def test_an_uncompressed_mirror_copy_is_taken_when_the_files_checksum_verifies_it(tmp_path):
@@ -173,6 +173,15 @@ def test_member_escaping_target_is_refused_and_nothing_extracted(tmp_path, kind,
     assert listing(target) == [] and not (tmp_path / "evil.txt").exists()
 
 
+@pytest.mark.parametrize("member", ["d/.download-x/a.txt", ".download-a.txt.0a1b2c3d4e5f.part", "a.txt.rejected"])
+def test_a_member_named_like_a_file_data_raw_leaves_out_is_refused(tmp_path, member):
+    """Its manifest would not list it (read unchecked), and the next download would remove a temporary's name."""
+    make_zip(tmp_path / "a.zip", {"good.txt": b"fine", member: b"x"})
+    with pytest.raises(FetchError, match=rf"a\.zip: member '{member}' is named like a file the download keeps aside"):
+        dl.extract_archive(tmp_path / "a.zip", tmp_path / "target")
+    assert listing(tmp_path / "target") == []
+
+
 def test_fetch_dataset_groups_and_extract(tmp_path, monkeypatch):
     blob = tmp_path / "mirror" / "ds" / "arch.zip"
     blob.parent.mkdir(parents=True)
@@ -227,17 +236,49 @@ def test_an_extracted_member_never_replaces_a_file_of_other_bytes(tmp_path, monk
     assert sorted(json.loads((raw / "manifest.json").read_text())) == ["arch.zip", "inner/a.txt", "inner/b.txt"]
 
 
-def test_dvc_leaves_out_of_data_raw_exactly_the_files_the_manifest_does(repo_root):
-    """data/raw is a DVC output (dvc.yaml): a file kept aside there must neither change its hash (`dvc status`
-    would see the data stage changed) nor be deleted by `dvc checkout` (`make pull`)."""
+def test_every_temporary_a_download_makes_in_its_folder_has_its_prefix(tmp_path, monkeypatch):
+    """What a download killed mid-write leaves is known by its name: left out of the manifest and of DVC's
+    data/raw, and removed by the next download (tests/reliability/test_raw_files.py)."""
+    blob = tmp_path / "mirror" / "ds" / "arch.zip"
+    blob.parent.mkdir(parents=True)
+    make_zip(blob, {"inner/a.txt": b"A"})
+    digest = sha(blob.read_bytes())
+    arch = {"name": "arch.zip", "sha256": digest, "extract": True, "mirror": {"path": "arch.zip", "sha256": digest}}
+    monkeypatch.setattr(dl, "load_sources", lambda: {"ds": {"mirror_dir": "ds", "files": [arch]}})
+    raw, seen, copy = tmp_path / "raw", set(), dl._copy_stream
+
+    def spy(src, dst_path, label):  # the mirror copy's bytes, then the member's: what raw holds meanwhile
+        seen.update(p.name for p in raw.iterdir())
+        copy(src, dst_path, label)
+
+    monkeypatch.setattr(dl, "_copy_stream", spy)
+    dl.fetch_dataset("ds", raw, tmp_path / "mirror")
+    temporaries = seen - {"arch.zip", "inner"}  # the downloads folder, the mirror copy's file, the staging folder
+    assert len(temporaries) == 3 and all(name.startswith(dl.TEMP_PREFIX) for name in temporaries), seen
+    assert listing(raw) == ["arch.zip", "inner", "inner/a.txt"]
+
+
+def test_dvc_leaves_out_of_data_raw_exactly_the_files_the_manifest_does(repo_root, tmp_path):
+    """data/raw is a DVC output (dvc.yaml): a file kept aside there, or a temporary a killed download left (a
+    file, or a folder and what is in it), must neither change its hash (`dvc status` would see the data stage
+    changed) nor be deleted by `dvc checkout` (`make pull`)."""
     from dvc.fs import LocalFileSystem
     from dvc.ignore import DvcIgnorePatterns
 
     ignore = DvcIgnorePatterns.from_file(str(repo_root / ".dvcignore"), LocalFileSystem(), ".dvcignore")
-    raw = str(repo_root / "data" / "raw" / "wikiqa")
     kept = ["WikiQA-dev.tsv.rejected", "WikiQA-dev.tsv.rejected2", "a.txt.rejected12", "x.rejected2.tsv"]
-    for name in [*kept, "WikiQA-dev.tsv", "x.rejected.tsv", "rejected", "manifest.json", "pins.json"]:
-        assert ignore.matches(raw, name) == dl.is_rejected(name) == (name in kept), name
+    temporaries = [".download-WikiQA-dev.tsv.0a1b2c3d4e5f.part", ".download-k2j4_x/0a1b2c3d4e5f/WikiQA.zip"]
+    listed = ["WikiQA-dev.tsv", "x.rejected.tsv", "rejected", "pins.json", "inner/a.txt", "x.download-1", "download-x"]
+    left_out = [*kept, *temporaries, "inner/.download-a.txt.0a1b2c3d4e5f.part"]
+    raw = tmp_path / "raw"
+    for rel in [*left_out, *listed]:
+        (raw / rel).parent.mkdir(parents=True, exist_ok=True)
+        (raw / rel).write_bytes(b"x")
+    write_manifest(raw / "manifest.json")
+    assert sorted(json.loads((raw / "manifest.json").read_text())) == sorted(listed)
+    for rel in [*left_out, *listed, "manifest.json"]:
+        path = repo_root / "data" / "raw" / "wikiqa" / rel
+        assert ignore.matches(str(path.parent), path.name) == (rel in left_out), rel
 
 
 def test_sources_yaml_entries_are_complete():
@@ -246,6 +287,7 @@ def test_sources_yaml_entries_are_complete():
         for f in spec["files"]:
             assert f.get("sha256") or f.get("git_blob") or spec.get("pin") == "first_download", (name, f["name"])
             assert f.get("mirror") or f.get("upstream"), (name, f["name"])
+            assert not dl.is_left_out(f["name"]), (name, f["name"])  # its manifest would not list it
             for up in f.get("upstream", []):
                 if "pip" in up:  # a wheel: its version pinned and its bytes verified
                     assert "==" in up["pip"] and up.get("sha256"), (name, f["name"])

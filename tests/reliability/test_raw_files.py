@@ -125,6 +125,35 @@ def test_missing_manifest_is_refused_and_an_old_one_checked_by_sha256(raw, tmp_p
     assert not (tmp_path / "out2").exists()
 
 
+def test_what_a_killed_download_left_is_removed_by_the_next_one_in_one_line(raw, capsys):
+    """A download killed outright (SIGKILL, a power cut) leaves its temporaries in data/raw/<source>/ (left out of
+    the manifest and of DVC's data/raw): the next download removes them and says so; nothing else is touched."""
+    downloaded = json.loads((raw / "manifest.json").read_text())
+    stale = raw / ".download-k2j4_x" / "0a1b2c3d4e5f" / "WikiQA.zip"  # fetch_dataset's downloads folder
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"half")
+    (raw / ".download-WikiQA-dev.tsv.0a1b2c3d4e5f.part").write_bytes(b"half")  # a copy's, before its rename
+    (raw / "sub").mkdir()
+    (raw / "sub" / ".download-a.txt.0a1b2c3d4e5f.part").write_bytes(b"half")
+    mine = {"NOTES.txt": b"by hand", "sub/a.txt": b"by hand", "WikiQA-dev.tsv.rejected": b"kept", "x.download-1": b"1"}
+    for rel, data in mine.items():
+        (raw / rel).write_bytes(data)
+    write_manifest(raw / "manifest.json")  # as `python -m ansel.data.manifest` does
+    listed = json.loads((raw / "manifest.json").read_text())
+    assert sorted(listed) == sorted([*downloaded, "NOTES.txt", "sub/a.txt", "x.download-1"])
+    capsys.readouterr()
+    download(raw)
+    assert capsys.readouterr().out == (
+        f"{raw}: removed what a killed download left: .download-WikiQA-dev.tsv.0a1b2c3d4e5f.part, .download-k2j4_x, "
+        "sub/.download-a.txt.0a1b2c3d4e5f.part\n"
+    )
+    assert list(raw.rglob(".download-*")) == []
+    assert all((raw / rel).read_bytes() == data for rel, data in mine.items())
+    assert json.loads((raw / "manifest.json").read_text()) == listed
+    download(raw)  # nothing left: nothing said
+    assert capsys.readouterr().out == ""
+
+
 def test_a_raw_file_out_of_its_format_is_said_in_one_line_naming_the_line(raw, tmp_path):
     """A dataset's own copy (its manifest written again, as `python -m ansel.data.manifest` does)."""
     dev = raw / "WikiQA-dev.tsv"

@@ -8,8 +8,10 @@ checksum matched: everything is written to a temporary sibling first and renamed
 temporary is removed on any failure. A file found under that name failing its checksum (a copy put
 there by hand) is never deleted: it is moved to ``<name>.rejected`` first, and every message says so;
 an extracted archive member never replaces a file of other bytes either (it too is kept as
-``<name>.rejected``). ``.dvcignore`` lists REJECTED_PATTERNS, so these kept files stay out of the
-``data/raw`` DVC output: its hash does not change and ``dvc checkout`` does not delete them.
+``<name>.rejected``). Every temporary a download makes in ``data/raw/<source>/`` (a file or a folder)
+is named ``TEMP_PREFIX...``; ``remove_stale_temporaries`` removes those a killed download left.
+``.dvcignore`` lists LEFT_OUT_PATTERNS, so kept files and temporaries stay out of the ``data/raw`` DVC
+output (its hash does not change, ``dvc checkout`` does not delete a kept file) and the manifest.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ _CHUNK = 1 << 20
 PINS = "pins.json"  # a pinned source's first-download checksums (sources.yaml `pin: first_download`)
 PIN_KEY = "_pin_first_download"
 REJECTED = ".rejected"  # a file failing its checksum or in an extracted member's way: <name>.rejected, .rejected2..
-# the names is_rejected knows, also in .dvcignore: what DVC leaves out of data/raw, the manifest does too
-REJECTED_PATTERNS = (f"*{REJECTED}", f"*{REJECTED}[0-9]*")
+TEMP_PREFIX = ".download-"  # every temporary a download makes in data/raw/<source>/: a killed one leaves them
+# the names is_left_out knows, also in .dvcignore: what DVC leaves out of data/raw, the manifest does too
+LEFT_OUT_PATTERNS = (f"*{REJECTED}", f"*{REJECTED}[0-9]*", f"{TEMP_PREFIX}*")
 
 
 class FetchError(RuntimeError, InputError):
@@ -159,7 +162,9 @@ def extract_archive(
 ) -> list[Path]:
     """Safely extract ``members`` (default: all regular files) of a zip/tar archive into ``target``.
 
-    Every member path is checked before anything is written; links and device files are refused.
+    Every member path is checked before anything is written; links and device files are refused, and so
+    is a member named like what a download leaves out of data/raw (LEFT_OUT_PATTERNS: never listed, and
+    a temporary's name is removed by the next download).
     Files are extracted into a temporary directory and moved into place only when all succeeded.
     A file in the way whose bytes differ (edited or put there by hand) is moved to a free
     ``<name>.rejected[N]`` first, in a printed line naming both; an identical one is replaced silently.
@@ -173,9 +178,14 @@ def extract_archive(
         for m in wanted:
             if m not in names:
                 raise FetchError(f"{archive_label}: member {m!r} not found (or not a regular file)")
+            if any(is_left_out(part) for part in PurePosixPath(m.replace("\\", "/")).parts):
+                raise FetchError(
+                    f"{archive_label}: member {m!r} is named like a file the download keeps aside or one of its "
+                    f"temporaries ({', '.join(LEFT_OUT_PATTERNS)}: left out of data/raw's manifest); refused"
+                )
         for m in names:  # a hostile member anywhere in the archive rejects the archive
             _safe_member_path(target, m, archive_label)
-        staging = Path(tempfile.mkdtemp(prefix=".extract-", dir=target))
+        staging = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=target))
         try:
             staged = []
             for m in wanted:
@@ -253,7 +263,7 @@ def download_url(url: str, dest: Path, timeout: float | None = None) -> None:
     url = rewritten(url)
     timeout = timeout or float(os.environ.get(TIMEOUT_ENV) or 60)
     parts = urllib.parse.urlsplit(url)
-    with atomic_path(dest) as tmp:
+    with atomic_path(dest, TEMP_PREFIX) as tmp:
         try:
             if parts.scheme == "file":
                 shutil.copyfile(urllib.request.url2pathname(parts.path), tmp)
@@ -276,7 +286,7 @@ def pip_download(requirement: str, dest: Path, timeout: float | None = None) -> 
         raise FetchError(f"{label}: not pinned (expected name==version)")
     timeout = timeout or float(os.environ.get(TIMEOUT_ENV) or 60)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".pip-", dir=dest.parent) as tmp:
+    with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX, dir=dest.parent) as tmp:
         cmd = [
             sys.executable,
             "-m",
@@ -312,9 +322,25 @@ def _check(path: Path, spec: dict[str, Any], label: str) -> None:
     verify(path, **_checksums(spec), label=label)
 
 
-def is_rejected(name: str) -> bool:
-    """Whether ``name`` is a raw file the download set aside (never listed in a manifest)."""
-    return any(fnmatch.fnmatchcase(name, p) for p in REJECTED_PATTERNS)
+def is_left_out(name: str) -> bool:
+    """Whether ``name`` is a raw file the download set aside or one of its temporaries (never listed in
+    a manifest, nor anything in a folder so named)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in LEFT_OUT_PATTERNS)
+
+
+def remove_stale_temporaries(raw_dir: Path) -> None:
+    """Remove the temporaries (``TEMP_PREFIX...``) a killed download left in ``raw_dir``, in one printed
+    line; only for the folder's one writer (Snakemake runs one download job per source) before it fetches."""
+    found = raw_dir.rglob(f"{TEMP_PREFIX}*")
+    stale = sorted(p for p in found if not any(a.startswith(TEMP_PREFIX) for a in p.relative_to(raw_dir).parts[:-1]))
+    for path in stale:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    if stale:
+        names = ", ".join(str(p.relative_to(raw_dir)) for p in stale)
+        print(f"{raw_dir}: removed what a killed download left: {names}", flush=True)
 
 
 def _move_aside(path: Path) -> Path:
@@ -376,13 +402,13 @@ def _fetch_missing(spec: dict[str, Any], dest: Path, mirror_dir: Path | None, do
             if not spec.get(PIN_KEY) or mirror.get("sha256") or mirror.get("git_blob"):
                 verify(src, mirror.get("sha256"), mirror.get("git_blob"), label=str(src))
             keep = Path(spec["name"]).suffix == src.suffix  # a .gz copy of a file that is a .gz stays one
-            with atomic_path(dest) as tmp:
+            with atomic_path(dest, TEMP_PREFIX) as tmp:
                 with open(src, "rb") if keep else _open_maybe_compressed(src) as f:
                     _copy_stream(f, tmp, str(src))
                 _check(tmp, spec, f"{dest} (from {src})")
             return str(src)
         if plain is not None and plain.is_file() and any(_checksums(spec).values()):
-            with atomic_path(dest) as tmp:
+            with atomic_path(dest, TEMP_PREFIX) as tmp:
                 shutil.copyfile(plain, tmp)
                 _check(tmp, spec, f"{dest} (from {plain}, the mirror's uncompressed copy of {src.name})")
             return str(plain)
@@ -401,7 +427,7 @@ def _fetch_missing(spec: dict[str, Any], dest: Path, mirror_dir: Path | None, do
         )
     with contextlib.ExitStack() as stack:
         if downloads is None:
-            downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=".download-", dir=dest.parent)))
+            downloads = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=TEMP_PREFIX, dir=dest.parent)))
         for up in spec.get("upstream", []):
             try:
                 return _fetch_upstream(up, dest, spec, downloads)
@@ -435,7 +461,7 @@ def _fetch_upstream(up: dict[str, Any], dest: Path, spec: dict[str, Any], downlo
     source = downloaded
     if member:
         (source,) = extract_archive(downloaded, downloaded.with_name(name + ".d"), [member], label=origin)
-    with atomic_path(dest) as tmp:
+    with atomic_path(dest, TEMP_PREFIX) as tmp:
         with open(source, "rb") as f:
             _copy_stream(f, tmp, origin)
         _check(tmp, spec, f"{dest} (from {where})")
@@ -465,7 +491,7 @@ def fetch_dataset(name: str, raw_dir: Path, mirror: Path | None, options: dict[s
         }
     elif spec.get("pin") is not None:
         raise KeyError(f"{SOURCES_FILE}: {name}.pin: {spec['pin']!r}; known: first_download")
-    downloads = Path(tempfile.mkdtemp(prefix=".download-", dir=raw_dir))
+    downloads = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=raw_dir))
     try:
         fetched = _fetch_all(name, spec, wanted, raw_dir, mirror_dir, downloads)
     finally:
@@ -491,7 +517,7 @@ def pin(raw_dir: Path, name: str) -> str:
     """Record the sha256 of a first download (its publisher gives none) in ``pins.json``, and print it."""
     digest = sha256_of(raw_dir / name)
     pins = {**read_pins(raw_dir), name: digest}
-    write_text_atomic(raw_dir / PINS, json.dumps(pins, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(raw_dir / PINS, json.dumps(pins, indent=1, sort_keys=True) + "\n", TEMP_PREFIX)
     print(
         f"{raw_dir / name}: first download pinned: sha256 {digest} (in {raw_dir / PINS}; "
         "every later fetch is verified against it)",

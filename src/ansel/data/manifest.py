@@ -7,7 +7,8 @@ verified, checked by ``ansel preprocess`` before a reader opens any of them) and
 that reads a processed dataset; ``check_processed``).
 
 Format: ``{relpath: {"size": bytes, "sha256": hex}}`` for every file under the directory
-(extracted archive members included; not a raw file the download set aside as ``<name>.rejected``). A manifest of the older format, ``{relpath: sha256}``,
+(extracted archive members included; not a raw file the download set aside as ``<name>.rejected``, nor
+a temporary a killed download left: ``download.is_left_out``). A manifest of the older format, ``{relpath: sha256}``,
 is checked by sha256 alone.
 
 Checking compares each listed file's size first, then its sha256. A listed file that is
@@ -23,7 +24,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ansel.data.download import FetchError, is_rejected, sha256_of
+from ansel.data.download import FetchError, is_left_out, sha256_of
 from ansel.files import write_text_atomic
 
 MANIFEST = "manifest.json"
@@ -33,12 +34,18 @@ class ManifestError(FetchError):
     """A raw or processed file no longer matches its manifest; the message names it and the fix."""
 
 
-def write_manifest(path: Path) -> None:
-    """List size and sha256 of every file under ``path``'s directory into ``path`` (atomically)."""
+def write_manifest(path: Path, temp_prefix: str = ".") -> None:
+    """List size and sha256 of every file under ``path``'s directory into ``path`` (atomically, through a
+    temporary named ``temp_prefix...``)."""
     raw = path.parent
-    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path and not is_rejected(p.name))
+    files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path and not _left_out(p.relative_to(raw)))
     entries = {str(p.relative_to(raw)): {"size": p.stat().st_size, "sha256": sha256_of(p)} for p in files}
-    write_text_atomic(path, json.dumps(entries, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(path, json.dumps(entries, indent=1, sort_keys=True) + "\n", temp_prefix)
+
+
+def _left_out(rel: Path) -> bool:
+    """A file kept aside or a download's temporary, or one in a folder so named (DVC leaves it out too)."""
+    return any(is_left_out(part) for part in rel.parts)
 
 
 def check_manifest(raw: Path) -> None:

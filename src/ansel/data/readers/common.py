@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ansel.data.canonical import Dataset
-from ansel.data.download import fetch_dataset
+from ansel.data.download import TEMP_PREFIX, fetch_dataset
 from ansel.data.preprocess import ReadOptionError, apply_options, check_options, from_pairs
 from ansel.files import save_atomic
 from ansel.settings import InputError
@@ -123,7 +123,7 @@ def assign_splits(n: int, fractions: dict[str, float], rng: np.random.Generator)
 
 
 def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:
-    """A generated raw file (header, then ``rows``), written atomically."""
+    """A generated raw file (header, then ``rows``), written atomically (through a download's temporary)."""
 
     def write(tmp: Path) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
@@ -131,7 +131,7 @@ def write_tsv(path: Path, fields: list[str], rows: Iterable[dict]) -> None:
             writer.writeheader()
             writer.writerows(rows)
 
-    save_atomic(path, write)
+    save_atomic(path, write, TEMP_PREFIX)
 
 
 class MissingRawFile(FileNotFoundError, InputError):
