@@ -496,11 +496,27 @@ def cmd_gpu_unpack(a) -> None:
     unpack([Path(f) for f in a.file], a.device_minutes, render=not a.no_render)
 
 
+# What `ansel --help` says first: for a user, not a maintainer (the module docstring is theirs).
+DESCRIPTION = """\
+ansel regenerates, from raw data, the tables and figures of four answer-selection papers
+(GGSA/iGGSA, Attentive Pooling Networks, MTAS, aMV-LSTM), each cell beside its published value.
+
+The pipeline runs these verbs for you, one job each: `snakemake --profile workflow/profiles/local all`
+(or `dvc repro`) downloads, preprocesses, trains, evaluates and renders. Run a verb by hand to train
+or evaluate a run of your own, to price a preset before it runs (ansel plan), or to pack and unpack
+a GPU record kit; `ansel VERB --help` says what a verb reads and writes.
+
+Docs: docs/running.md (every way to run, a run by hand, the cost planner); README.md links the rest.
+"""
+
+
 @functools.cache
 def parser() -> argparse.ArgumentParser:
     """Every verb's parser, built once a process (the warm-job server builds it for its jobs)."""
-    p = argparse.ArgumentParser(prog="ansel", description=__doc__)
-    sub = p.add_subparsers(dest="verb", required=True)
+    p = argparse.ArgumentParser(
+        prog="ansel", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = p.add_subparsers(dest="verb", required=True, metavar="VERB", title="verbs")
 
     # What the verbs' common options name: the paths are the pipeline's, as its rules pass them.
     helps = {
@@ -508,70 +524,123 @@ def parser() -> argparse.ArgumentParser:
         # a label only: the pipeline passes a key of the preset's datasets, but --config holds all its settings
         "dataset": "the dataset's name in messages and in the processed tables (the pipeline's: a key of params.yaml's "
         "datasets; nothing is looked up by it: --config holds its settings)",
-        "raw": "the source's downloaded folder (data/raw/<source>)",
+        "raw": "the source's downloaded folder (data/raw/<source>, with the manifest.json `ansel download` wrote)",
         "processed": "a processed dataset (data/processed/<dataset>, what `ansel preprocess` writes)",
-        "method": "the vectors: word2vec, or a key of params.yaml's embeddings.pretrained or embeddings.word2vec",
+        "method": "the vectors: word2vec (trained here on the dataset's training splits), or a key of --config's "
+        "pretrained (a vectors file) or recipes (corpus vectors, read from --vectors)",
         "run-dir": "the run's folder (results/runs/<dataset>/<model>/seed<k>)",
-        "embeddings": "the run's starting word vectors (data/embeddings/<dataset>/<method>-<dim>.npy)",
-        "preset": "a preset of presets/",
-        "paper": "a paper of params.yaml's papers (workflow/papers/<paper>.yaml)",
-        "table": "a table of the paper's spec",
-        "figure": "a figure of the paper's spec",
-        "published": "the published values (published_results.csv)",
-        "out-prefix": "the output files' path without their suffix",
+        "embeddings": "the run's starting word vectors (data/embeddings/<dataset>/<method>-<dim>.npy); required "
+        "when the run config names vectors, refused when it names none",
+        "preset": "the preset the runs were trained under (full, or a preset of presets/)",
+        "paper": "a paper of params.yaml's papers (its spec: workflow/papers/<paper>.yaml)",
+        "table": "a table id of the paper's spec",
+        "figure": "a figure id of the paper's spec",
+        "published": "the published values shown beside ours (workflow/papers/published_results.csv; "
+        "dataset_stats_published.csv for a table of dataset statistics)",
+        "out-prefix": "the output files' path without their suffixes (results/tables/<paper>/<table> or "
+        "figures/<paper>/<figure>)",
     }
 
-    def verb(name, fn, *args, config="resolved config as JSON", out=None):
-        s = sub.add_parser(name)
+    def verb(name, fn, line, about, *args, config=None, out=None):
+        """A verb's parser: ``line`` is its entry in `ansel --help`, ``about`` follows it in `ansel <verb> --help`."""
+        s = sub.add_parser(name, help=line, description=f"{line[0].upper()}{line[1:]}. {about}")
         s.set_defaults(fn=fn)
-        if config:
-            s.add_argument("--config", type=_json, required=True, help=config)
+        if config:  # _json: inline or a file
+            s.add_argument(
+                "--config",
+                type=_json,
+                required=True,
+                help=f"{config}; given inline as JSON or as the path of a JSON file",
+            )
         for arg in args:
-            s.add_argument(f"--{arg}", required=arg not in ("embeddings",), help=helps.get(arg))
+            s.add_argument(f"--{arg}", required=arg not in ("embeddings",), help=helps[arg])
         if out:
             s.add_argument("--out", required=True, help=out)
         return s
 
     threads = "torch's threads (default 1: the DAG runs one-thread jobs side by side)"
-    verb("download", cmd_download, "source", out="the source's manifest (data/raw/<source>/manifest.json)")
     verb(
-        "preprocess", cmd_preprocess, "dataset", "raw", out="the processed dataset's folder (data/processed/<dataset>)"
+        "download",
+        cmd_download,
+        "fetch a source's raw files and verify their checksums",
+        "Files come from the mirror in $ANSEL_DATA_MIRROR when set (the pipeline sets it from params.yaml's "
+        "data.mirror), else from the source's upstream URLs (src/ansel/data/sources.yaml), into the folder of "
+        "--out; a failed fetch or a checksum mismatch names the file and leaves nothing under its name. Writes "
+        "manifest.json (each file's size and sha256) last.",
+        "source",
+        config="the source's fetch options (a dataset's fetch block in params.yaml, e.g. "
+        '{"files": ["dev.tsv"]}; {} for none)',
+        out="the source's manifest (data/raw/<source>/manifest.json); the raw files go beside it",
+    )
+    verb(
+        "preprocess",
+        cmd_preprocess,
+        "read a source's raw files into a dataset's canonical tables and vocabulary",
+        "Checks --raw against its manifest, reads it with the source's reader and --config's read options, "
+        "and refuses a split that is missing, empty or without a positive answer before anything is written; then writes the splits' tables, "
+        "vocab.json (from the training splits) and a manifest into --out.",
+        "dataset",
+        "raw",
+        config="the dataset's block of params.yaml (source, fetch, read, splits, vocab)",
+        out="the processed dataset's folder (data/processed/<dataset>)",
     )
     c = verb(
         "corpus-vectors",
         cmd_corpus_vectors,
-        config="a recipe of embeddings.word2vec (JSON)",
-        out="the vectors (data/vectors/<recipe>-<dim>.npy, the words beside them)",
+        "train word2vec on the training splits of several datasets",
+        "Never their dev or test text. Writes the vectors (--out), their words (.words.json beside it) and a "
+        ".json of the recipe, the dimension and the tokens read from each dataset; `ansel embeddings "
+        "--method <recipe> --vectors <out>` aligns them to a dataset's vocabulary.",
+        config="a recipe of params.yaml's embeddings.word2vec (its corpus, and gensim's window, min_count, epochs, "
+        "sg and seed)",
+        out="the vectors (data/vectors/<recipe>-<dim>.npy)",
     )
     c.add_argument("--processed", nargs="+", required=True, help="the corpus: these datasets' training splits")
     e = verb(
         "embeddings",
         cmd_embeddings,
+        "write a dataset's starting word vectors, a row per vocabulary word",
+        "From word2vec trained on its training splits, a pretrained vectors file, or corpus vectors (ansel "
+        "corpus-vectors) aligned to its vocabulary. Reads --processed's vocab.json (and its training text for "
+        "word2vec); writes the matrix (--out), a .json beside it (coverage, isotropy, the neighbours of probe "
+        "words) and, for a recipe, the run's vocabulary (.vocab.json).",
         "processed",
         "method",
-        out="the dataset's vectors (data/embeddings/<dataset>/<method>-<dim>.npy, a coverage .json beside)",
+        config='the vectors\' settings: {"word2vec": the dataset\'s word2vec settings, "pretrained": {method: file}, '
+        '"recipes": {method: recipe of embeddings.word2vec}}, each part optional',
+        out="the dataset's vectors (data/embeddings/<dataset>/<method>-<dim>.npy)",
     )
-    e.add_argument("--vectors", help="corpus vectors (.npy beside .words.json) of the recipe --method names")
+    e.add_argument(
+        "--vectors",
+        help="the corpus vectors (.npy, .words.json beside it) a recipe aligns; required when --method is one",
+    )
     for s in (c, e):
-        s.add_argument("--dim", type=_positive(int), required=True)
+        s.add_argument("--dim", type=_positive(int), required=True, help="the vectors' dimension (e.g. 300)")
     t = verb(
         "train",
         cmd_train,
+        "train one run (or a row's seeds), keeping the weights best on dev",
+        "Reads the processed dataset and, where the run starts from word vectors, --embeddings; the test split "
+        "is never looked at. Writes into --run-dir model.pt, log.csv, config.json and dev_scores.pt (and "
+        "dvclive/), keeping state.pt while it trains: a run cut short resumes from it when run again. "
+        "`ansel evaluate` scores the run next.",
         "processed",
         "run-dir",
         "embeddings",
-        config="the run: its resolved config (JSON, as the train rule passes it), a run's config.json, "
+        config="the run: its resolved config (as the train rule passes it), a run's config.json, "
         'or {"dataset": ..., "model": ..., "seed": ...} resolved through params.yaml and its preset',
     )
-    t.add_argument("--no-progress", action="store_true", help="no progress bar")
-    t.add_argument("--no-dvclive", action="store_true", help="no dvclive/ folder (where dvclive is not installed)")
+    t.add_argument("--no-progress", action="store_true", help="show no progress bar")
+    t.add_argument(
+        "--no-dvclive", action="store_true", help="write no dvclive/ folder (where dvclive is not installed)"
+    )
     t.add_argument("--timings", help="write the epochs' wall times here (JSON; outside the run directory)")
     t.add_argument(
         "--seeds",
         type=_seeds,
         help="train the run at each of these seeds (1,2,3), as one stacked model "
         "where the model stacks (ansel.training.seed_stack), else one after another; {seed} in --run-dir "
-        "and --timings names each seed's",
+        "(and in --timings, when given) stands for each seed",
     )
     t.add_argument(
         "--checkpoint-minutes",
@@ -580,7 +649,15 @@ def parser() -> argparse.ArgumentParser:
         "once this many minutes have passed since the last save (default: after every epoch); a restart "
         "resumes from the last saved epoch, exactly",
     )
-    e = verb("evaluate", cmd_evaluate, "processed", "run-dir", config=None)  # re-evaluate a trained run
+    e = verb(
+        "evaluate",
+        cmd_evaluate,
+        "score a trained run on its eval splits",
+        "Reads --run-dir's config.json and the weights chosen on dev (model.pt), and the processed dataset; "
+        "writes metrics.json and the run file run.trec into --run-dir (with --last: the last epoch's).",
+        "processed",
+        "run-dir",
+    )
     for s in (t, e):
         s.add_argument("--threads", type=_positive(int), default=1, help=threads)
     e.add_argument(
@@ -591,14 +668,30 @@ def parser() -> argparse.ArgumentParser:
     st = verb(
         "step-times",
         cmd_step_times,
+        "time the training steps of a table's benchmark rows",
+        "Each model of --config at its run's batch size, every text filled to the run's maximum lengths, after "
+        "a warm-up step: --rounds rounds of --batches steps, the models taking turns. Writes each round's "
+        "seconds per step as JSON (--out); the pipeline runs it alone, on every core.",
         "processed",
-        config="{model: resolved run config} (JSON): the rows of a table's benchmark column",
+        config="{model: run config} (the rows of a table's benchmark column; each resolved as train's --config)",
         out="the step times (JSON)",
     )
-    st.add_argument("--batches", type=int, default=3, help="timed training steps per round")
-    st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns")
-    st.add_argument("--threads", type=_positive(int), default=1, help=threads)
-    r = verb("front-page", cmd_front_page, config=None)  # the README's results table, from the records
+    st.add_argument("--batches", type=int, default=3, help="timed training steps per model and round (default 3)")
+    st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns in each (default 3)")
+    st.add_argument(
+        "--threads",
+        type=_positive(int),
+        default=1,
+        help="torch's threads (default 1; the pipeline gives it every core)",
+    )
+    r = verb(
+        "front-page",
+        cmd_front_page,
+        "print the README's results table from the committed records",
+        "A headline cell per paper, read from the records under reports/ (reports/headlines.yaml names them) "
+        "and printed through the rule of ansel.report.printable; --write puts it into a page, --check "
+        "compares a page with it.",
+    )
     r.add_argument("--write", metavar="FILE", help="put it between FILE's results markers (README.md)")
     r.add_argument(
         "--check",
@@ -606,15 +699,60 @@ def parser() -> argparse.ArgumentParser:
         help="fail where a row of FILE's results table breaks the rule of "
         "ansel.report.printable or the table differs from the records",
     )
-    rc = verb(  # runs trained here, as a record
-        "collect-record", cmd_collect_record, "preset", config=None, out="the record's folder (reports/<name>)"
+    rc = verb(
+        "collect-record",
+        cmd_collect_record,
+        "copy runs trained here into a record and render its items",
+        "The finished runs of --items under --preset are copied from results/runs into --out in every "
+        "record's layout, and each item whose runs are all there is rendered; runs of another setting than "
+        "the record's are refused, and the record is placed whole or not at all.",
+        "preset",
+        out="the record's folder (reports/<name>)",
     )
     rc.add_argument("--items", nargs="+", required=True, help="paper/item of the preset (e.g. amvlstm/table3)")
-    verb("table", cmd_table, "paper", "table", "published", "out-prefix")
-    verb("figure", cmd_figure, "paper", "figure", "out-prefix")
-    verb("stats", cmd_stats, "processed", config=None, out="the table's file: .csv, .json (a record per split) or .md")
-    pl = verb("plan", cmd_plan, config=None)  # what a preset's runs will cost, before they run
-    pl.add_argument("--preset", help="a preset of presets/ (default: params.yaml's)")
+    job_config = (
+        "the slice of the resolved pipeline config the {0} reads (the rule passes logs/{0}/<paper>/<{0}>.config.json)"
+    )
+    verb(
+        "table",
+        cmd_table,
+        "render a table of a paper from its runs",
+        "Reads the files of the runs its rows name and the published values; writes <out-prefix>.csv, .md, "
+        ".tex, .html and .json (the table's DVC metrics), each headed by the preset's notes.",
+        "paper",
+        "table",
+        "published",
+        "out-prefix",
+        config=job_config.format("table"),
+    )
+    verb(
+        "figure",
+        cmd_figure,
+        "render a figure of a paper from its runs",
+        "Reads the files of the runs it names (and the published values it shows); writes <out-prefix>.png and .pdf.",
+        "paper",
+        "figure",
+        "out-prefix",
+        config=job_config.format("figure"),
+    )
+    verb(
+        "stats",
+        cmd_stats,
+        "write a processed dataset's statistics table",
+        "Questions, pairs, positives, candidates and mean lengths per split and over all splits (ansel.data.stats), "
+        "in the format --out's suffix names.",
+        "processed",
+        out="the table's file: .csv, .json (a record per split) or .md",
+    )
+    pl = verb(
+        "plan",
+        cmd_plan,
+        "estimate what a preset's runs will cost before they run",
+        "Prints, per table and figure of the preset, its runs and device-minutes from the costs measured in "
+        "this checkout and the committed records, then the whole preset's; with --cores, wall hours too. "
+        "Writes nothing but what --measure times (results/costs/).",
+    )
+    pl.add_argument("--preset", help="a preset: full, or one of presets/ (default: params.yaml's)")
     pl.add_argument(
         "--costs",
         nargs="*",
@@ -630,22 +768,44 @@ def parser() -> argparse.ArgumentParser:
         help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
         "no run has measured (on --device, when given), on this device (into results/costs/)",
     )
-    pl.add_argument("--threads", type=_positive(int), default=1, help=threads)
+    pl.add_argument("--threads", type=_positive(int), default=1, help="torch's threads for --measure (default 1)")
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
     pl.add_argument(
-        "--precision", choices=("torch", "fp32", "tf32", "bf16"), help="every trained run at this train.precision"
+        "--precision",
+        choices=("torch", "fp32", "tf32", "bf16"),
+        help="every trained run at this train.precision (priced by the costs measured at it)",
     )
     pl.add_argument(
-        "--cores", type=_positive(int), help="the wall hours of each item on this many cores (one-thread jobs)"
+        "--cores",
+        type=_positive(int),
+        help="also each item's wall hours on this many cores (one-thread jobs, perfectly packed: a lower bound)",
     )
-    pl.add_argument("--budget-hours", type=_positive(float), help="with --cores: choose the items that fit these hours")
-    k = verb("gpu-kit", cmd_gpu_kit, config=None)  # CPU, before a GPU lease
-    k.add_argument("--record", nargs="+", required=True, help="records of reports/device/records.yaml")
+    pl.add_argument(
+        "--budget-hours",
+        type=_positive(float),
+        help="with --cores: choose the items that fit these hours, cheapest first",
+    )
+    k = verb(
+        "gpu-kit",
+        cmd_gpu_kit,
+        "pack a GPU record kit before a GPU lease",
+        "For the records named: the processed data and vectors their jobs read (made by the normal rules), "
+        "each run's resolved config, the ansel sources and run.sh, in one folder; prints its size and planned "
+        "device-minutes, and fails when it is over the size limit. See docs/records.md.",
+    )
+    k.add_argument("--record", nargs="+", required=True, help="records declared in reports/device/records.yaml")
     k.add_argument("--out", help="the kit's folder (default: gpu-kit/ in the checkout)")
-    u = verb("gpu-unpack", cmd_gpu_unpack, config=None)  # CPU, after
+    u = verb(
+        "gpu-unpack",
+        cmd_gpu_unpack,
+        "place a GPU kit's archive as records under reports/device",
+        "Each record of the archive run.sh wrote is checked whole and placed in reports/device/<record>/, "
+        "keeping what an earlier lease left that this one has nothing newer for; then its README is written and "
+        "its tables and figures rendered from its finished runs. A refusal names the archive's file and places nothing.",
+    )
     u.add_argument("file", nargs="+", help="the archive run.sh wrote (or its .partNN files, in order)")
     u.add_argument("--device-minutes", type=_positive(float), help="the lease's device time, for the record's README")
-    u.add_argument("--no-render", action="store_true", help="place the runs; render no table")
+    u.add_argument("--no-render", action="store_true", help="place the records; render no table or figure")
     return p
 
 
