@@ -676,8 +676,12 @@ def parser() -> argparse.ArgumentParser:
         config="{model: run config} (the rows of a table's benchmark column; each resolved as train's --config)",
         out="the step times (JSON)",
     )
-    st.add_argument("--batches", type=int, default=3, help="timed training steps per model and round (default 3)")
-    st.add_argument("--rounds", type=int, default=3, help="rounds, the models taking turns in each (default 3)")
+    st.add_argument(
+        "--batches", type=_positive(int), default=3, help="timed training steps per model and round (default 3)"
+    )
+    st.add_argument(
+        "--rounds", type=_positive(int), default=3, help="rounds, the models taking turns in each (default 3)"
+    )
     st.add_argument(
         "--threads",
         type=_positive(int),

@@ -399,8 +399,10 @@ def test_vectors_the_run_config_does_not_name_are_refused(tmp_path, processed):
             ["embeddings", "--config", "{}", "--processed", "p", "--method", "word2vec", "--dim", "-5", "--out", "o"],
             "--dim",
         ),
+        (["step-times", "--config", "{}", "--out", "o", "--batches", "0"], "--batches: must be above 0"),
+        (["step-times", "--config", "{}", "--out", "o", "--rounds", "-1"], "--rounds: must be above 0"),
     ],
-    ids=["threads", "dim"],
+    ids=["threads", "dim", "batches", "rounds"],
 )
 def test_a_count_that_must_be_positive_is_refused_by_the_command_line(args, said, capsys):
     with pytest.raises(SystemExit) as e:
