@@ -30,6 +30,7 @@ from ansel.config import ConfigError, root
 
 PROFILE = "workflow/profiles/local"
 NOT_TOUCHED = "not touched because they don't exist"
+SHOWN = 20  # missing outputs named in the error; the rest counted
 
 
 class PullError(RuntimeError):
@@ -49,6 +50,12 @@ def stage_targets(dvc_yaml: Path, stages: list[str] | None = None) -> list[str]:
             raise PullError(f"{dvc_yaml}: stage {name} does not call snakemake: {defined[name]['cmd']!r}")
         targets.append(words[-1])
     return targets
+
+
+def untouched(log: str) -> list[str]:
+    """The outputs that `snakemake --touch` found missing (Snakemake warns once a job, naming them)."""
+    named = (line.partition(f"{NOT_TOUCHED}: ")[2] for line in log.splitlines() if NOT_TOUCHED in line)
+    return sorted({f for files in named for f in files.split(", ")})
 
 
 def _run(args: list[str], root: Path, capture: bool = False) -> subprocess.CompletedProcess:
@@ -83,8 +90,14 @@ def pull(root: Path, stages: list[str] | None = None) -> None:
             f"(run `dvc repro` to bring them in line):\n{json.dumps(changed, indent=1)}"
         )
     touched = _run([*snakemake, "--touch", "--forceall", *targets], root, capture=True)
-    if NOT_TOUCHED in touched.stdout + touched.stderr:
-        raise PullError(f"outputs missing after the pull:\n{touched.stdout}{touched.stderr}")
+    missing = untouched(touched.stdout + touched.stderr)
+    if missing:
+        more = [f"... and {len(missing) - SHOWN} more"] if len(missing) > SHOWN else []
+        raise PullError(
+            f"{len(missing)} outputs of snakemake {' '.join(targets)} missing after the pull: dvc.lock records "
+            "none of them (is each under the outs of the dvc.yaml stage whose target makes it?):\n"
+            + "\n".join(missing[:SHOWN] + more)
+        )
     summary = _run([*snakemake, "--summary", *targets], root, capture=True).stdout
     pending = [row for row in csv.DictReader(io.StringIO(summary), delimiter="\t") if row["plan"] != "no update"]
     if pending:

@@ -139,6 +139,24 @@ def test_pull_finds_the_checkout_from_a_subdirectory_and_checks_stages_before_pu
     assert calls == []  # nothing pulled
 
 
+def test_pull_that_finds_outputs_missing_names_only_those_files(repo_root, monkeypatch):
+    """`snakemake --touch` logs every job (thousands of lines in the smoke DAG); the two files it
+    could not touch are what the user needs (a stage's outs once left out a table's step times)."""
+    log = [f"rule train:\n    output: results/runs/d/m/seed{i}/model.pt\n" for i in range(500)]
+    log[7] += f"Output files {dvc_pull.NOT_TOUCHED}: results/benchmarks/ggsa/table3.json\n"
+    log[9] += f"Output files {dvc_pull.NOT_TOUCHED}: results/benchmarks/ggsa/table3_v2.json, x/y.json\n"
+
+    def run(args, root, capture=False):
+        return subprocess.CompletedProcess(args, 0, "".join(log) if "--touch" in args else "{}", "")
+
+    monkeypatch.setattr(dvc_pull, "_run", run)
+    with pytest.raises(dvc_pull.PullError) as refused:
+        dvc_pull.pull(repo_root, ["paper_ggsa"])
+    lines = str(refused.value).splitlines()
+    assert lines[1:] == ["results/benchmarks/ggsa/table3.json", "results/benchmarks/ggsa/table3_v2.json", "x/y.json"]
+    assert "3 outputs of snakemake paper_ggsa" in lines[0]
+
+
 def test_pull_outside_a_checkout_says_so(tmp_path, monkeypatch):
     monkeypatch.delenv("ANSEL_ROOT", raising=False)
     with pytest.raises(dvc_pull.PullError, match="not inside an ansel checkout"):
