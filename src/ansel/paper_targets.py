@@ -16,7 +16,7 @@ from ansel.figure_kinds import where as figure_where
 from ansel.published import check_read
 from ansel.specs import NoSuchItem, TableSpec, figure_spec, table_spec
 from ansel.table_kinds import kind_of, spec_table
-from ansel.targets import PUBLISHED_RESULTS, Run
+from ansel.targets import PUBLISHED_RESULTS, Run, benchmark_file
 
 TABLE_EXTENSIONS = ("csv", "md", "tex", "html", "json")
 FIGURE_EXTENSIONS = ("png", "pdf")
@@ -97,10 +97,14 @@ def paper_outputs(config: dict, papers: list[str] | None = None) -> list[str]:
 
 
 def paper_inputs(config: dict) -> list[str]:
-    """Every file the preset's tables and figures read (run files, statistics, processed data)."""
-    return sorted(
-        _gathered(config, lambda t: kind_of(t).inputs(config, t), lambda f: figure_kind_of(f).inputs(config, f))
-    )
+    """Every file the preset's tables and figures read (run files, statistics, processed data, step times)."""
+    return sorted(_gathered(config, lambda t: _table_reads(config, t), lambda f: figure_kind_of(f).inputs(config, f)))
+
+
+def _table_reads(config: dict, table: TableSpec) -> list[str]:
+    """A table job's inputs (``TableKind.inputs``) and its step-times file where a column is timed."""
+    timed = kind_of(table).benchmark_configs(config, table)[0] is not None
+    return [*kind_of(table).inputs(config, table), *[benchmark_file(table.paper, table.id)] * timed]
 
 
 def paper_runs(config: dict) -> list[Run]:

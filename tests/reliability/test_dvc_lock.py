@@ -1,5 +1,6 @@
 """The committed dvc.lock was made by the code and params of this checkout: in a fresh clone
-`dvc status` may only report outputs missing from the cache, never a changed dependency.
+`dvc status` may only report data (outputs not in the cache, earlier stages' outputs deleted), never
+a changed code or params dependency.
 
 When this fails, the lock is stale: rebuild it with `dvc repro` (the smoke preset, ~10 min on
 2 cores) and commit dvc.lock with the change."""
@@ -26,6 +27,6 @@ def test_dvc_lock_matches_the_code_and_params(repo_root):
                 continue
             # an earlier stage's output as a dependency is data, absent from a fresh clone: not code
             deps = {d: how for d, how in change.get("changed deps", {}).items() if d not in outputs}
-            if deps:
-                stale[stage] = deps
+            if deps:  # beside a "changed command" of the same stage, say
+                stale.setdefault(stage, []).append(deps)
     assert stale == {}, f"dvc.lock is stale (run `dvc repro` and commit dvc.lock): {json.dumps(stale)}"

@@ -32,3 +32,29 @@ rule train:
     shell:
         "ansel train --config {params.cfg:q} --processed {input.processed} {params.embeddings} "
         "--run-dir {params.run_dir} --timings {output.timings} --threads {threads} > {log} 2>&1"
+
+
+# Timed beside the runs: the runs stage (dvc.yaml) owns results/benchmarks and lists this code.
+rule step_times:
+    """A table's ``protocol: benchmark`` column: each row's training step timed with every text at
+    the run's maximum lengths, warm-up excluded (ansel.training.step_times); it takes every core, so
+    nothing else runs beside a timing."""
+    input:
+        processed=lambda w: T.processed_dir(benchmark_configs(w.paper, w.table)[0]),
+        vocab=lambda w: [c["vocab"] for c in benchmark_configs(w.paper, w.table)[1].values() if c.get("vocab")],
+        code=package_code("training"),
+    output:
+        "results/benchmarks/{paper}/{table}.json",
+    params:
+        cfg=lambda w: json.dumps(benchmark_configs(w.paper, w.table)[1]),
+        code=lambda w: sorted({train_code(c["arch"]) for c in benchmark_configs(w.paper, w.table)[1].values()}),
+    log:
+        "logs/step_times/{paper}/{table}.log",
+    threads: every_core("train")
+    resources:
+        mem_mb=res("train", "mem_mb"),
+        runtime=res("train", "runtime"),
+        gpu=res("train", "gpu"),
+    shell:
+        "ansel step-times --config {params.cfg:q} --processed {input.processed} --out {output} "
+        "--threads {threads} > {log} 2>&1"
