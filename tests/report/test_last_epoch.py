@@ -3,6 +3,7 @@ table columns with ``protocol: last``, the bars of the aMV-LSTM paper's Figure 3
 curves of its Figure 4, on fake run directories."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from ansel import figure_kinds as FK
 from ansel.config import papers_dir
 from ansel.report.figures import bar_values, epoch_curves, reference_value, render_figure
 from ansel.report.tables import aggregate, published_lookup, render
+from ansel.settings import InputError
 from ansel.specs import figure_spec, parse_table
 from ansel.table_kinds import kind_of
 
@@ -132,6 +134,54 @@ def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
         aggregate(
             CONFIG, parse_table(CONFIG, "amvlstm", {**table, "columns": [{**table["columns"][0], "metric": "MAP"}]}), {}
         )
+
+
+def cut(log, keep) -> None:
+    """``log``'s last line cut off to ``keep(line)``, with no line end, as a write stopped there leaves it."""
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:-1] + [keep(lines[-1])]))
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda log: cut(log, lambda line: ",".join(line.split(",")[:5])), "line 4: 5 fields where the header has 9"),
+        (lambda log: cut(log, lambda line: line[:-3]), "line 4: no line end"),  # its last number cut short
+        (lambda log: log.write_text(log.read_text().replace(",1.0,", ",1.O,", 1)), "line 2: lr '1.O' is not a number"),
+    ],
+    ids=["fields-cut-off", "number-cut-short", "not-a-number"],
+)
+def test_a_log_csv_not_whole_is_refused_by_tables_and_figures_naming_its_line(runs, edit, said):
+    """pandas read a last row cut off as empty fields: the (last epoch) cell was '— ± —' and the
+    figure's last point the other seed's alone, under a title of two seeds."""
+    log = "results/runs/syn/q/seed1/log.csv"
+    edit(runs / log)
+    refused = (
+        rf"^{log}, {re.escape(said)}( \(a cut-off write\?\))?; delete it and rerun its target \(snakemake {log}\): "
+        "training writes it, so the run is trained again$"
+    )
+    last_epoch = parse_table(CONFIG, "amvlstm", {**TABLE, "columns": TABLE["columns"][2:]})
+    with pytest.raises(InputError, match=refused):  # `ansel table` and `ansel figure` say it in one line
+        aggregate(CONFIG, last_epoch, {})
+    with pytest.raises(InputError, match=refused):
+        epoch_curves(CONFIG, FIG4)
+
+
+def test_a_learning_curve_point_of_fewer_seeds_than_its_title_counts_is_refused(runs):
+    """A seed without a value at an epoch the others have (its log cut at a line's end: whole, one
+    epoch short; or the value empty) left that point the other seed's alone, drawn with no band."""
+    log = runs / "results/runs/syn/q/seed2/log.csv"
+    whole = pd.read_csv(log)
+    refused = (
+        r"^results/runs/syn/q/seed2/log.csv: no dev_accuracy at epoch 3, which 1 other seed\(s\) have: a point of "
+        r"the figure is of every seed \(its title counts them\); a log cut short\? delete it and rerun its target"
+    )
+    whole.iloc[:-1].to_csv(log, index=False)
+    with pytest.raises(InputError, match=refused):
+        epoch_curves(CONFIG, FIG4)
+    whole.assign(dev_accuracy=[*whole.dev_accuracy[:-1], None]).to_csv(log, index=False)
+    with pytest.raises(InputError, match=refused):
+        epoch_curves(CONFIG, FIG4)
 
 
 FIG3 = {

@@ -162,6 +162,19 @@ def test_a_table_with_a_baseline_renders_marks_claims_and_p_values(runs):
     assert pd.read_csv(runs / "out/t.csv").set_index(["row", "column"]).loc[("Good", COLUMN), "mark"] == "▲"
 
 
+def test_a_cell_without_a_mean_gets_no_mark(runs):
+    """The tests read the run files; a cell whose value is missing (a log.csv's last epoch read as an
+    empty field, say) printed '— ± — ▲': a mark on nothing."""
+    cells = aggregate(CONFIG, TABLE, {})
+    cells.loc[(cells.row == "Good") & (cells.column == COLUMN), ["mean", "std"]] = float("nan")
+    marked = mark_cells(cells, compare(CONFIG, TABLE), TABLE)
+    assert marked.set_index(["row", "column"]).mark.to_dict()[("Good", COLUMN)] == ""
+    assert marked.set_index(["row", "column"]).mark.to_dict()[("Good", "wiki test MRR")] == "▲"  # its value shown
+    render(marked, TABLE, [], runs / "out/t")
+    good = next(line for line in (runs / "out/t.md").read_text().splitlines() if line.startswith("| Good "))
+    assert [cell.strip() for cell in good.split("|")[2:4]] == ["— ± — (n=2)", "0.9250 ± 0.0118 (n=2) ▲"]
+
+
 def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
     last = {"dataset": "wiki", "split": "test", "metric": "MAP", "protocol": "last"}
     table = table_of(
@@ -170,7 +183,7 @@ def test_the_randomisation_test_can_decide_and_untested_columns_are_said(runs):
     )
     results = compare(CONFIG, table)
     assert set(results.column) == {COLUMN}
-    cells = pd.DataFrame({"row": ["Good", "Good"], "column": [COLUMN, "wiki test MAP (last epoch)"]})
+    cells = pd.DataFrame({"row": ["Good", "Good"], "column": [COLUMN, "wiki test MAP (last epoch)"], "mean": 0.5})
     assert list(mark_cells(cells, results, table).mark) == ["▲", ""]
     notes = significance_notes(results, table)
     assert "per-seed counts use the paired randomisation test" in notes[2]

@@ -35,6 +35,7 @@ from ansel.report.printable import (
     stand_in,
     verdict_allowed,
 )
+from ansel.run_files import read_log
 from ansel.schema import check_schema
 from ansel.typos import typo_of
 from ansel.yamlfile import read_yaml
@@ -390,7 +391,7 @@ def _run_value(run: Path, split: str, metric: str, protocol: str, what: str) -> 
         raise ConfigError(f"{what}: a headline cell at {PROTOCOL_NAMES[protocol]} cannot be checked against its runs")
     path = run / "log.csv"
     try:
-        log = pd.read_csv(path) if protocol == "last" and path.exists() and path.stat().st_size else pd.DataFrame()
+        log = read_log(path) if protocol == "last" and path.exists() and path.stat().st_size else pd.DataFrame()
         if len(log):
             return float(log[f"{split}_{metric}"].iloc[-1])
         path = run / "metrics.json"

@@ -39,6 +39,7 @@ from ansel.report.tables import (
     split_labels,
     split_run,
 )
+from ansel.run_files import LogFileError, rebuild_log
 from ansel.targets import (
     PUBLISHED_RESULTS,
     Run,
@@ -81,15 +82,36 @@ def render_figure(config: dict, spec: dict, prefix: Path) -> None:
 
 def epoch_curves(config: dict, spec: dict) -> dict[str, pd.DataFrame]:
     """Per model: (epoch, split, mean, std) of ``<split>_<metric>`` over its seeds' log.csv, for
-    each of the spec's ``splits`` (default dev)."""
+    each of the spec's ``splits`` (default dev). Every point is of all its seeds, as a table's cell
+    is (the title counts them): an epoch that some seeds' logs hold a value of and others not is
+    refused naming those logs; one no seed scored (a cadence's epoch) is no point."""
     ds, metric, splits = spec["run_dataset"], spec.get("metric", "MAP"), spec.get("splits", ["dev"])
     columns = [f"{s}_{metric}" for s in splits]
     curves = {}
     for model in spec["models"]:
-        logs = pd.concat([run_log(r, columns) for r in runs(config, ds, Variant(model))])
-        stats = logs.groupby("epoch")[columns].agg(["mean", "std"]).fillna(0.0)
+        logs = {f"{r.dir}/log.csv": run_log(r, columns) for r in runs(config, ds, Variant(model))}
+        for column in columns:
+            _refuse_partial_points(
+                pd.concat({p: log.set_index("epoch")[column] for p, log in logs.items()}, axis=1), column
+            )
+        stats = pd.concat(logs.values()).groupby("epoch")[columns].agg(["mean", "std"]).fillna(0.0)  # 1 seed: no band
         curves[model] = pd.concat([stats[c].assign(split=s) for s, c in zip(splits, columns)]).reset_index()
     return curves
+
+
+def _refuse_partial_points(values: pd.DataFrame, column: str) -> None:
+    """LogFileError for the first epoch (row) of ``values`` (``column`` of each seed's log.csv, named by
+    its path) that some seeds have a value of and others not."""
+    held = values.notna()
+    partial = held.any(axis=1) & ~held.all(axis=1)
+    if partial.any():
+        epoch = partial.idxmax()
+        lacking = [str(p) for p in values.columns[~held.loc[epoch]]]
+        raise LogFileError(
+            f"{', '.join(lacking)}: no {column} at epoch {epoch}, which {int(held.loc[epoch].sum())} other "
+            f"seed(s) have: a point of the figure is of every seed (its title counts them); a log cut short? "
+            f"{rebuild_log(lacking[0])}"
+        )
 
 
 def reference_value(config: dict, spec: dict) -> float:

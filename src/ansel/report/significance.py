@@ -136,11 +136,13 @@ def _direction(r, test: str, alpha: float) -> int:
 
 def mark_cells(cells: pd.DataFrame, results: pd.DataFrame, table: TableSpec) -> pd.DataFrame:
     """``cells`` with a ``mark`` column: ▲/▼ where the row differs significantly from the baseline
-    (pooled, Holm-adjusted); empty on the baseline row, untested columns and rows without a model."""
+    (pooled, Holm-adjusted); empty on the baseline row, untested columns, rows without a model and a
+    cell without a mean (the tests read the run files: a mark there would qualify a value not shown)."""
     alpha, test = table.alpha, table.test
     pooled = results[(results.scope == "pooled") & (results.versus == table.baseline)]
     marks = {(r["row"], r["column"]): MARKS.get(_direction(r, test, alpha), "") for _, r in pooled.iterrows()}
-    return cells.assign(mark=[marks.get(key, "") for key in zip(cells.row, cells.column)])
+    shown = cells["mean"].notna()
+    return cells.assign(mark=[marks.get(key, "") if s else "" for key, s in zip(zip(cells.row, cells.column), shown)])
 
 
 def claim_verdicts(results: pd.DataFrame, table: TableSpec) -> dict[str, dict[str, dict]]:

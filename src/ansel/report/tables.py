@@ -29,7 +29,7 @@ from ansel.files import write_text_atomic
 from ansel.published import METRIC_NAMES, PUBLISHED_KEY, PublishedFileError, metric_key, read_lines
 from ansel.report.expected import EXPECTED, expected_split_metric
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
-from ansel.run_files import stored
+from ansel.run_files import read_log, stored
 from ansel.specs import Column, Row, TableSpec
 from ansel.targets import (
     CONTEXT_PUBLISHED,
@@ -139,12 +139,13 @@ def run_metric(run: Run, split: str, metric: str) -> float:
 
 
 def run_log(run: Run, columns: list[str]) -> pd.DataFrame:
-    """A run's log.csv (one row per epoch), with an error naming the file and the missing columns
-    (test_<metric> columns exist only for a model with ``train.monitor_splits: [test]``)."""
+    """A run's log.csv (one row per epoch; one not whole is refused: ``ansel.run_files.read_log``), with
+    an error naming the file and the missing columns (test_<metric> columns exist only for a model with
+    ``train.monitor_splits: [test]``)."""
     path = Path(run.dir) / "log.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
-    log = pd.read_csv(path)
+    log = read_log(path)
     missing = [c for c in columns if c not in log]
     if missing or log.empty:
         raise KeyError(
@@ -176,7 +177,7 @@ def _epoch_metric(run: Run, split: str, metric: str, best_by: str | None) -> flo
     ``split``/``best_by``. A run that trained no epoch (no trainable parameters: random, lexical
     rows) has one state, the one metrics.json scored."""
     path = Path(run.dir) / "log.csv"
-    if path.exists() and pd.read_csv(path).empty:
+    if path.exists() and read_log(path).empty:
         return run_metric(run, split, metric)
     log = run_log(run, [f"{split}_{metric}"] + ([f"{split}_{best_by}"] if best_by else []))
     if not best_by:
