@@ -96,6 +96,25 @@ def test_a_processed_dataset_without_its_manifest_is_refused_or_listed_as_it_is(
     assert len(Dataset.load(preprocessed).splits["test"]) > 0
 
 
+def test_listing_a_folder_by_hand_has_help_refuses_no_folder_and_leaves_out_snakemakes_marker(preprocessed, tmp_path):
+    """`python -m ansel.data.manifest --help` printed nothing and wrote ./--help/manifest.json ({}), as it
+    did for a folder that is not there; on a dataset Snakemake made it listed the marker Snakemake adds
+    to a directory output after the job, so its manifest differed from the one preprocessing wrote."""
+    listing = [sys.executable, "-m", "ansel.data.manifest"]
+    shown = subprocess.run([*listing, "--help"], cwd=tmp_path, capture_output=True, text=True)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m ansel.data.manifest [-h] FOLDER")
+    missing = tmp_path / "processed/nothere"
+    refused = subprocess.run([*listing, str(missing)], cwd=tmp_path, capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.endswith(f"error: {missing}: no such folder\n")
+    assert not (tmp_path / "--help").exists() and not missing.exists()
+
+    written = (preprocessed / "manifest.json").read_bytes()
+    (preprocessed / ".snakemake_timestamp").touch()  # as the preprocess rule's directory() output has it
+    listed = subprocess.run([*listing, str(preprocessed)], capture_output=True, text=True, check=True)
+    assert listed.stdout == f"{preprocessed / 'manifest.json'}: {len(json.loads(written))} file(s) listed\n"
+    assert (preprocessed / "manifest.json").read_bytes() == written
+
+
 @pytest.mark.parametrize(
     "edit, said",
     [

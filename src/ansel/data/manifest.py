@@ -8,8 +8,9 @@ that reads a processed dataset; ``check_processed``).
 
 Format: ``{relpath: {"size": bytes, "sha256": hex}}`` for every file under the directory
 (extracted archive members included; not a raw file the download set aside as ``<name>.rejected``, nor
-a temporary a killed download left: ``download.is_left_out``). A manifest of the older format, ``{relpath: sha256}``,
-is checked by sha256 alone.
+a temporary a killed download left: ``download.is_left_out``; nor Snakemake's ``.snakemake_timestamp``, which
+it adds to a processed dataset after preprocessing listed it). A manifest of the older format, ``{relpath: sha256}``,
+is checked by sha256 alone. ``python -m ansel.data.manifest DIR`` lists a folder as it is (``--help``).
 
 Checking compares each listed file's size first, then its sha256. A listed file that is
 missing or differs is an error naming it, what differs and how to restore it; a file the
@@ -21,6 +22,7 @@ largest raw file of the mirror (TREC-QA's TRAIN-ALL, 10 MB), so it runs at every
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -28,24 +30,27 @@ from ansel.data.download import FetchError, is_left_out, sha256_of
 from ansel.files import write_text_atomic
 
 MANIFEST = "manifest.json"
+SNAKEMAKE_MARKER = ".snakemake_timestamp"  # in data/processed/<dataset>, the preprocess rule's directory() output
 
 
 class ManifestError(FetchError):
     """A raw or processed file no longer matches its manifest; the message names it and the fix."""
 
 
-def write_manifest(path: Path, temp_prefix: str = ".") -> None:
+def write_manifest(path: Path, temp_prefix: str = ".") -> dict:
     """List size and sha256 of every file under ``path``'s directory into ``path`` (atomically, through a
-    temporary named ``temp_prefix...``)."""
+    temporary named ``temp_prefix...``); returns the entries."""
     raw = path.parent
     files = sorted(p for p in raw.rglob("*") if p.is_file() and p != path and not _left_out(p.relative_to(raw)))
     entries = {str(p.relative_to(raw)): {"size": p.stat().st_size, "sha256": sha256_of(p)} for p in files}
     write_text_atomic(path, json.dumps(entries, indent=1, sort_keys=True) + "\n", temp_prefix)
+    return entries
 
 
 def _left_out(rel: Path) -> bool:
-    """A file kept aside or a download's temporary, or one in a folder so named (DVC leaves it out too)."""
-    return any(is_left_out(part) for part in rel.parts)
+    """A file kept aside or a download's temporary, or one in a folder so named (DVC leaves it out too);
+    or Snakemake's marker of a directory output, which it writes after the step listed the folder."""
+    return rel == Path(SNAKEMAKE_MARKER) or any(is_left_out(part) for part in rel.parts)
 
 
 def check_manifest(raw: Path) -> None:
@@ -128,7 +133,24 @@ def _check(directory: Path, writer: str, missing: str, fix: str) -> dict:
     return entries
 
 
-if __name__ == "__main__":  # python -m ansel.data.manifest DIR: list DIR's files as they are now
-    import sys
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ansel.data.manifest DIR``: DIR's files listed as they are now into DIR/manifest.json."""
+    parser = argparse.ArgumentParser(
+        prog="python -m ansel.data.manifest",
+        description=f"List the size and sha256 of every file in FOLDER as it is now into FOLDER/{MANIFEST}, "
+        "which every job reading the folder then checks: for a processed dataset made before processed data "
+        "carried manifests, whose files are surely as its preprocessing left them (docs/data.md, 'Edits by hand'). "
+        "An existing manifest is replaced.",
+    )
+    parser.add_argument(
+        "folder", type=Path, metavar="FOLDER", help="data/processed/<dataset> (or a raw source's data/raw/<source>)"
+    )
+    folder = parser.parse_args(argv).folder
+    if not folder.is_dir():
+        parser.error(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
+    listed = write_manifest(folder / MANIFEST)
+    print(f"{folder / MANIFEST}: {len(listed)} file(s) listed")
 
-    write_manifest(Path(sys.argv[1]) / MANIFEST)
+
+if __name__ == "__main__":
+    main()
