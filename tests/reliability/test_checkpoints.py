@@ -63,6 +63,22 @@ def test_ansel_evaluate_says_a_corrupt_model_pt_in_one_line(processed, finished_
     assert said.startswith(f"ansel evaluate: {run / 'model.pt'}: corrupt or not a checkpoint") and "\n" not in said
 
 
+def test_a_corrupt_dev_scores_pt_says_the_run_is_trained_again(bad, processed, finished_run):
+    """dev_scores.pt is an output of the train rule: deleted, the run's target plans `train` again (a
+    dry run of it said so), where the message had said its dev scores would be scored again."""
+    from ansel import cli
+
+    run, scores = bad.parent, bad.rename(bad.with_name("dev_scores.pt"))
+    (run / "config.json").write_bytes(finished_run["config.json"])
+    (run / "model.pt").write_bytes(b"weights")  # never read: the saved dev scores are read first
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
+    said = str(refused.value)
+    assert said.startswith(f"ansel evaluate: {scores}: corrupt or not a checkpoint") and said.endswith(
+        f"; delete it and rerun the run's target (snakemake {run / 'metrics.json'}): the run is trained again"
+    )
+
+
 @pytest.mark.parametrize(
     "config, said",
     [

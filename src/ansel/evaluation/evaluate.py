@@ -135,7 +135,9 @@ def _saved_dev_scores(run_dir: Path, processed_dir: Path, cfg: dict) -> dict | N
     path = run_dir / DEV_SCORES
     if not path.exists():
         return None
-    saved = load_checkpoint(path, "cpu", "delete it and rerun the run's target: its dev scores are scored again")
+    # training writes it (an output of the train rule), so Snakemake retrains for a deleted one
+    retrain = f"delete it and rerun the run's target (snakemake {run_dir / 'metrics.json'}): the run is trained again"
+    saved = load_checkpoint(path, "cpu", retrain)
     if saved.get("data") not in (None, data_digest(processed_dir, cfg)):
         raise ConfigError(
             f"{run_dir}: trained on other data than {processed_dir} holds now: check --processed first (a run of "
