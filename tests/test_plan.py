@@ -41,7 +41,7 @@ def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, 
     # 2 epochs measured: 0.5 s per batch, 3 s of dev scoring per epoch
     _measured(tmp_path, cfg, [{"epoch": e, "seconds": 4.0, "batches": 8, "dev_seconds": 3.0} for e in (1, 2)])
     monkeypatch.setattr(P, "train_examples", lambda processed: (1000, 2000))  # ceil(1000/32) = 32 > max_batches 8
-    table = P.plan(config, [tmp_path]).set_index("item")
+    table = P.plan(config, P.measured_costs([tmp_path])).set_index("item")
     row = table.loc["synthetic"]
     # qa_cnn measured on synthetic_en (2 seeds), random costs nothing (2 datasets x 2 seeds); qa_lstm and
     # synthetic_zh's qa_cnn are other shapes
@@ -91,18 +91,19 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     # 2 trained models x 2 datasets (random has nothing to train: nothing to measure)
     assert path.name == f"cpu-{capability}.json" and len(costs) == len(lines) == 4
     assert all(c["dev_seconds"] > 0 and c["device"] == f"cpu/{capability}" for c in costs.values())
-    row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
+    row = P.plan(config, P.measured_costs([tmp_path])).set_index("item").loc["synthetic"]
     assert row["measured runs"] == row["runs"] == 12 and row["device-minutes (measured runs)"] >= 0
-    assert P.plan(config, [tmp_path], device="cuda").set_index("item").loc["synthetic"]["measured runs"] == 4  # random
+    cuda = P.measured_costs([tmp_path], "cuda")
+    assert P.plan(config, cuda).set_index("item").loc["synthetic"]["measured runs"] == 4  # random
     assert P.unmeasured_shapes(config, [tmp_path]) == []  # nothing left
     # an epoch's batches are kept beside each cost: a checkout without the processed data prices the runs too
     epoch = row["batches/epoch"]  # from the processed data's training pairs
     assert [str(c["batches"]) for c in costs.values()] == [epoch] * 4
     monkeypatch.setattr(P, "train_examples", lambda processed: None)
-    row = P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]
+    row = P.plan(config, P.measured_costs([tmp_path])).set_index("item").loc["synthetic"]
     assert (row["measured runs"], row["batches/epoch"]) == (12, epoch)
     path.write_text(json.dumps({k: {**c, "batches": None} for k, c in costs.items()}))  # a cost kept without them
-    assert P.plan(config, [tmp_path]).set_index("item").loc["synthetic"]["measured runs"] == 4  # random alone
+    assert P.plan(config, P.measured_costs([tmp_path])).set_index("item").loc["synthetic"]["measured runs"] == 4
 
 
 def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path, monkeypatch):
@@ -171,7 +172,7 @@ def test_the_committed_records_count_as_measured_by_default():
     sources = P.default_sources()
     assert root() / "reports/cpu-amvlstm" in sources and root() / "reports/device/costs-full" in sources
     assert any(c.device.startswith("cuda/") for c in P.measured_costs(sources).values())
-    planned = P.plan(load(preset="cpu"), sources).set_index("item")
+    planned = P.plan(load(preset="cpu"), P.plan_costs(load(preset="cpu"), sources)[1]).set_index("item")
     assert planned.loc["(each run once)", "measured runs"] > 0
 
 
@@ -193,6 +194,34 @@ def test_another_devices_cost_of_a_shape_never_hides_this_devices(tmp_path):
         )
     assert P.measured_costs([cpu, gpu], "cpu")[P.shape(cfg)].device == "cpu/AVX512"
     assert P.measured_costs([cpu, gpu])[P.shape(cfg)].device == "cuda/NVIDIA H200"  # no filter: the later wins
+
+
+def test_a_plan_prices_on_one_device_never_adding_two_devices_minutes(tmp_path, monkeypatch, capsys):
+    """A new user's audit: without --device, ``ansel plan --preset full`` added CPU-minutes and GPU-minutes into
+    one total, each shape priced on the device of the cost folder read last. A plan now prices on one device:
+    the one whose costs price the most of the preset's trained runs, of those --device starts when given."""
+    from ansel import cli
+
+    monkeypatch.setattr(P, "train_examples", lambda processed: None)  # the costs' own batches per epoch
+    config = load(preset="smoke")
+    cnn, lstm = (Run("synthetic_en", Variant(m), 1).config(config) for m in ("qa_cnn", "qa_lstm"))
+    for folder, device, cfgs in (("a", "cpu/AVX512", (cnn, lstm)), ("b", "cuda/NVIDIA H200", (cnn,))):
+        (tmp_path / folder / "costs").mkdir(parents=True)
+        cost = {"device": device, "seconds_per_batch": 0.5, "dev_seconds": 1.0, "batches": 4}
+        (tmp_path / folder / "costs/c.json").write_text(json.dumps({P.shape(c): cost for c in cfgs}))
+    sources = [tmp_path / "a", tmp_path / "b"]  # the GPU's qa_cnn cost read after the CPU's
+    device, costs, priced = P.plan_costs(config, sources)
+    assert device == "cpu/AVX512" and {c.device for c in costs.values()} == {"cpu/AVX512"} and len(costs) == 2
+    assert priced["cpu/AVX512"] > priced["cuda/NVIDIA H200"] > 0
+    assert P.plan_costs(config, sources, "cuda")[:2] == ("cuda/NVIDIA H200", P.measured_costs(sources, "cuda"))
+    cli.main(["plan", "--preset", "smoke", "--costs", *map(str, sources)])
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if "cpu/" in line and "cuda/" in line] == [
+        f"priced on cpu/AVX512 alone (a total never adds two devices' minutes): of the devices measured, the one "
+        f"whose costs price the most of the preset's trained runs ({priced['cpu/AVX512']}); the others measured "
+        f"(a longer --device narrows the choice): cuda/NVIDIA H200 ({priced['cuda/NVIDIA H200']} runs)"
+    ]
+    assert "one at a time on cpu/AVX512: " in out
 
 
 def test_a_ranker_with_nothing_to_train_costs_nothing_and_counts_as_measured():
@@ -231,7 +260,9 @@ def test_plan_options_are_checked(capsys):
 
 
 def test_the_paper_preset_plans_with_each_items_wall_hours_and_its_choice():
-    table = P.plan(load(preset="paper"), P.default_sources(), "cpu", cores=2, budget_hours=6).set_index("item")
+    config = load(preset="paper")
+    costs = P.plan_costs(config, P.default_sources(), "cpu")[1]
+    table = P.plan(config, costs, cores=2, budget_hours=6).set_index("item")
     assert {"wall hours on 2 cores", "chosen"} <= set(table.columns)
     assert "table2" not in table.index and "table2_v2" in table.index  # InsuranceQA V1: in no mirror
     assert table.loc["figure3", "epochs"] == "500" and table.loc["table3", "epochs"] == "400"  # the papers' own

@@ -371,7 +371,7 @@ def cmd_figure(a) -> None:
 
 def cmd_plan(a) -> None:
     from ansel.config import ConfigError, load, root
-    from ansel.plan import default_sources, measured_costs, plan, reproduction
+    from ansel.plan import costs_by_device, default_sources, plan, plan_costs, reproduction
 
     sources = [Path(s) for s in a.costs] if a.costs else default_sources()
     missing = [str(s) for s in sources if not s.is_dir()]
@@ -396,19 +396,28 @@ def cmd_plan(a) -> None:
         sources.append(root())  # what was just measured
     if a.budget_hours and not a.cores:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
-    if a.device and not a.measure and not measured_costs(sources, a.device):
-        known = sorted({c.device for c in measured_costs(sources).values()})
+    device, costs, priced = plan_costs(config, sources, a.device)
+    if a.device and not a.measure and device is None:
+        known = sorted(costs_by_device(sources))
         raise ConfigError(
             f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
             f"measured: {', '.join(known) or 'none'} (or measure it: --measure)"
         )
-    table = plan(config, sources, a.device, a.cores, a.budget_hours)
+    table = plan(config, costs, a.cores, a.budget_hours)
     print(table.to_markdown(index=False))
     print(
         "\ndevice-minutes: training steps, each epoch's dev scoring, checkpoints and start-up, for the runs of "
         "a measured shape (same dataset, architecture, hyperparameters that change the arithmetic, batch, "
         f"negatives, truncation); costs from: {', '.join(map(str, sources))}"
     )
+    if device:
+        others = ", ".join(f"{d} ({n} runs)" for d, n in sorted(priced.items()) if n and d != device)
+        print(
+            f"priced on {device} alone (a total never adds two devices' minutes): of the devices measured"
+            f"{f' whose name starts with {a.device}' if a.device else ''}, the one whose costs price the most of "
+            f"the preset's trained runs ({priced[device]})"
+            + (f"; the others measured (a longer --device narrows the choice): {others}" if others else "")
+        )
     if a.cores:
         print(f"wall hours: device-minutes over {a.cores} one-thread jobs at a time, perfectly packed (a lower bound)")
     if a.budget_hours:
@@ -417,7 +426,7 @@ def cmd_plan(a) -> None:
             f"chosen for {a.budget_hours:g} h of {a.cores} cores (cheapest first, a run read twice counted once, "
             f"only fully measured items): {', '.join(chosen) or 'none'}"
         )
-    print_reproduction(reproduction(config, measured_costs(sources, a.device)), a.device)
+    print_reproduction(reproduction(config, costs), device)
 
 
 def print_reproduction(r: dict, device: str | None) -> None:
@@ -762,7 +771,11 @@ def parser() -> argparse.ArgumentParser:
         nargs="*",
         help="checkouts or records holding measured runs (default: this checkout and every record under reports/)",
     )
-    pl.add_argument("--device", help="only costs measured on this device (a prefix: cuda, cpu, cpu/AVX2)")
+    pl.add_argument(
+        "--device",
+        help="price on the device whose name starts with this (cuda, cpu, cpu/AVX2) that prices the most runs "
+        "(default: of every device measured); a plan never adds two devices' minutes",
+    )
     pl.add_argument(
         "--measure",
         type=int,

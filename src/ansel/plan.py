@@ -16,8 +16,9 @@ from ``ansel train --timings``: per epoch the training loop's seconds and batche
 ``dev_seconds``; ``results/costs/``) or a committed record (``runs/<dataset>/<model>/seed<k>/``
 with its ``timings.json`` inside; ``costs/``); records made before timings had their own file keep
 ``seconds_per_batch`` in ``log.csv``. By default every record under ``reports/`` is read. Each cost names its device (``cuda``, ``cpu/AVX512`` ...: a
-CPU's instruction set changes its speed), and ``--device`` keeps one kind. Runs of no measured
-shape are listed, not guessed.
+CPU's instruction set changes its speed). A plan prices on one device, never adding two devices'
+minutes (``plan_costs``): the one whose costs price the most of the preset's runs, of those whose name
+starts with ``--device`` when given. Runs of no measured shape are listed, not guessed.
 """
 
 from __future__ import annotations
@@ -179,16 +180,46 @@ def default_sources() -> list[Path]:
 
 def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, Cost]:
     """{shape: the cost measured by a run of that shape}, only on ``device`` (a prefix: ``cuda``,
-    ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one."""
-    costs: dict[str, Cost] = {}
+    ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one, of whichever device
+    (a plan prices on one device: ``plan_costs``)."""
+    found, attach = _read_costs(sources)
+    return attach({key: c for key, c in found if device is None or c.device.startswith(device)})
+
+
+def costs_by_device(sources: list[Path]) -> dict[str, dict[str, Cost]]:
+    """{device: {shape: the cost measured on that device}}, a later source winning over an earlier one."""
+    found, attach = _read_costs(sources)
+    by_device: dict[str, dict[str, Cost]] = {}
+    for key, cost in found:
+        by_device.setdefault(cost.device, {})[key] = cost
+    return {d: attach(costs) for d, costs in by_device.items()}
+
+
+def plan_costs(config: dict, sources: list[Path], device: str | None = None) -> tuple[str | None, dict, dict]:
+    """The costs of one device, those ``ansel plan`` prices ``config``'s runs with: a total never adds
+    minutes of two devices (a CPU's and a GPU's, two GPUs'). Of the devices measured (their names
+    starting with ``device`` when given), the one whose costs price the most of ``config``'s trained runs,
+    the first by name of equals. Returns (that device, None where none is measured; its {shape: Cost};
+    {each of those devices: the trained runs its costs price})."""
+    by_device = {d: c for d, c in costs_by_device(sources).items() if device is None or d.startswith(device)}
+    runs: dict[str, int] = {}  # {shape: the trained runs of it}
+    for run in set(P.paper_runs(config)):
+        if is_trained((cfg := run.config(config))["arch"]):
+            runs[shape(cfg)] = runs.get(shape(cfg), 0) + 1
+    priced = {d: sum(n for key, n in runs.items() if key in costs) for d, costs in by_device.items()}
+    if not priced:
+        return None, {}, {}
+    chosen = min(priced, key=lambda d: (-priced[d], d))
+    return chosen, by_device[chosen], priced
+
+
+def _read_costs(sources: list[Path]):
+    """(every (shape, Cost) read, in the sources' order; a function giving {shape: Cost} each its device's
+    ``Overhead`` and stacks)."""
+    found: list[tuple[str, Cost]] = []
     outside: dict[str, list[tuple[int, float]]] = {}  # {device: (epochs, seconds outside them) of each timed run}
     stacks: dict[str, dict[int, Stack]] = {}
     failed: dict[str, str] = {}
-
-    def keep(key: str, cost: Cost | None) -> None:  # another device's cost never hides this one's
-        if cost and (device is None or cost.device.startswith(device)):
-            costs[key] = cost
-
     for src in sources:
         own: dict[str, Cost] = {}  # this source's: the device of its speed entry's stacks
         for path in sorted([*src.glob("results/costs/*.json"), *src.glob("costs/*.json")]):
@@ -199,7 +230,7 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
                 c = {**c, "source": str(path)} if isinstance(c, dict) else c  # parse names a list or a number
                 cost = parse(Cost, c, f"{path}: {key}")  # the value's fault named before the key's
                 own[_file_shape(path, key)] = cost
-                keep(_file_shape(path, key), cost)
+                found.append((_file_shape(path, key), cost))
         src_stacks, src_failed = read_stacks(src, own, shape_key)
         for key, by_seeds in src_stacks.items():
             stacks.setdefault(key, {}).update(by_seeds)
@@ -218,17 +249,21 @@ def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, 
                 if isinstance(measured, Stack):
                     stacks.setdefault(key, {})[measured.seeds] = measured
                 else:
-                    keep(key, measured)
+                    found.append((key, measured))
     fits = {d: Overhead.fit(runs) for d, runs in outside.items()}
-    return {
-        k: dataclasses.replace(
-            c,
-            overhead=fits.get(c.device),
-            stacks={n: st for n, st in stacks.get(k, {}).items() if st.device == c.device},
-            stack_failed=failed.get(k),
-        )
-        for k, c in costs.items()
-    }
+
+    def attach(costs: dict[str, Cost]) -> dict[str, Cost]:
+        return {
+            k: dataclasses.replace(
+                c,
+                overhead=fits.get(c.device),
+                stacks={n: st for n, st in stacks.get(k, {}).items() if st.device == c.device},
+                stack_failed=failed.get(k),
+            )
+            for k, c in costs.items()
+        }
+
+    return found, attach
 
 
 def _file_shape(path: Path, key: str) -> str:
@@ -425,16 +460,15 @@ def dataset_examples(examples: dict, dataset: str, processed: Path) -> None:
 
 def plan(
     config: dict,
-    sources: list[Path],
-    device: str | None = None,
+    costs: dict[str, Cost],
     cores: int | None = None,
     budget_hours: float | None = None,
 ) -> pd.DataFrame:
     """One row per table or figure with runs: runs, epochs, batches per epoch, measured runs and
-    the device-minutes of those (training steps plus each epoch's dev scoring where measured).
-    With ``cores``: the wall hours of each on that many one-thread jobs at a time; with
-    ``budget_hours`` too, a column marking the items chosen to fit it (``choose``)."""
-    costs = measured_costs(sources, device)
+    the device-minutes of those (training steps plus each epoch's dev scoring where measured) by
+    ``costs`` (one device's: ``plan_costs``). With ``cores``: the wall hours of each on that many
+    one-thread jobs at a time; with ``budget_hours`` too, a column marking the items chosen to fit it
+    (``choose``)."""
     rows, examples, items = [], {}, []
     for paper in config["papers"]:
         tables, figures = P.paper_items(config, paper)
