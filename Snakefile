@@ -1,6 +1,7 @@
 # ansel: one DAG from raw data to every paper table and figure (see README.md).
 from snakemake.utils import min_version
 
+import sys
 from pathlib import Path
 
 from ansel import config as A
@@ -36,6 +37,8 @@ A.check_schema(C, A.params_schema(), ORIGIN)
 # Typed settings, ranges, splits: refused here, before any job runs, naming the key and its source.
 A.validate(C, ORIGIN)
 P.check_published(C, C["papers"])  # a published value no table or figure looks up: a misspelt label
+for warning in P.unused_model_overrides(C, OVERRIDES, ORIGIN):  # e.g. a model only another preset trains
+    print(warning, file=sys.stderr)
 A.export_data_settings(C)
 
 

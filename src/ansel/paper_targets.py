@@ -66,18 +66,34 @@ def paper_items(config: dict, paper: str) -> tuple[list[TableSpec], list[dict]]:
     return tables, figures
 
 
+def _named_models(config: dict, tables: list[TableSpec], figures: list[dict]) -> list[tuple[str, str]]:
+    """(where, model) of every model the tables' rows, the tables and the figures name."""
+    named = [(f"{t.where}: row {r.label!r}", m) for t in tables for r in t.rows for m in r.run_models]
+    named += [(t.where, m) for t in tables for m in kind_of(t).models(t)]
+    return named + [(figure_where(f), m) for f in figures for m in figure_kind_of(f).models(config, f)]
+
+
 def _check_models(config: dict, tables: list[TableSpec], figures: list[dict]) -> None:
     """Every model a table or figure names is configured: refused naming the spec file, the item and
     the row, not later by the first run's config."""
-    named = [(f"{t.where}: row {r.label!r}", m) for t in tables for r in t.rows for m in r.run_models]
-    named += [(t.where, m) for t in tables for m in kind_of(t).models(t)]
-    named += [(figure_where(f), m) for f in figures for m in figure_kind_of(f).models(config, f)]
-    for where, model in named:
+    for where, model in _named_models(config, tables, figures):
         if model not in config["models"]:
             raise ConfigError(
                 f"{where}: model {model!r} is not configured{typo_of(model, config['models'])}; "
                 "the models are the keys of params.yaml's models"
             )
+
+
+def unused_model_overrides(config: dict, overrides: dict, origin: Callable[..., str]) -> list[str]:
+    """A warning for each model ``overrides`` (``--config``, ``--configfile``; ``origin`` names which) sets
+    that no table or figure of the preset names: its settings reach no job, so the command would change
+    nothing without saying so."""
+    used = {m for paper in config["papers"] for _, m in _named_models(config, *paper_items(config, paper))}
+    return [
+        f"warning: {origin(('models', model))}: models.{model}: no table or figure of the preset "
+        f"{config['preset']!r} runs {model!r}, so this override changes nothing"
+        for model in sorted(set(overrides.get("models") or {}) - used)
+    ]
 
 
 def items_by_id(config: dict, paper: str) -> tuple[dict[str, TableSpec], dict[str, dict]]:

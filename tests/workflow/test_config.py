@@ -473,3 +473,29 @@ def test_snakemake_names_the_source_of_a_run_configs_refused_value(repo_root):
     assert out.returncode != 0
     said = "--config: models.qa_cnn.train.dev_split: 'tset' not a split of datasets.synthetic_en"
     assert said in out.stderr + out.stdout, out.stderr[-2000:]
+
+
+def test_an_override_of_a_model_no_item_of_the_preset_runs_is_warned_naming_it():
+    """A new user's audit: `--config preset=cpu 'models={qa_cnn: ...}'` (the docs' example) exited 0 having
+    changed nothing, the cpu preset training no qa_cnn; only the overrides of such models are warned."""
+    from ansel.paper_targets import unused_model_overrides
+
+    overrides = {"models": {"qa_cnn": {"train": {"epochs": 7}}, "apnet_ap_cnn_wikiqa": {"train": {"epochs": 7}}}}
+    origin = config_origin([], overrides, "params.yaml")
+    assert unused_model_overrides(load(preset="cpu", **overrides), overrides, origin) == [
+        "warning: --config: models.qa_cnn: no table or figure of the preset 'cpu' runs 'qa_cnn', "
+        "so this override changes nothing"
+    ]
+
+
+@pytest.mark.slow
+def test_snakemake_warns_of_an_override_no_job_reads_at_the_dry_run(repo_root):
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1"]
+        + ["--config", "preset=cpu", "models={qa_cnn: {train: {epochs: 7}}}"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "warning: --config: models.qa_cnn: no table or figure of the preset 'cpu' runs 'qa_cnn'" in out.stderr
