@@ -17,9 +17,17 @@ $(VENV)/.installed: pyproject.toml
 smoke: setup                ## the whole DAG on the embedded default (synthetic data, minutes on 2 CPUs)
 	snakemake --profile workflow/profiles/local all
 
-# The preset whose outputs `make report` shows: PRESET=cpu for those of `make cpu`.
+# The preset whose outputs `make report` shows: PRESET=cpu for those of `make cpu`. Its outputs share
+# their paths with every other preset's, so a report of a preset whose DAG still plans jobs would show
+# another preset's files (or none): refused, naming what builds it.
 PRESET ?= smoke
+BUILDS = $(if $(filter smoke cpu,$(PRESET)),make $(PRESET),snakemake --profile workflow/profiles/local all --config preset=$(PRESET))
 report: setup               ## results/report.html: every table and figure of `make smoke` (or PRESET=cpu), grouped by paper; runs no job
+	@planned=$$(snakemake --profile workflow/profiles/local all --config preset=$(PRESET) -n --quiet rules) \
+		|| { echo "$$planned"; exit 1; }; \
+	case "$$planned" in *"Nothing to be done"*) ;; *) \
+		echo "make report: the $(PRESET) preset's DAG is not built and up to date (snakemake -n plans" \
+			"$$(echo "$$planned" | awk '$$1 == "total" {print $$2; exit}') jobs): build it first: $(BUILDS)" >&2; exit 1;; esac
 	snakemake --profile workflow/profiles/local all --config preset=$(PRESET) \
 		--report results/report.html --report-stylesheet workflow/report/style.css
 
