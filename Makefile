@@ -71,12 +71,15 @@ gpu-kit: setup              ## RECORD=<name ...> of reports/device/records.yaml 
 # The device tool carries at most 64 MiB of working tree, and reports/ alone is more: for the one
 # call, gpu-travel takes reports/ out of git's index (saved first) and gpu-home puts it back as it was.
 gpu-travel:                 ## before the device call: reports/ out of the tree that travels
-	test ! -e .git/ansel-index-before-gpu
+	@if [ -e .git/ansel-index-before-gpu ]; then echo "make gpu-travel: already travelled" \
+		"(.git/ansel-index-before-gpu holds the index saved then): run make gpu-home first" >&2; exit 1; fi
 	cp .git/index .git/ansel-index-before-gpu
 	git rm -r -q --cached reports
 	printf '# ansel gpu-travel\n/reports/\n' >> .git/info/exclude
 
 gpu-home:                   ## after it: git's index and excludes as before gpu-travel
+	@if [ ! -e .git/ansel-index-before-gpu ]; then echo "make gpu-home: nothing to put back" \
+		"(no .git/ansel-index-before-gpu: make gpu-travel saves it)" >&2; exit 1; fi
 	mv .git/ansel-index-before-gpu .git/index
 	sed -i '/^# ansel gpu-travel$$/,+1d' .git/info/exclude
 
