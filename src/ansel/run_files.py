@@ -56,7 +56,7 @@ def read_log(path: Path) -> pd.DataFrame:
                     f"{where}: {len(fields)} fields where the header has {len(header)} (a cut-off write?); {fix}"
                 )
             for column, value in zip(header, fields):
-                if value and not _is_number(value):
+                if value and not is_number(value):
                     raise LogFileError(f"{where}: {column} {value!r} is not a number; {fix}")
     except csv.Error as e:
         raise LogFileError(f"{path}, line {reader.line_num}: not CSV ({e}); {fix}") from None
@@ -65,7 +65,8 @@ def read_log(path: Path) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
-def _is_number(value: str) -> bool:
+def is_number(value: str) -> bool:
+    """Whether ``value`` reads as a float ('nan' and 'inf' too, as pandas reads them)."""
     try:
         float(value)
     except ValueError:

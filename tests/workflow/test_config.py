@@ -463,13 +463,7 @@ def test_a_run_config_refused_while_the_dag_is_built_is_named_by_its_source(my_p
 @pytest.mark.slow
 def test_snakemake_names_the_source_of_a_run_configs_refused_value(repo_root):
     """The one dry run of these: common.smk checks every run's config under the Snakefile's sources."""
-    out = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1"]
-        + ["--config", "preset=smoke", "models={qa_cnn: {train: {dev_split: tset}}}"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-    )
+    out = _dry_run(repo_root, "preset=smoke", "models={qa_cnn: {train: {dev_split: tset}}}")
     assert out.returncode != 0
     said = "--config: models.qa_cnn.train.dev_split: 'tset' not a split of datasets.synthetic_en"
     assert said in out.stderr + out.stdout, out.stderr[-2000:]
@@ -490,12 +484,12 @@ def test_an_override_of_a_model_no_item_of_the_preset_runs_is_warned_naming_it()
 
 @pytest.mark.slow
 def test_snakemake_warns_of_an_override_no_job_reads_at_the_dry_run(repo_root):
-    out = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1"]
-        + ["--config", "preset=cpu", "models={qa_cnn: {train: {epochs: 7}}}"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-    )
+    out = _dry_run(repo_root, "preset=cpu", "models={qa_cnn: {train: {epochs: 7}}}")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "warning: --config: models.qa_cnn: no table or figure of the preset 'cpu' runs 'qa_cnn'" in out.stderr
+
+
+def _dry_run(repo_root, *config: str) -> subprocess.CompletedProcess:
+    """``snakemake -n`` of the default target under ``--config`` items."""
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", *config]
+    return subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True)

@@ -35,7 +35,7 @@ from ansel.report.printable import (
     stand_in,
     verdict_allowed,
 )
-from ansel.run_files import read_log
+from ansel.run_files import is_number, read_log
 from ansel.schema import check_schema
 from ansel.typos import typo_of
 from ansel.yamlfile import read_yaml
@@ -455,7 +455,7 @@ def check_readme(text: str, where: str, base: Path | None = None) -> list[str]:
             ctx.scales[record],
             got.ours,
             VERDICT.search(line) is not None,
-            _is_number(cells.get("gap", "—")),
+            is_number(cells.get("gap", "—")),
             cells.get("word vectors", ""),
         )
         found += [
@@ -463,14 +463,6 @@ def check_readme(text: str, where: str, base: Path | None = None) -> list[str]:
             for r in refusals(printed, published_cell(entry), ctx.datasets)
         ]
     return found
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def splice(text: str, table: str, where: str) -> str:
