@@ -662,7 +662,8 @@ def parser() -> argparse.ArgumentParser:
         "evaluate",
         cmd_evaluate,
         "score a trained run on its eval splits",
-        "Reads --run-dir's config.json and the weights chosen on dev (model.pt), and the processed dataset; "
+        "Reads --run-dir's config.json, dev_scores.pt (the training's dev scores, reused; with --last only its "
+        "digest of the data trained on) and the weights chosen on dev (model.pt), and the processed dataset; "
         "writes metrics.json and the run file run.trec into --run-dir (with --last: the last epoch's).",
         "processed",
         "run-dir",

@@ -1,14 +1,21 @@
 """The DAG's stages: settings refused before anything runs, evaluation as its own rule, the
 project root is the working checkout, and `snakemake --lint` clean but for environments."""
 
+import contextlib
+import functools
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
+from ansel import cli
 from tests.data.reference_loading import assert_loads_as_reference
+from tests.tiny_run import tiny_qa_cnn, train_args
+from tests.training.corpus import processed_synthetic
 
 pytestmark = pytest.mark.slow
 
@@ -149,10 +156,68 @@ def test_evaluation_is_a_stage_of_its_own(built):
 
     run = repo / "results/runs/synthetic_en/qa_cnn/seed1"
     weights = (run / "model.pt").read_bytes()
-    (run / "dev_scores.pt").write_bytes(b"")  # an input of evaluate only: its job fails reading it
+    (run / "dev_scores.pt").write_bytes(b"")  # an input of the evaluate rules only: its job fails reading it
     failed = _snakemake(repo, *profile, str((run / "metrics.json").relative_to(repo)), env=env)
     assert failed.returncode != 0 and "evaluate" in failed.stdout + failed.stderr
     assert (run / "model.pt").read_bytes() == weights and not (run / "metrics.json").exists()
+
+
+_reads: list[Path] | None = None  # the files opened for reading while _files_read records
+
+
+def _record_read(event: str, args: tuple) -> None:
+    if event == "open" and _reads is not None and isinstance(args[0], str | os.PathLike):
+        path, mode, flags = args
+        if (mode is None and not flags & (os.O_WRONLY | os.O_RDWR)) or (mode and not set(mode) & set("wax+")):
+            _reads.append(Path(path).resolve())
+
+
+@functools.cache
+def _audit_hook() -> None:
+    sys.addaudithook(_record_read)  # once a process: an audit hook cannot be removed
+
+
+@contextlib.contextmanager
+def _files_read():
+    """The files (resolved) opened for reading inside the block, by any library."""
+    global _reads
+    _audit_hook()
+    _reads = []
+    try:
+        yield _reads
+    finally:
+        _reads = None
+
+
+def _evaluate_rules_inputs(repo_root, run: str) -> dict[str, set[str]]:
+    """{rule: names of its inputs inside ``run``, a run of the DAG} of the evaluate rules, from a dry run of
+    their targets."""
+    targets = (f"{run}/metrics.json", f"{run}/metrics_last.json")
+    dry_run = _snakemake(repo_root, "--profile", "workflow/profiles/local", "-n", *targets, check=True).stdout
+    inputs, rule = {}, None
+    for line in dry_run.splitlines():
+        if line.startswith("rule "):
+            rule = line.split()[1].rstrip(":")
+        elif rule in ("evaluate", "evaluate_last") and line.strip().startswith("input:"):
+            paths = map(Path, line.split("input:")[1].strip().split(", "))
+            inputs[rule] = {p.name for p in paths if p.parent == Path(run)}
+    return inputs
+
+
+def test_the_evaluate_rules_list_every_run_file_their_command_reads(repo_root, tmp_path):
+    """Snakemake reruns a job when one of its inputs changes and plans the producer of a missing one: each
+    file of the run that `ansel evaluate` (rule evaluate) or `ansel evaluate --last` (evaluate_last) reads
+    is an input of its rule, but model_last.pt, which training writes beside model.pt (an input) under
+    train.keep_last only, so no rule declares it."""
+    processed = processed_synthetic(tmp_path / "raw", tmp_path / "processed", {"train": 60, "dev": 20, "test": 20})
+    run = tmp_path / "run"
+    cli.main(train_args(tiny_qa_cnn(keep_last=True), processed, run))
+    inputs = _evaluate_rules_inputs(repo_root, "results/runs/synthetic_en/qa_cnn/seed1")
+    for rule, last in (("evaluate", []), ("evaluate_last", ["--last"])):
+        with _files_read() as reads:
+            cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run), *last])
+        read = {p.name for p in reads if p.parent == run.resolve()}
+        assert "config.json" in read and read - {"model_last.pt"} <= inputs[rule], (rule, read, inputs)
 
 
 def _planned_runs(dry_run: str) -> set[str]:

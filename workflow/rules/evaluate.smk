@@ -35,6 +35,8 @@ rule evaluate_last:
     input:
         model="results/runs/{dataset}/{model}/seed{seed}/model.pt",  # training kept model_last.pt beside it
         config="results/runs/{dataset}/{model}/seed{seed}/config.json",
+        # read for the digest of the data the run trained on (a corrupt one is refused), not for its scores
+        dev_scores="results/runs/{dataset}/{model}/seed{seed}/dev_scores.pt",
         processed="data/processed/{dataset}",
         code=package_code("evaluation"),
     output:
