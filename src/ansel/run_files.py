@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 class LogFileError(ValueError, InputError):
     """A run's log.csv that is not whole (cut off, a field too many or too few, a value that is no
-    number); the message names the file, the line and the fix."""
+    number), or lacks what a table or figure reads of it (a column, an epoch); the message names the
+    file, the line or column, and the fix."""
 
 
 def stored(path: str | Path) -> Path:

@@ -124,9 +124,9 @@ def test_a_published_value_that_is_not_a_number_is_named_with_its_line(tmp_path)
 def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
     table = {**TABLE, "columns": [{"dataset": "wikiqa_mz", "split": "test", "metric": "P@1", "protocol": "last"}]}
     with pytest.raises(
-        KeyError,
-        match=r"results/runs/syn/mv/seed1/log.csv: no test_P@1; it has columns epoch, lr, "
-        r".*train.monitor_splits: \[test\]",
+        InputError,
+        match=r"^results/runs/syn/mv/seed1/log.csv: no column 'test_P@1' \(its columns: epoch, lr, "
+        r".*\); test_ columns need the model's train.monitor_splits: \[test\] \(retrain the run with it\)$",
     ):
         aggregate(CONFIG, parse_table(CONFIG, "amvlstm", table), {})
     (runs / "results/runs/syn/q/seed2/log.csv").unlink()
@@ -134,6 +134,23 @@ def test_a_last_epoch_column_missing_from_the_log_is_named(runs):
         aggregate(
             CONFIG, parse_table(CONFIG, "amvlstm", {**table, "columns": [{**table["columns"][0], "metric": "MAP"}]}), {}
         )
+
+
+def test_a_log_csv_without_a_column_read_is_refused_by_tables_and_figures_in_one_line(runs):
+    """A log whose header (and so every row) lacks a column the table or figure reads was a KeyError,
+    which `ansel table` and `ansel figure` printed as a traceback."""
+    log = "results/runs/syn/q/seed1/log.csv"
+    pd.read_csv(runs / log).drop(columns=["dev_MAP"]).to_csv(runs / log, index=False)
+    refused = (
+        rf"^{log}: no column 'dev_MAP' \(its columns: epoch, lr, loss, dev_nDCG@3, dev_accuracy, test_MAP, "
+        rf"test_nDCG@3, test_accuracy\); delete it and rerun its target \(snakemake {log}\)"
+    )
+    last_dev = {"dataset": "wikiqa_mz", "split": "dev", "metric": "MAP", "protocol": "last"}
+    with pytest.raises(InputError, match=refused):
+        aggregate(CONFIG, parse_table(CONFIG, "amvlstm", {**TABLE, "columns": [last_dev]}), {})
+    curves = {"id": "lc", "kind": "learning_curves", "dataset": "wikiqa_mz", "metric": "MAP", "models": ["mv", "q"]}
+    with pytest.raises(InputError, match=refused):
+        epoch_curves(CONFIG, figure_spec(CONFIG, "p", curves))
 
 
 def cut(log, keep) -> None:
@@ -273,7 +290,7 @@ def test_epoch_curves_per_split_and_the_reference_after_training(runs):
 def test_epoch_curves_name_a_log_without_test_values(runs):
     log = runs / "results/runs/syn/q/seed1/log.csv"
     pd.read_csv(log).filter(regex="^(epoch|lr|loss|dev_.*)$").to_csv(log, index=False)
-    with pytest.raises(KeyError, match=r"syn/q/seed1/log.csv: no test_accuracy; .*monitor_splits"):
+    with pytest.raises(InputError, match=r"syn/q/seed1/log.csv: no column 'test_accuracy' \(.*monitor_splits"):
         epoch_curves(CONFIG, FIG4)
 
 
@@ -313,7 +330,7 @@ def test_best_split_skips_epochs_without_an_evaluation_at_the_authors_cadence(ru
     log.to_csv(f"{run.dir}/log.csv", index=False)
     assert best_split_epoch_metric(run, "test", "MAP") == log.test_MAP[1]
     log.assign(**{"test_P@1": np.nan}).to_csv(f"{run.dir}/log.csv", index=False)
-    with pytest.raises(KeyError, match=r"seed1/log.csv: no epoch scored test \(its test_P@1 column is empty\)"):
+    with pytest.raises(InputError, match=r"seed1/log.csv: no epoch scored test \(its test_P@1 column is empty\)"):
         best_split_epoch_metric(run, "test", "MAP")
 
 

@@ -9,6 +9,7 @@ import pytest
 from ansel.config import load, root, run_config
 from ansel.report.vector_variants import render_vector_variants, variant_rows
 from ansel.schema import check_schema
+from ansel.settings import InputError
 from ansel.specs import parse_table
 
 SCHEMA = root() / "workflow/schemas/paper.schema.yaml"  # found before a test moves into tmp_path
@@ -88,5 +89,5 @@ def test_the_rendered_table_says_partly_collapsed_and_gives_mean_and_std(config,
 def test_a_run_logged_without_the_scores_is_named(config, tmp_path):
     log = tmp_path / "results/runs/synthetic_en/rand/seed2/log.csv"
     pd.read_csv(log).drop(columns=["pos_score", "neg_score"]).to_csv(log, index=False)
-    with pytest.raises(KeyError, match="rand/seed2/log.csv: no pos_score, neg_score"):
+    with pytest.raises(InputError, match="rand/seed2/log.csv: no columns 'pos_score', 'neg_score' "):
         variant_rows(config, parse_table(config, "p", TABLE))

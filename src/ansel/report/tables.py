@@ -29,7 +29,7 @@ from ansel.files import write_text_atomic
 from ansel.published import METRIC_NAMES, PUBLISHED_KEY, PublishedFileError, metric_key, read_lines
 from ansel.report.expected import EXPECTED, expected_split_metric
 from ansel.report.printable import PROTOCOL_SUFFIX, Cell, comparable
-from ansel.run_files import read_log, stored
+from ansel.run_files import LogFileError, read_log, rebuild_log, stored
 from ansel.specs import Column, Row, TableSpec
 from ansel.targets import (
     CONTEXT_PUBLISHED,
@@ -139,23 +139,23 @@ def run_metric(run: Run, split: str, metric: str) -> float:
 
 
 def run_log(run: Run, columns: list[str]) -> pd.DataFrame:
-    """A run's log.csv (one row per epoch; one not whole is refused: ``ansel.run_files.read_log``), with
-    an error naming the file and the missing columns (test_<metric> columns exist only for a model with
-    ``train.monitor_splits: [test]``)."""
+    """A run's log.csv (one row per epoch; one not whole is refused: ``ansel.run_files.read_log``); one
+    without an epoch or without one of ``columns`` is a LogFileError naming the file and the columns
+    (test_<metric> columns exist only for a model with ``train.monitor_splits: [test]``)."""
     path = Path(run.dir) / "log.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the run must be trained first (snakemake {path})")
     log = read_log(path)
     missing = [c for c in columns if c not in log]
     if missing or log.empty:
-        raise KeyError(
-            f"{path}: no {', '.join(missing) or 'epoch'}; it has columns {', '.join(log.columns)}"
-            + (
-                " (test_ columns need the model's train.monitor_splits: [test])"
-                if any(c.startswith("test_") for c in missing)
-                else ""
-            )
-        )
+        lacks = f"no column{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))}" if missing else "no epoch"
+        if log.empty:  # only a model that trains no epoch logs a header alone
+            fix = "its model trains no epoch (a random or lexical ranker): it has no per-epoch value"
+        elif any(c.startswith("test_") for c in missing):
+            fix = "test_ columns need the model's train.monitor_splits: [test] (retrain the run with it)"
+        else:
+            fix = rebuild_log(path)
+        raise LogFileError(f"{path}: {lacks} (its columns: {', '.join(log.columns)}); {fix}")
     return log
 
 
@@ -185,7 +185,7 @@ def _epoch_metric(run: Run, split: str, metric: str, best_by: str | None) -> flo
     # an epoch row without an evaluation is empty (train.monitor_every: evaluated every N steps)
     by = log[f"{split}_{best_by}"].to_numpy(dtype=float)
     if np.isnan(by).all():
-        raise KeyError(f"{path}: no epoch scored {split} (its {split}_{best_by} column is empty)")
+        raise LogFileError(f"{path}: no epoch scored {split} (its {split}_{best_by} column is empty)")
     return float(log[f"{split}_{metric}"].iloc[int(np.nanargmax(by))])
 
 
