@@ -293,6 +293,8 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict, outside: dict[str, list]) -> 
             return cost
         except (KeyError, TypeError, SettingError) as e:
             raise ConfigError(f"{timings}: not a run's timings ({type(e).__name__}: {e})") from None
+    # a record older than timings files: of the committed ones, reports/device/apnet-wikiqa-h100 alone (its 15
+    # runs) keeps seconds_per_batch in log.csv; it recorded no device, so the record stands for one
     log = run_dir / "log.csv"
     if log.exists():
         rows = [r for r in csv.DictReader(log.open()) if r.get("seconds_per_batch")]
