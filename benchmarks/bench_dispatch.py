@@ -37,7 +37,7 @@ from ansel.config import load, run_config
 from ansel.data.batches import RunData
 from ansel.data.vocab import Vocab
 from ansel.paper_targets import paper_runs
-from ansel.plan import default_sources, measured_costs, shape
+from ansel.plan import default_sources, plan_costs, shape
 from ansel.training.trainer import StepTimer
 from benchmarks.bench_stack_seeds import synthetic
 
@@ -104,7 +104,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
     paper = load(preset="paper")
-    h200 = measured_costs(default_sources(), "cuda/NVIDIA H200")
+    h200 = plan_costs(paper, default_sources(), "cuda/NVIDIA H200")[1]
     runs = {}  # each model's first run of the preset: the shape the H200 measured
     for run in paper_runs(paper):
         if not run.variant.point:

@@ -16,6 +16,12 @@ def smoke_synthetic_table_only() -> dict:
     return load(preset="smoke", papers={**papers, "smoke": {"tables": ["synthetic"], "figures": []}})
 
 
+def one_device(sources) -> dict:
+    """The costs ``sources`` measured on their one device."""
+    (costs,) = P.costs_by_device(sources).values()
+    return costs
+
+
 def _measured(root, cfg, epochs):
     run = root / f"results/runs/{cfg['dataset']}/{cfg['model']}/seed{cfg['seed']}"
     run.mkdir(parents=True)
@@ -41,7 +47,7 @@ def test_the_estimate_multiplies_measured_costs_by_epochs_and_batches(tmp_path, 
     # 2 epochs measured: 0.5 s per batch, 3 s of dev scoring per epoch
     _measured(tmp_path, cfg, [{"epoch": e, "seconds": 4.0, "batches": 8, "dev_seconds": 3.0} for e in (1, 2)])
     monkeypatch.setattr(P, "train_examples", lambda processed: (1000, 2000))  # ceil(1000/32) = 32 > max_batches 8
-    table = P.plan(config, P.measured_costs([tmp_path])).set_index("item")
+    table = P.plan(config, one_device([tmp_path])).set_index("item")
     row = table.loc["synthetic"]
     # qa_cnn measured on synthetic_en (2 seeds), random costs nothing (2 datasets x 2 seeds); qa_lstm and
     # synthetic_zh's qa_cnn are other shapes
@@ -85,25 +91,25 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     synthetic_corpus(tmp_path, monkeypatch, 60)
     config = smoke_synthetic_table_only()
     lines = []
-    path = P.measure(P.unmeasured_shapes(config, []), tmp_path / "results/costs", batches=1, report=lines.append)
+    path = P.measure(P.unmeasured_shapes(config, {}), tmp_path / "results/costs", batches=1, report=lines.append)
     costs = json.loads(path.read_text())
     capability = torch.backends.cpu.get_cpu_capability()  # a CPU's cost names its instruction set
     # 2 trained models x 2 datasets (random has nothing to train: nothing to measure)
     assert path.name == f"cpu-{capability}.json" and len(costs) == len(lines) == 4
     assert all(c["dev_seconds"] > 0 and c["device"] == f"cpu/{capability}" for c in costs.values())
-    row = P.plan(config, P.measured_costs([tmp_path])).set_index("item").loc["synthetic"]
+    row = P.plan(config, one_device([tmp_path])).set_index("item").loc["synthetic"]
     assert row["measured runs"] == row["runs"] == 12 and row["device-minutes (measured runs)"] >= 0
-    cuda = P.measured_costs([tmp_path], "cuda")
+    cuda = P.plan_costs(config, [tmp_path], "cuda")[1]
     assert P.plan(config, cuda).set_index("item").loc["synthetic"]["measured runs"] == 4  # random
-    assert P.unmeasured_shapes(config, [tmp_path]) == []  # nothing left
+    assert P.unmeasured_shapes(config, one_device([tmp_path])) == []  # nothing left
     # an epoch's batches are kept beside each cost: a checkout without the processed data prices the runs too
     epoch = row["batches/epoch"]  # from the processed data's training pairs
     assert [str(c["batches"]) for c in costs.values()] == [epoch] * 4
     monkeypatch.setattr(P, "train_examples", lambda processed: None)
-    row = P.plan(config, P.measured_costs([tmp_path])).set_index("item").loc["synthetic"]
+    row = P.plan(config, one_device([tmp_path])).set_index("item").loc["synthetic"]
     assert (row["measured runs"], row["batches/epoch"]) == (12, epoch)
     path.write_text(json.dumps({k: {**c, "batches": None} for k, c in costs.items()}))  # a cost kept without them
-    assert P.plan(config, P.measured_costs([tmp_path])).set_index("item").loc["synthetic"]["measured runs"] == 4
+    assert P.plan(config, one_device([tmp_path])).set_index("item").loc["synthetic"]["measured runs"] == 4
 
 
 def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path, monkeypatch):
@@ -119,7 +125,7 @@ def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path
         return {"device": "cpu/X", "seconds_per_batch": 0.1, "dev_seconds": 0.2}
 
     monkeypatch.setattr(trainer, "measure_costs", fails_once)
-    shapes, lines = P.unmeasured_shapes(smoke_synthetic_table_only(), []), []
+    shapes, lines = P.unmeasured_shapes(smoke_synthetic_table_only(), {}), []
     path = P.measure(shapes, tmp_path / "costs", report=lines.append)
     assert "failed: RuntimeError: CUDA out of memory" in lines[0]
     assert len(json.loads(path.read_text())) == len(shapes) - 1
@@ -159,11 +165,12 @@ def test_a_record_layout_is_read_with_its_device_and_instruction_set(tmp_path):
             }
         )
     )
-    costs = P.measured_costs([tmp_path])
-    assert costs[P.shape(cfg)].seconds_per_batch == 0.75 and costs[P.shape(cfg)].dev_seconds == 2.0
-    assert costs[P.shape(cfg)].device == "cpu/AVX2" and costs[P.shape(other)].peak_mb == 300
-    assert list(P.measured_costs([tmp_path], "cuda")) == [P.shape(other)]
-    assert list(P.measured_costs([tmp_path], "cpu/AVX512")) == []
+    costs = P.costs_by_device([tmp_path])
+    cpu = costs["cpu/AVX2"][P.shape(cfg)]
+    assert (cpu.seconds_per_batch, cpu.dev_seconds, list(costs["cpu/AVX2"])) == (0.75, 2.0, [P.shape(cfg)])
+    assert costs["cuda/NVIDIA H200"][P.shape(other)].peak_mb == 300
+    assert list(P.device_costs([], [tmp_path], "cuda")[1]) == [P.shape(other)]
+    assert P.device_costs([], [tmp_path], "cpu/AVX512")[:2] == (None, {})
 
 
 def test_the_committed_records_count_as_measured_by_default():
@@ -171,7 +178,7 @@ def test_the_committed_records_count_as_measured_by_default():
 
     sources = P.default_sources()
     assert root() / "reports/cpu-amvlstm" in sources and root() / "reports/device/costs-full" in sources
-    assert any(c.device.startswith("cuda/") for c in P.measured_costs(sources).values())
+    assert any(device.startswith("cuda/") for device in P.costs_by_device(sources))
     planned = P.plan(load(preset="cpu"), P.plan_costs(load(preset="cpu"), sources)[1]).set_index("item")
     assert planned.loc["(each run once)", "measured runs"] > 0
 
@@ -192,8 +199,19 @@ def test_another_devices_cost_of_a_shape_never_hides_this_devices(tmp_path):
         (src / "costs/c.json").write_text(
             json.dumps({P.shape(cfg): {"device": device, "seconds_per_batch": 0.5, "dev_seconds": 1.0}})
         )
-    assert P.measured_costs([cpu, gpu], "cpu")[P.shape(cfg)].device == "cpu/AVX512"
-    assert P.measured_costs([cpu, gpu])[P.shape(cfg)].device == "cuda/NVIDIA H200"  # no filter: the later wins
+    assert P.device_costs([cfg], [cpu, gpu], "cpu")[1][P.shape(cfg)].device == "cpu/AVX512"
+    assert P.device_costs([cfg], [cpu, gpu], "cuda")[1][P.shape(cfg)].device == "cuda/NVIDIA H200"
+
+
+def _cost_folders(root, *measured: tuple[str, tuple[dict, ...]]) -> list:
+    """A folder of costs for each (device, the run configs whose shapes it measured), in that order."""
+    sources = []
+    for i, (device, cfgs) in enumerate(measured):
+        (root / f"{i}/costs").mkdir(parents=True)
+        cost = {"device": device, "seconds_per_batch": 0.5, "dev_seconds": 1.0, "batches": 4}
+        (root / f"{i}/costs/c.json").write_text(json.dumps({P.shape(c): cost for c in cfgs}))
+        sources.append(root / str(i))
+    return sources
 
 
 def test_a_plan_prices_on_one_device_never_adding_two_devices_minutes(tmp_path, monkeypatch, capsys):
@@ -205,23 +223,58 @@ def test_a_plan_prices_on_one_device_never_adding_two_devices_minutes(tmp_path, 
     monkeypatch.setattr(P, "train_examples", lambda processed: None)  # the costs' own batches per epoch
     config = load(preset="smoke")
     cnn, lstm = (Run("synthetic_en", Variant(m), 1).config(config) for m in ("qa_cnn", "qa_lstm"))
-    for folder, device, cfgs in (("a", "cpu/AVX512", (cnn, lstm)), ("b", "cuda/NVIDIA H200", (cnn,))):
-        (tmp_path / folder / "costs").mkdir(parents=True)
-        cost = {"device": device, "seconds_per_batch": 0.5, "dev_seconds": 1.0, "batches": 4}
-        (tmp_path / folder / "costs/c.json").write_text(json.dumps({P.shape(c): cost for c in cfgs}))
-    sources = [tmp_path / "a", tmp_path / "b"]  # the GPU's qa_cnn cost read after the CPU's
+    # the GPU's qa_cnn cost read after the CPU's
+    sources = _cost_folders(tmp_path, ("cpu/AVX512", (cnn, lstm)), ("cuda/NVIDIA H200", (cnn,)))
     device, costs, priced = P.plan_costs(config, sources)
     assert device == "cpu/AVX512" and {c.device for c in costs.values()} == {"cpu/AVX512"} and len(costs) == 2
     assert priced["cpu/AVX512"] > priced["cuda/NVIDIA H200"] > 0
-    assert P.plan_costs(config, sources, "cuda")[:2] == ("cuda/NVIDIA H200", P.measured_costs(sources, "cuda"))
+    assert P.plan_costs(config, sources, "cuda")[:2] == (
+        "cuda/NVIDIA H200",
+        P.costs_by_device(sources)["cuda/NVIDIA H200"],
+    )
     cli.main(["plan", "--preset", "smoke", "--costs", *map(str, sources)])
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if "cpu/" in line and "cuda/" in line] == [
         f"priced on cpu/AVX512 alone (a total never adds two devices' minutes): of the devices measured, the one "
         f"whose costs price the most of the preset's trained runs ({priced['cpu/AVX512']}); the others measured "
-        f"(a longer --device narrows the choice): cuda/NVIDIA H200 ({priced['cuda/NVIDIA H200']} runs)"
+        f"(--device picks one by its name or a prefix): cuda/NVIDIA H200 ({priced['cuda/NVIDIA H200']} runs)"
     ]
     assert "one at a time on cpu/AVX512: " in out
+
+
+def test_device_names_a_device_exactly_before_it_is_read_as_a_prefix(tmp_path, monkeypatch, capsys):
+    """A user's audit: ``--device cpu``, read as a prefix only, priced on ``cpu/AVX512`` wherever it priced more
+    runs: the plain ``cpu`` (timings that name no instruction set) could never be chosen. A device's whole name
+    now prices on that device; any other --device is a prefix, as before."""
+    from ansel import cli
+
+    monkeypatch.setattr(P, "train_examples", lambda processed: None)
+    config = load(preset="smoke")
+    cnn, lstm = (Run("synthetic_en", Variant(m), 1).config(config) for m in ("qa_cnn", "qa_lstm"))
+    sources = _cost_folders(tmp_path, ("cpu", (cnn,)), ("cpu/AVX512", (cnn, lstm)))
+    assert [P.plan_costs(config, sources, d)[0] for d in ("cpu", "cpu/", None)] == ["cpu", "cpu/AVX512", "cpu/AVX512"]
+    priced = P.plan_costs(config, sources)[2]
+    cli.main(["plan", "--preset", "smoke", "--device", "cpu", "--costs", *map(str, sources)])
+    out = capsys.readouterr().out
+    assert (
+        "priced on cpu alone (a total never adds two devices' minutes): of the devices measured named cpu, the one "
+        f"whose costs price the most of the preset's trained runs ({priced['cpu']}); the others measured (--device "
+        f"picks one by its name or a prefix): cpu/AVX512 ({priced['cpu/AVX512']} runs)"
+    ) in out
+
+
+def test_a_record_of_log_csv_alone_is_priced_on_the_device_its_config_names(tmp_path):
+    """A record made before timings files keeps seconds per batch in log.csv alone (reports/device/apnet-wikiqa-h100):
+    its costs were a device named by its folder (``record /.../apnet-wikiqa-h100``). Its config names the device,
+    not which GPU: ``cuda/?``, never the device an exact ``--device cuda`` names."""
+    cfg = _timed_run(tmp_path, "wikiqa", 1, 2, 0.0)
+    run = tmp_path / "runs/wikiqa/qa_cnn/seed1"
+    (run / "timings.json").unlink()
+    (run / "config.json").write_text(json.dumps({**cfg, "train": {**cfg["train"], "device": "cuda"}}))
+    (run / "log.csv").write_text("epoch,seconds,seconds_per_batch\n1,5.0,0.5\n2,2.5,0.25\n")
+    costs = P.costs_by_device([tmp_path])
+    assert list(costs) == ["cuda/?"] and costs["cuda/?"][P.shape(cfg)].seconds_per_batch == 0.375
+    assert P.device_costs([cfg], [tmp_path], "cuda")[0] == "cuda/?"  # a prefix of it
 
 
 def test_a_ranker_with_nothing_to_train_costs_nothing_and_counts_as_measured():
@@ -325,7 +378,7 @@ def test_a_cost_keyed_before_the_keys_it_lacks_prices_the_runs_of_its_shape(tmp_
             {json.dumps(old): {"device": "cuda/X", "seconds_per_batch": 0.02, "dev_seconds": 1.0, "batches": 100}}
         )
     )
-    costs = P.measured_costs([tmp_path])
+    costs = one_device([tmp_path])
     assert list(costs) == [P.shape(cfg)]
     minutes, _ = P.plan_minutes(cfg, costs, {cfg["dataset"]: None})
     assert minutes == pytest.approx(cfg["train"]["epochs"] * (100 * 0.02 + 1.0) / 60)
@@ -366,7 +419,7 @@ def test_checkpoints_and_start_up_are_fitted_from_the_timed_runs_and_counted(tmp
     timed runs of its device, start + epochs x per epoch, and added to every run that device prices."""
     short = _timed_run(tmp_path, "a", 1, 4, 5.0 + 4 * 0.25)
     _timed_run(tmp_path, "b", 1, 40, 5.0 + 40 * 0.25)
-    costs = P.measured_costs([tmp_path])
+    costs = one_device([tmp_path])
     overhead = costs[P.shape(short)].overhead
     assert (overhead.start_seconds, overhead.epoch_seconds, overhead.runs) == (
         pytest.approx(5.0),
@@ -385,18 +438,18 @@ def test_checkpoints_and_start_up_are_fitted_from_the_timed_runs_and_counted(tmp
     # a run resumed in a later process (its epochs all, its start the last process's) moves no median
     _timed_run(tmp_path, "b", 2, 40, -50.0)
     _timed_run(tmp_path, "b", 3, 40, 5.0 + 40 * 0.25)
-    assert P.measured_costs([tmp_path])[P.shape(short)].overhead.epoch_seconds == pytest.approx(0.25)
+    assert one_device([tmp_path])[P.shape(short)].overhead.epoch_seconds == pytest.approx(0.25)
     assert P.Overhead.fit([(4, 9.0), (40, 1.0)]) == P.Overhead(5.0, 0.0, 2)  # no part below 0
     one = tmp_path / "one"  # one epoch count cannot tell the start from the epochs: nothing counted
     _timed_run(one, "a", 1, 4, 6.0)
     _timed_run(one, "a", 2, 4, 6.0)
-    assert P.measured_costs([one])[P.shape(short)].overhead is None
-    assert set(P.run_parts(short, P.measured_costs([one]), {"a": None})[0]) == {"training", "dev scoring"}
+    assert one_device([one])[P.shape(short)].overhead is None
+    assert set(P.run_parts(short, one_device([one]), {"a": None})[0]) == {"training", "dev scoring"}
 
 
 def test_monitored_splits_scored_every_n_steps_cost_a_scoring_each(tmp_path):
     cfg = _timed_run(tmp_path, "a", 1, 2, 0.0)
-    costs = P.measured_costs([tmp_path])  # 10 batches an epoch, dev scoring 0.5 s
+    costs = one_device([tmp_path])  # 10 batches an epoch, dev scoring 0.5 s
     every = {**cfg, "train": {**cfg["train"], "monitor_splits": ["test"], "monitor_every": 5}}
     parts, _ = P.run_parts(every, costs, {"a": None})
     assert parts["dev scoring"] == pytest.approx(2 * (1 + 10 / 5) * 0.5 / 60)  # dev, and test twice an epoch
@@ -420,7 +473,7 @@ def test_the_whole_preset_is_priced_in_minutes_and_leases_and_every_unpriced_sha
             }
         )
     )
-    r = P.reproduction(config, P.measured_costs([tmp_path]), {"synthetic_en": None, "synthetic_zh": None})
+    r = P.reproduction(config, one_device([tmp_path]), {"synthetic_en": None, "synthetic_zh": None})
     # qa_cnn on synthetic_en: 10 minutes a run (over one command's 9), 2 seeds; the 2 x 2 others unpriced
     assert (r["priced"], r["minutes"], len(r["long runs"])) == (2, pytest.approx(20.0), 2)
     assert (r["leases"], r["packed leases"]) == (2, 1)  # 20 / 13 one at a time; 20 / (13 x 2.4) packed
@@ -476,7 +529,7 @@ def test_a_rows_seeds_are_priced_as_one_stack_where_a_stack_of_them_was_measured
     _speed_record(tmp_path / "a", lstm_en, "cuda/X", 6.0 / epochs, {})  # LSTMs do not stack: not named
     _speed_record(tmp_path / "b", cnn_zh, "cuda/Y", 6.0 / epochs, {})  # a later source's cost, no stack
     examples = {"synthetic_en": None, "synthetic_zh": None}
-    costs = P.measured_costs([tmp_path / "a"])
+    costs = one_device([tmp_path / "a"])
     assert costs[P.shape(cnn_en)].stacks[2].seconds_per_batch == 9.0 / epochs
     r = P.reproduction(config, costs, examples)
     s = r["stacked"]
@@ -493,16 +546,13 @@ def test_a_rows_seeds_are_priced_as_one_stack_where_a_stack_of_them_was_measured
     assert f"{6 * alone:.1f} device-minutes" in out and "1 stacks of 2 runs, 4 runs alone" in out
     assert "priced alone, their seeds stackable but no stack measured: 1 shapes, 2 runs" in out
 
-    # a stack on another device than the cost that wins is not read; nor one slower than its seeds alone
-    assert not P.measured_costs([tmp_path / "a", tmp_path / "b"])[P.shape(cnn_zh)].stacks
+    # a stack on another device than the cost is not read; nor one slower than its seeds alone
+    assert not P.costs_by_device([tmp_path / "a", tmp_path / "b"])["cuda/Y"][P.shape(cnn_zh)].stacks
     _speed_record(tmp_path / "a", cnn_en, "cuda/X", 6.0 / epochs, {2: 13.0 / epochs})
-    assert P.reproduction(config, P.measured_costs([tmp_path / "a"]), examples)["stacked"]["stacks"] == 0
+    assert P.reproduction(config, one_device([tmp_path / "a"]), examples)["stacked"]["stacks"] == 0
     # a stack that failed on the device: the shape does not stack, nothing to measure
     _speed_record(tmp_path / "a", cnn_zh, "cuda/X", 6.0 / epochs, {}, {2: "StackError: vmap"})
-    assert (
-        P.shape(cnn_zh)
-        not in P.reproduction(config, P.measured_costs([tmp_path / "a"]), examples)["stacked"]["lacking"]
-    )
+    assert P.shape(cnn_zh) not in P.reproduction(config, one_device([tmp_path / "a"]), examples)["stacked"]["lacking"]
 
 
 def test_a_later_leases_speed_file_beside_the_first_is_read(tmp_path):
@@ -517,7 +567,7 @@ def test_a_later_leases_speed_file_beside_the_first_is_read(tmp_path):
     _speed_record(tmp_path, cnn_zh, "cuda/X", 1.0, {2: 1.4})
     (tmp_path / "bench/speed.json").rename(tmp_path / "bench/speed-20261129T213125Z.json")
     (tmp_path / "bench/speed.json").write_text(first)
-    costs = P.measured_costs([tmp_path])
+    costs = one_device([tmp_path])
     assert costs[P.shape(cnn_en)].stacks[2].seconds_per_batch == 1.2
     assert costs[P.shape(cnn_zh)].stacks[2].seconds_per_batch == 1.4
 
@@ -531,7 +581,7 @@ def test_a_costs_file_cannot_claim_a_stack(tmp_path):
     with pytest.raises(
         P.ConfigError, match=r"c.json: .*\.stacks: read from bench/speed.json, never read from a costs file"
     ):
-        P.measured_costs([tmp_path])
+        one_device([tmp_path])
 
 
 def test_the_layers_say_whether_a_rows_seeds_stack():
@@ -549,5 +599,5 @@ def test_a_run_trained_in_a_stack_measured_its_stack_not_one_seeds_step(tmp_path
     timings = tmp_path / f"results/timings/{cfg['dataset']}/{cfg['model']}/seed1.json"
     train = json.loads(timings.read_text())["train"]
     timings.write_text(json.dumps({"train": {**train, "device_name": "X", "stacked_seeds": 5}}))
-    cost = P.measured_costs([tmp_path])[P.shape(cfg)]
+    cost = one_device([tmp_path])[P.shape(cfg)]
     assert cost.seconds_per_batch == 0.5 and cost.stacks[5].seconds_per_batch == 3.0

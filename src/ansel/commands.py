@@ -371,7 +371,7 @@ def cmd_figure(a) -> None:
 
 def cmd_plan(a) -> None:
     from ansel.config import ConfigError, load, root
-    from ansel.plan import costs_by_device, default_sources, plan, plan_costs, reproduction
+    from ansel.plan import default_sources, plan, plan_costs, reproduction
 
     sources = [Path(s) for s in a.costs] if a.costs else default_sources()
     missing = [str(s) for s in sources if not s.is_dir()]
@@ -392,16 +392,16 @@ def cmd_plan(a) -> None:
         from ansel.plan import measure, unmeasured_shapes
 
         start_torch(a.threads)
-        measure(unmeasured_shapes(config, sources, device=a.device), root() / "results/costs", a.measure)
+        known = plan_costs(config, sources, a.device)[1]
+        measure(unmeasured_shapes(config, known), root() / "results/costs", a.measure)
         sources.append(root())  # what was just measured
     if a.budget_hours and not a.cores:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
     device, costs, priced = plan_costs(config, sources, a.device)
     if a.device and not a.measure and device is None:
-        known = sorted(costs_by_device(sources))
         raise ConfigError(
             f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
-            f"measured: {', '.join(known) or 'none'} (or measure it: --measure)"
+            f"measured: {', '.join(sorted(priced)) or 'none'} (or measure it: --measure)"
         )
     table = plan(config, costs, a.cores, a.budget_hours)
     print(table.to_markdown(index=False))
@@ -412,11 +412,13 @@ def cmd_plan(a) -> None:
     )
     if device:
         others = ", ".join(f"{d} ({n} runs)" for d, n in sorted(priced.items()) if n and d != device)
+        named = (
+            f" named {a.device}" if a.device == device else f" whose name starts with {a.device}" if a.device else ""
+        )
         print(
-            f"priced on {device} alone (a total never adds two devices' minutes): of the devices measured"
-            f"{f' whose name starts with {a.device}' if a.device else ''}, the one whose costs price the most of "
-            f"the preset's trained runs ({priced[device]})"
-            + (f"; the others measured (a longer --device narrows the choice): {others}" if others else "")
+            f"priced on {device} alone (a total never adds two devices' minutes): of the devices measured{named}, "
+            f"the one whose costs price the most of the preset's trained runs ({priced[device]})"
+            + (f"; the others measured (--device picks one by its name or a prefix): {others}" if others else "")
         )
     if a.cores:
         print(f"wall hours: device-minutes over {a.cores} one-thread jobs at a time, perfectly packed (a lower bound)")
@@ -774,8 +776,9 @@ def parser() -> argparse.ArgumentParser:
     )
     pl.add_argument(
         "--device",
-        help="price on the device whose name starts with this (cuda, cpu, cpu/AVX2) that prices the most runs "
-        "(default: of every device measured); a plan never adds two devices' minutes",
+        help="price on the device of this name (cpu, cuda/NVIDIA H200) or else, of those whose name starts with "
+        "this (cuda, cpu/), the one that prices the most runs (default: of every device measured); a plan never "
+        "adds two devices' minutes",
     )
     pl.add_argument(
         "--measure",
@@ -784,7 +787,7 @@ def parser() -> argparse.ArgumentParser:
         nargs="?",
         const=3,
         help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
-        "no run has measured (on --device, when given), on this device (into results/costs/)",
+        "the device the plan prices on (--device's, when given) has not measured, on this device (into results/costs/)",
     )
     pl.add_argument("--threads", type=_positive(int), default=1, help="torch's threads for --measure (default 1)")
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")

@@ -16,9 +16,10 @@ from ``ansel train --timings``: per epoch the training loop's seconds and batche
 ``dev_seconds``; ``results/costs/``) or a committed record (``runs/<dataset>/<model>/seed<k>/``
 with its ``timings.json`` inside; ``costs/``); records made before timings had their own file keep
 ``seconds_per_batch`` in ``log.csv``. By default every record under ``reports/`` is read. Each cost names its device (``cuda``, ``cpu/AVX512`` ...: a
-CPU's instruction set changes its speed). A plan prices on one device, never adding two devices'
-minutes (``plan_costs``): the one whose costs price the most of the preset's runs, of those whose name
-starts with ``--device`` when given. Runs of no measured shape are listed, not guessed.
+CPU's instruction set changes its speed; a record of ``log.csv`` alone names no CPU or GPU: ``cuda/?``).
+A plan prices on one device, never adding two devices' minutes (``device_costs``, which prices a GPU
+kit too): the one whose costs price the most of the preset's runs, of those ``--device`` names exactly
+or else starts. Runs of no measured shape are listed, not guessed.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def _arch_defaults(arch: str) -> dict:
 @dataclass
 class Overhead:
     """A run's device time outside its epochs' training steps and dev scorings, as the runs timed on one
-    device spent it (``measured_costs`` fits it): ``start_seconds`` once (imports, data and model
+    device spent it (``costs_by_device`` fits it): ``start_seconds`` once (imports, data and model
     building, the last files) and ``epoch_seconds`` after every epoch (``state.pt`` written, the best
     weights kept, the log)."""
 
@@ -156,7 +157,7 @@ class Cost:
     source: str
     peak_mb: float | None = None  # the device's peak memory (CUDA), sizes concurrent jobs
     batches: int | None = None  # per epoch, as the measured run trained (same shape: same count)
-    overhead: Overhead | None = None  # its device's (``measured_costs`` fits it), never read from a costs file
+    overhead: Overhead | None = None  # its device's (``costs_by_device`` fits it), never read from a costs file
     # {seeds: the shape's seeds stacked}, measured on this cost's device beside it (``plan_stacks``)
     stacks: dict[int, Stack] = field(default_factory=dict)
     stack_failed: str | None = None  # why the speed entry's stack of this shape failed
@@ -178,14 +179,6 @@ def default_sources() -> list[Path]:
     return [root(), *sorted(records)]
 
 
-def measured_costs(sources: list[Path], device: str | None = None) -> dict[str, Cost]:
-    """{shape: the cost measured by a run of that shape}, only on ``device`` (a prefix: ``cuda``,
-    ``cpu``, ``cpu/AVX2``) when given; a later source wins over an earlier one, of whichever device
-    (a plan prices on one device: ``plan_costs``)."""
-    found, attach = _read_costs(sources)
-    return attach({key: c for key, c in found if device is None or c.device.startswith(device)})
-
-
 def costs_by_device(sources: list[Path]) -> dict[str, dict[str, Cost]]:
     """{device: {shape: the cost measured on that device}}, a later source winning over an earlier one."""
     found, attach = _read_costs(sources)
@@ -195,22 +188,29 @@ def costs_by_device(sources: list[Path]) -> dict[str, dict[str, Cost]]:
     return {d: attach(costs) for d, costs in by_device.items()}
 
 
-def plan_costs(config: dict, sources: list[Path], device: str | None = None) -> tuple[str | None, dict, dict]:
-    """The costs of one device, those ``ansel plan`` prices ``config``'s runs with: a total never adds
-    minutes of two devices (a CPU's and a GPU's, two GPUs'). Of the devices measured (their names
-    starting with ``device`` when given), the one whose costs price the most of ``config``'s trained runs,
-    the first by name of equals. Returns (that device, None where none is measured; its {shape: Cost};
-    {each of those devices: the trained runs its costs price})."""
-    by_device = {d: c for d, c in costs_by_device(sources).items() if device is None or d.startswith(device)}
+def device_costs(cfgs: Iterable[dict], sources: list[Path], device: str | None = None) -> tuple[str | None, dict, dict]:
+    """The costs of one device, those that price the run configs ``cfgs`` (every consumer of measured costs
+    takes them from here): a total never adds minutes of two devices (a CPU's and a GPU's, two GPUs').
+    Of the devices measured, the one named ``device`` or, where none is, those whose names start with it
+    (every device when not given), the one whose costs price the most of ``cfgs``' trained runs, the
+    first by name of equals. Returns (that device, None where none is measured; its {shape: Cost};
+    {each device measured: the trained runs its costs price})."""
+    by_device = costs_by_device(sources)
     runs: dict[str, int] = {}  # {shape: the trained runs of it}
-    for run in set(P.paper_runs(config)):
-        if is_trained((cfg := run.config(config))["arch"]):
+    for cfg in cfgs:
+        if is_trained(cfg["arch"]):
             runs[shape(cfg)] = runs.get(shape(cfg), 0) + 1
     priced = {d: sum(n for key, n in runs.items() if key in costs) for d, costs in by_device.items()}
-    if not priced:
-        return None, {}, {}
-    chosen = min(priced, key=lambda d: (-priced[d], d))
+    named = [device] if device in by_device else [d for d in by_device if device is None or d.startswith(device)]
+    if not named:
+        return None, {}, priced
+    chosen = min(named, key=lambda d: (-priced[d], d))
     return chosen, by_device[chosen], priced
+
+
+def plan_costs(config: dict, sources: list[Path], device: str | None = None) -> tuple[str | None, dict, dict]:
+    """``device_costs`` of ``config``'s runs (each once): the device ``ansel plan`` prices the preset on."""
+    return device_costs((run.config(config) for run in set(P.paper_runs(config))), sources, device)
 
 
 def _read_costs(sources: list[Path]):
@@ -298,8 +298,9 @@ def _run_cost(src: Path, run_dir: Path, cfg: dict, outside: dict[str, list]) -> 
     log = run_dir / "log.csv"
     if log.exists():
         rows = [r for r in csv.DictReader(log.open()) if r.get("seconds_per_batch")]
-        if rows:
-            return Cost(sum(float(r["seconds_per_batch"]) for r in rows) / len(rows), None, f"record {src}", str(log))
+        if rows:  # a record made before timings files: its config names the device, not which CPU or GPU ("/?")
+            device = f"{str(cfg['train'].get('device', '?')).split(':')[0]}/?"
+            return Cost(sum(float(r["seconds_per_batch"]) for r in rows) / len(rows), None, device, str(log))
     return None
 
 
@@ -316,16 +317,15 @@ def outside_seconds(train: dict) -> tuple[int, float] | None:
 
 def unmeasured_shapes(
     config: dict,
-    sources: list[Path],
+    known: dict[str, Cost],
     datasets: list[str] | None = None,
     data_root: Path | None = None,
-    device: str | None = None,
 ) -> list[dict]:
-    """One run config per shape of ``config``'s runs that ``sources`` have not measured (on ``device``,
-    a prefix, when given) and whose vocabulary is on disk under ``data_root`` (the checkout), in the
-    order of ``datasets`` (default: every dataset, sorted) and then of the shapes."""
+    """One run config per shape of ``config``'s runs that ``known`` (one device's costs: ``plan_costs``)
+    does not price and whose vocabulary is on disk under ``data_root`` (the checkout), in the order of
+    ``datasets`` (default: every dataset, sorted) and then of the shapes."""
     data_root = data_root or root()
-    known, todo = measured_costs(sources, device), {}
+    todo: dict[str, dict] = {}
     for run in P.paper_runs(config):
         cfg = run.config(config)
         if datasets is not None and cfg["dataset"] not in datasets:

@@ -2,7 +2,7 @@
 that was measured: the speed entry (``training.speed``) times each shape's seeds stacked beside one
 seed alone, in one process, into ``bench/speed.json`` (a later lease's beside it as
 ``bench/speed-<stamp>.json``, ``records.kit_unpack``), and a run trained in a stack keeps its stack's
-epoch times (``stacked_seeds`` in its timings); ``plan.measured_costs`` attaches those stacks (``Stack``)
+epoch times (``stacked_seeds`` in its timings); ``plan.costs_by_device`` attaches those stacks (``Stack``)
 to the shape's cost measured on the same device.
 
 A stack is priced from its own step (seconds per step of all its seeds together) and, not timed for a

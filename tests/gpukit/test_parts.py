@@ -37,27 +37,35 @@ def corpus_run(tmp_path, monkeypatch):
     return run, vectors
 
 
-def test_a_kit_prices_its_runs_by_gpu_costs_only(tmp_path, monkeypatch):
-    """A shape the CPU's paper-scale records measured, and no GPU, is unmeasured for a kit (its
-    CPU hours would keep the runner from ever starting it); a GPU's cost is kept wherever it lies."""
+def test_a_kit_prices_its_runs_on_one_gpus_costs(tmp_path, monkeypatch):
+    """A shape the CPU's paper-scale records measured, and no GPU, is unmeasured for a kit (its CPU hours
+    would keep the runner from ever starting it). A user's audit: the kit took every GPU's costs, the folder
+    read last winning a shape (an H100 speed entry's over the H200's), so its planned minutes and the
+    runner's pacing added two GPUs' minutes. One GPU now prices the whole kit: the one whose costs price the
+    most of the records' presets' trained runs (as ``ansel plan --device cuda`` picks it)."""
     from ansel import plan
+    from ansel.config import load
+    from ansel.targets import Run, Variant
 
-    both, cpu_only = ({"dataset": d, "arch": "qa_cnn", "hparams": {}} for d in ("both", "cpu only"))
+    config = load(preset="smoke")
+    cnn_en, cnn_zh, lstm_en, lstm_zh = (
+        Run(d, Variant(m), 1).config(config) for m in ("qa_cnn", "qa_lstm") for d in ("synthetic_en", "synthetic_zh")
+    )
     sources = []
-    for name, costs in (
-        ("cpu", [(both, "cpu/AVX512"), (cpu_only, "cpu/AVX512")]),
-        ("gpu", [(both, "cuda/NVIDIA H200")]),
-        ("cpu-later", [(both, "cpu/AVX2")]),
+    for name, device, cfgs in (
+        ("cpu", "cpu/AVX512", (cnn_en, cnn_zh, lstm_en, lstm_zh)),
+        ("h200", "cuda/NVIDIA H200", (cnn_en, cnn_zh, lstm_en)),
+        ("h200-later", "cuda/NVIDIA H100", (cnn_en, lstm_zh)),  # read last
     ):
         (tmp_path / name / "costs").mkdir(parents=True)
         (tmp_path / name / "costs/c.json").write_text(
-            json.dumps(
-                {json.dumps(s): {"device": dev, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for s, dev in costs}
-            )
+            json.dumps({plan.shape(c): {"device": device, "seconds_per_batch": 1.0, "dev_seconds": 1.0} for c in cfgs})
         )
         sources.append(tmp_path / name)
     monkeypatch.setattr(plan, "default_sources", lambda: sources)
-    assert {k: c.device for k, c in kit_pack.kit_costs().items()} == {plan.shape_key(both): "cuda/NVIDIA H200"}
+    device, costs = kit_pack.kit_costs([config])
+    assert device == "cuda/NVIDIA H200" and {c.device for c in costs.values()} == {device}
+    assert set(costs) == {plan.shape(c) for c in (cnn_en, cnn_zh, lstm_en)}  # lstm_zh: the H100's alone
 
 
 def test_vectors_are_cut_to_the_datasets_words_with_their_rows(tmp_path, corpus_run):
@@ -377,8 +385,10 @@ def test_the_kits_summary_prices_a_stack_as_one_job():
     runs = [{"dir": f"runs/d/m/seed{k}", "planned_minutes": 2.0, "peak_mb": None} for k in (1, 2, 3)]
     stack = {"dirs": [r["dir"] for r in runs[:2]], "planned_minutes": 2.5, "peak_mb": None}
     rec = {"name": "r", "bench": [], "measure": None, "runs": runs, "stacks": [stack]}
-    text = summary({"records": [rec]}, Path("/nonexistent-kit"))
-    assert "the 3 left (2 in 1 stacks of seeds): 4.5 device-minutes one run or stack at a time for the 3" in text
+    text = summary({"records": [rec], "priced_on": "cuda/X"}, Path("/nonexistent-kit"))
+    assert (
+        "the 3 left (2 in 1 stacks of seeds): 4.5 device-minutes on cuda/X one run or stack at a time for the 3" in text
+    )
 
 
 def test_a_speed_kit_carries_the_shapes_an_earlier_lease_timed_in_every_precision(tmp_path, monkeypatch):

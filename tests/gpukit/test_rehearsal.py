@@ -216,7 +216,7 @@ def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_it
     """The GPU speed entry rehearsed on the CPU: every shape of the items' runs (the models named, in
     their order) timed in each precision alone and stacked; its costs come back keyed by precision and
     are read by ``ansel plan``."""
-    from ansel.plan import measured_costs, shape
+    from ansel.plan import costs_by_device, shape
 
     spec = {"items": {"smoke": ["synthetic"]}, "models": ["qa_cnn"], "precisions": ["fp32", "bf16"]}
     record = {"sp": {"preset": "smoke", "config": {"seeds": 1}, "speed": {**spec, "top": 0, "seeds": 2}}}
@@ -240,7 +240,7 @@ def test_the_speed_entry_times_each_precision_and_stack_and_the_planner_reads_it
         assert len(variants["fp32"]["step_seconds"]) == 2 and variants["fp32"]["speedup"] == 1.0
         assert variants["fp32 stacked x2"]["seeds"] == 2 and "dev_seconds" not in variants["fp32 stacked x2"]
     (placed,) = unpack([archive], device_minutes=1.0, dest=tmp_path / "reports-device")
-    costs = measured_costs([placed])
+    (costs,) = costs_by_device([placed]).values()  # this CPU's
     for cfg in entry["configs"]:
         for p in ("fp32", "bf16"):
             at = {**cfg, "train": {**cfg["train"], "precision": p}}
@@ -261,6 +261,7 @@ def test_a_rows_seeds_priced_as_a_stack_train_as_one_stacked_command(tmp_path, m
     from ansel.plan import Cost, shape
     from ansel.plan_stacks import Stack
     from ansel.records import kit_pack
+    from ansel.targets import Run, Variant
 
     record = {
         "st": {
@@ -270,13 +271,10 @@ def test_a_rows_seeds_priced_as_a_stack_train_as_one_stacked_command(tmp_path, m
         }
     }
 
-    def costs():  # a stack of 2 measured for synthetic_en's QA-CNN only (a rehearsal's figures, not a device's)
-        from ansel.config import load
-        from ansel.targets import Run, Variant
-
-        cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(load(preset="smoke"))
+    def costs(configs):  # a stack of 2 measured for synthetic_en's QA-CNN only (a rehearsal's figures, not a device's)
+        cfg = Run("synthetic_en", Variant("qa_cnn"), 1).config(configs[0])
         stack = Stack(2, 0.012, "cuda/rehearsal", "test")
-        return {shape(cfg): Cost(0.01, 0.1, "cuda/rehearsal", "test", batches=10, stacks={2: stack})}
+        return "cuda/rehearsal", {shape(cfg): Cost(0.01, 0.1, "cuda/rehearsal", "test", batches=10, stacks={2: stack})}
 
     monkeypatch.setattr(kit_pack, "kit_costs", costs)
     kit = tmp_path / "gpu-kit"

@@ -8,7 +8,7 @@ import pytest
 
 from ansel import cli
 from ansel.config import ConfigError
-from ansel.plan import measured_costs
+from ansel.plan import costs_by_device
 
 GOOD = {"seconds_per_batch": 0.01, "dev_seconds": 0.5, "device": "cuda/NVIDIA H200", "batches": 12}
 
@@ -36,15 +36,16 @@ def test_a_broken_costs_file_in_a_record_is_refused_naming_it(tmp_path, monkeypa
     costs.parent.mkdir(parents=True)
     costs.write_text(text)
     with pytest.raises(ConfigError, match=rf"^{costs}: {message}"):
-        measured_costs([record])
+        costs_by_device([record])
     with pytest.raises(SystemExit, match=rf"^ansel plan: {costs}: {message}"):
         cli.main(["plan", "--preset", "smoke", "--costs", str(record)])
     from ansel import plan
+    from ansel.config import load
     from ansel.records.kit_pack import kit_costs
 
     monkeypatch.setattr(plan, "default_sources", lambda: [record])  # what `make gpu-kit` prices with
     with pytest.raises(ConfigError, match=rf"^{costs}: {message}"):
-        kit_costs()
+        kit_costs([load(preset="smoke")])
 
 
 @pytest.mark.parametrize(
@@ -62,7 +63,7 @@ def test_a_costs_file_key_that_is_no_run_shape_is_refused_naming_it(tmp_path, ke
     value = {**GOOD, "overhead": {"start_seconds": 1.0}} if "overhead" in message else GOOD
     costs.write_text(json.dumps({key: value}))
     with pytest.raises(ConfigError, match=rf"^{costs}: {message}"):
-        measured_costs([tmp_path])
+        costs_by_device([tmp_path])
 
 
 def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
@@ -70,16 +71,16 @@ def test_a_runs_config_or_timings_cut_short_is_refused_naming_it(tmp_path):
     run.mkdir(parents=True)
     (run / "config.json").write_text('{"dataset": "synthetic_en", "mod')
     with pytest.raises(ConfigError, match=rf"^{run / 'config.json'}: not valid JSON"):
-        measured_costs([tmp_path])
+        costs_by_device([tmp_path])
     (run / "config.json").write_text(json.dumps({"dataset": "synthetic_en", "model": "qa_cnn", "train": {}}))
     (run / "timings.json").write_text(json.dumps({"epochs": []}))
     with pytest.raises(ConfigError, match=rf"^{run / 'timings.json'}: not a run's timings \(KeyError: 'train'\)"):
-        measured_costs([tmp_path])
+        costs_by_device([tmp_path])
     (run / "timings.json").write_text(
         json.dumps({"train": {"device": "cpu", "epochs": [{"seconds": 1.0, "batches": 2, "dev_seconds": 0.5}]}})
     )  # timings of use, of a config with no arch
     with pytest.raises(ConfigError, match=rf"^{run / 'config.json'}: not a run's config \(shape: unknown arch None"):
-        measured_costs([tmp_path])
+        costs_by_device([tmp_path])
 
 
 def test_ansel_collect_record_names_a_config_json_cut_short_and_copies_nothing(tmp_path, monkeypatch):

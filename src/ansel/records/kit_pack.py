@@ -99,28 +99,33 @@ def make_files(files: list[str], preset: str, overrides: dict) -> None:
         )
 
 
-def kit_costs() -> dict:
-    """The measured costs that price a kit's runs: a GPU's only. A CPU's cost of the same shape (the
-    paper-scale CPU records) is hours where the GPU takes minutes: the runner would never start the run."""
-    from ansel.plan import default_sources, measured_costs
+def kit_costs(configs: list[dict]) -> tuple[str | None, dict]:
+    """The GPU that prices a kit's runs and its measured costs: of the GPUs measured, the one whose costs
+    price the most of the trained runs of the records' presets (``configs``), as ``ansel plan --device cuda``
+    picks it (``plan.device_costs``), so the kit's minutes and its runner's pacing are one device's. A
+    CPU's cost of the same shape (the paper-scale CPU records) is hours where the GPU takes minutes: the
+    runner would never start the run."""
+    from ansel.plan import default_sources, device_costs
 
-    return measured_costs(default_sources(), "cuda")
+    runs = (run.config(config) for config in configs for run in set(P.paper_runs(config)))
+    device, costs, _ = device_costs(runs, default_sources(), "cuda")
+    return device, costs
 
 
 def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -> dict:
     """Build the kit for the named records into ``out`` (replaced); returns kit.json's content."""
     from ansel.models.registry import is_trained
-    from ansel.plan import run_parts, shape, unmeasured_shapes
+    from ansel.plan import plan_costs, run_parts, shape, unmeasured_shapes
 
     declared = declared if declared is not None else declared_records()
     if unknown := [n for n in names if n not in declared]:
         raise ConfigError(f"{RECORDS}: no record {', '.join(map(repr, unknown))} (declared: {', '.join(declared)})")
     kit_records, files = [], set()
-    costs = kit_costs()
+    configs = {name: record_config(declared[name]) for name in names}
+    device, costs = kit_costs(list(configs.values()))
     examples: dict[str, int] = {}  # {dataset: its training examples}, filled by run_parts
     for name in names:
-        rec, where = declared[name], f"{RECORDS}: {name}"
-        config = record_config(rec)
+        rec, where, config = declared[name], f"{RECORDS}: {name}", configs[name]
         entry = {
             "name": name,
             "preset": config["preset"],
@@ -161,7 +166,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
             # untrained rankers (BM25, random) cost no device time: the CPU records time them
             shapes = [
                 cfg
-                for cfg in unmeasured_shapes(config, [root() / DEVICE_DIR / name], m["datasets"])
+                for cfg in unmeasured_shapes(config, plan_costs(config, [root() / DEVICE_DIR / name])[1], m["datasets"])
                 if is_trained(cfg["arch"]) and (own is None or shape(cfg) in own)
             ]
             entry["measure"] = {"batches": m.get("batches", 3), "configs": shapes}  # not what earlier leases did
@@ -227,6 +232,7 @@ def pack(names: list[str], out: Path, declared: dict[str, dict] | None = None) -
     (out / "run.sh").chmod(0o755)
     kit = {
         "records": kit_records,
+        "priced_on": device,  # the GPU whose costs gave every planned_minutes (kit_costs)
         "commit": checkout_commit(root()),
         "built": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

@@ -22,6 +22,7 @@ def size_mb(path: Path) -> float:
 def summary(kit: dict, out: Path) -> str:
     """What the kit holds and what the planner says it costs on the device."""
     lines = []
+    on = f" on {kit['priced_on']}" if kit["priced_on"] else ""  # one GPU's costs price the whole kit
     for rec in kit["records"]:
         parts = []
         if rec["bench"]:
@@ -52,7 +53,7 @@ def summary(kit: dict, out: Path) -> str:
             in_stacks = f" ({sum(len(j['runs']) for j in stacks)} in {len(stacks)} stacks of seeds)" if stacks else ""
             parts.append(
                 f"{len(rec['runs'])} runs ({len(rec['runs']) - left} finished by earlier leases); "
-                f"the {left} left{in_stacks}: {minutes:.1f} device-minutes one run or stack at a time for the "
+                f"the {left} left{in_stacks}: {minutes:.1f} device-minutes{on} one run or stack at a time for the "
                 f"{sum(len(j['runs']) for j in known)} of a measured shape (about {minutes / GPU_PARALLEL:.1f} "
                 f"on one GPU shared as measured), {left - sum(len(j['runs']) for j in known)} unmeasured"
             )
