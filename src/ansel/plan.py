@@ -209,8 +209,8 @@ def device_costs(cfgs: Iterable[dict], sources: list[Path], device: str | None =
 
 
 def plan_costs(config: dict, sources: list[Path], device: str | None = None) -> tuple[str | None, dict, dict]:
-    """``device_costs`` of ``config``'s runs (each once): the device ``ansel plan`` prices the preset on."""
-    return device_costs((run.config(config) for run in set(P.paper_runs(config))), sources, device)
+    """``device_costs`` of ``config``'s runs: the device ``ansel plan`` prices the preset on."""
+    return device_costs((run.config(config) for run in P.paper_runs(config)), sources, device)
 
 
 def _read_costs(sources: list[Path]):

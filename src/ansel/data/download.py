@@ -110,12 +110,12 @@ def git_blob_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def mismatch(path: Path, sha256: str | None = None, git_blob: str | None = None) -> str | None:
-    """'its sha256 is X where Y is expected' (or its git blob id) for the first checksum given that
-    ``path`` fails, else None."""
+def mismatch(path: Path, sha256: str | None = None, git_blob: str | None = None) -> tuple[str, str, str] | None:
+    """(kind, expected, got) of the first checksum given that ``path`` fails ("sha256" or "git blob id"),
+    else None."""
     for kind, expected, digest in (("sha256", sha256, sha256_of), ("git blob id", git_blob, git_blob_of)):
         if expected and (got := digest(path)) != expected:
-            return f"its {kind} is {got} where {expected} is expected"
+            return kind, expected, got
     return None
 
 
@@ -124,10 +124,9 @@ def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, l
     label = label or str(path)
     if not sha256 and not git_blob:
         raise FetchError(f"{label}: no sha256 or git blob id to verify against")
-    if sha256 and (got := sha256_of(path)) != sha256:
-        raise FetchError(f"{label}: sha256 mismatch: expected {sha256}, got {got}")
-    if git_blob and (got := git_blob_of(path)) != git_blob:
-        raise FetchError(f"{label}: git blob id mismatch: expected {git_blob}, got {got}")
+    if wrong := mismatch(path, sha256, git_blob):
+        kind, expected, got = wrong
+        raise FetchError(f"{label}: {kind} mismatch: expected {expected}, got {got}")
 
 
 def _copy_stream(src: IO[bytes], dst_path: Path, label: str) -> None:
@@ -358,8 +357,9 @@ def _set_aside(path: Path, spec: dict[str, Any]) -> str | None:
     put it there may need it: a hand copy with other line endings) and return what was found."""
     if (wrong := mismatch(path, **_checksums(spec))) is None:  # a first download still to pin has no checksum
         return None
+    kind, expected, got = wrong
     size = path.stat().st_size
-    return f"{path} was here but {wrong} (size {size} bytes); kept as {_move_aside(path)}"
+    return f"{path} was here but its {kind} is {got} where {expected} is expected (size {size} bytes); kept as {_move_aside(path)}"
 
 
 def fetch_file(spec: dict[str, Any], raw_dir: Path, mirror_dir: Path | None, downloads: Path | None = None) -> Path:

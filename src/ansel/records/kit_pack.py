@@ -107,7 +107,7 @@ def kit_costs(configs: list[dict]) -> tuple[str | None, dict]:
     runner would never start the run."""
     from ansel.plan import default_sources, device_costs
 
-    runs = (run.config(config) for config in configs for run in set(P.paper_runs(config)))
+    runs = (run.config(config) for config in configs for run in P.paper_runs(config))
     device, costs, _ = device_costs(runs, default_sources(), "cuda")
     return device, costs
 
