@@ -70,18 +70,22 @@ gpu-kit: setup              ## RECORD=<name ...> of reports/device/records.yaml 
 
 # The device tool carries at most 64 MiB of working tree, and reports/ alone is more: for the one
 # call, gpu-travel takes reports/ out of git's index (saved first) and gpu-home puts it back as it was.
+# Git's own paths, so that a worktree (whose .git is a file) travels too; read only by these two targets.
+SAVED_INDEX = $(shell git rev-parse --git-path ansel-index-before-gpu)
+EXCLUDE = $(shell git rev-parse --git-path info/exclude)
+
 gpu-travel:                 ## before the device call: reports/ out of the tree that travels
-	@if [ -e .git/ansel-index-before-gpu ]; then echo "make gpu-travel: already travelled" \
-		"(.git/ansel-index-before-gpu holds the index saved then): run make gpu-home first" >&2; exit 1; fi
-	cp .git/index .git/ansel-index-before-gpu
+	@if [ -e $(SAVED_INDEX) ]; then echo "make gpu-travel: already travelled" \
+		"($(SAVED_INDEX) holds the index saved then): run make gpu-home first" >&2; exit 1; fi
+	cp $$(git rev-parse --git-path index) $(SAVED_INDEX)
 	git rm -r -q --cached reports
-	printf '# ansel gpu-travel\n/reports/\n' >> .git/info/exclude
+	mkdir -p $(dir $(EXCLUDE)) && printf '# ansel gpu-travel\n/reports/\n' >> $(EXCLUDE)
 
 gpu-home:                   ## after it: git's index and excludes as before gpu-travel
-	@if [ ! -e .git/ansel-index-before-gpu ]; then echo "make gpu-home: nothing to put back" \
-		"(no .git/ansel-index-before-gpu: make gpu-travel saves it)" >&2; exit 1; fi
-	mv .git/ansel-index-before-gpu .git/index
-	sed -i '/^# ansel gpu-travel$$/,+1d' .git/info/exclude
+	@if [ ! -e $(SAVED_INDEX) ]; then echo "make gpu-home: nothing to put back" \
+		"(no $(SAVED_INDEX): make gpu-travel saves it)" >&2; exit 1; fi
+	mv $(SAVED_INDEX) $$(git rev-parse --git-path index)
+	sed -i '/^# ansel gpu-travel$$/,+1d' $(EXCLUDE)
 
 gpu-unpack: setup           ## FILE=<archive (or its parts)> into reports/device/<record>/ (MINUTES=<device-minutes>)
 	ansel gpu-unpack $(FILE) $(if $(MINUTES),--device-minutes $(MINUTES))

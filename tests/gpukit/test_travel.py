@@ -33,3 +33,24 @@ def test_a_second_travel_or_a_home_with_nothing_saved_says_why(tmp_path):
     assert home.returncode != 0 and home.stderr.splitlines()[0] == (
         "make gpu-home: nothing to put back (no .git/ansel-index-before-gpu: make gpu-travel saves it)"
     )
+
+
+def test_a_worktree_travels_and_comes_home(tmp_path):
+    """A worktree's .git is a file: the saved index and the excludes are where git keeps them."""
+    repo, tree = tmp_path / "repo", tmp_path / "tree"
+    (repo / "reports").mkdir(parents=True)
+    shutil.copy(ROOT / "Makefile", repo)
+    (repo / "reports/r.md").write_text("a record\n")
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*GIT, "add", "."], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "r"], cwd=repo, check=True)
+    subprocess.run(["git", "worktree", "add", "-q", str(tree)], cwd=repo, check=True)
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True).stdout
+    travel = make("gpu-travel", tree)
+    assert travel.returncode == 0, travel.stderr
+    listed = subprocess.run(["git", "ls-files"], cwd=tree, capture_output=True, text=True).stdout
+    assert "reports/r.md" not in listed and "Makefile" in listed
+    home = make("gpu-home", tree)
+    assert home.returncode == 0, home.stderr
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True).stdout == status
+    assert "ansel gpu-travel" not in (repo / ".git/info/exclude").read_text()
