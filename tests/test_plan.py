@@ -263,6 +263,18 @@ def test_device_names_a_device_exactly_before_it_is_read_as_a_prefix(tmp_path, m
     ) in out
 
 
+def test_a_device_named_exactly_that_prices_none_of_the_runs_gives_way_to_its_prefix(tmp_path, monkeypatch):
+    """``--device cpu`` on the paper preset priced 0 runs on the plain ``cpu`` (timings that name no instruction
+    set, of shapes the preset does not train) though cpu/AVX512 priced 235: its prefix's devices are chosen from."""
+    monkeypatch.setattr(P, "train_examples", lambda processed: None)
+    config = load(preset="smoke")
+    cnn = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
+    elsewhere = {**cnn, "dataset": "wikiqa"}  # a shape of no run of the preset
+    sources = _cost_folders(tmp_path, ("cpu", (elsewhere,)), ("cpu/AVX512", (cnn,)))
+    device, _, priced = P.plan_costs(config, sources, "cpu")
+    assert priced["cpu"] == 0 and device == "cpu/AVX512" and priced[device] > 0
+
+
 def test_a_record_of_log_csv_alone_is_priced_on_the_device_its_config_names(tmp_path):
     """A record made before timings files keeps seconds per batch in log.csv alone (reports/device/apnet-wikiqa-h100):
     its costs were a device named by its folder (``record /.../apnet-wikiqa-h100``). Its config names the device,

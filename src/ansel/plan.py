@@ -191,8 +191,8 @@ def costs_by_device(sources: list[Path]) -> dict[str, dict[str, Cost]]:
 def device_costs(cfgs: Iterable[dict], sources: list[Path], device: str | None = None) -> tuple[str | None, dict, dict]:
     """The costs of one device, those that price the run configs ``cfgs`` (every consumer of measured costs
     takes them from here): a total never adds minutes of two devices (a CPU's and a GPU's, two GPUs').
-    Of the devices measured, the one named ``device`` or, where none is, those whose names start with it
-    (every device when not given), the one whose costs price the most of ``cfgs``' trained runs, the
+    Of the devices measured, the one named ``device`` or, where none is or its costs price none of ``cfgs``,
+    those whose names start with it (every device when not given), the one whose costs price the most of ``cfgs``' trained runs, the
     first by name of equals. Returns (that device, None where none is measured; its {shape: Cost};
     {each device measured: the trained runs its costs price})."""
     by_device = costs_by_device(sources)
@@ -201,7 +201,8 @@ def device_costs(cfgs: Iterable[dict], sources: list[Path], device: str | None =
         if is_trained(cfg["arch"]):
             runs[shape(cfg)] = runs.get(shape(cfg), 0) + 1
     priced = {d: sum(n for key, n in runs.items() if key in costs) for d, costs in by_device.items()}
-    named = [device] if device in by_device else [d for d in by_device if device is None or d.startswith(device)]
+    exact = device in by_device and priced[device] > 0
+    named = [device] if exact else [d for d in by_device if device is None or d.startswith(device)]
     if not named:
         return None, {}, priced
     chosen = min(named, key=lambda d: (-priced[d], d))
