@@ -112,6 +112,26 @@ def test_measure_times_every_unmeasured_shape_once_and_the_plan_reads_it(tmp_pat
     assert P.plan(config, one_device([tmp_path])).set_index("item").loc["synthetic"]["measured runs"] == 4
 
 
+def test_measure_times_what_this_machine_has_not_measured_and_prices_on_it(tmp_path, monkeypatch, capsys):
+    """``--measure`` took the missing shapes of the device the plan priced on (another CPU's, a GPU's, whichever
+    priced the most runs), timed them here under this machine's name, then priced on that other device again:
+    what it measured was never read. It now measures what this machine's device lacks and prices on it."""
+    from ansel import cli
+
+    monkeypatch.setattr(P, "train_examples", lambda processed: None)
+    config = load(preset="smoke")
+    cnn = Run("synthetic_en", Variant("qa_cnn"), 1).config(config)
+    other = _cost_folders(tmp_path / "other", ("cpu/ELSEWHERE", (cnn,)))
+    asked = []
+    monkeypatch.setattr(P, "unmeasured_shapes", lambda config, known: asked.append(known) or [])
+    monkeypatch.setattr(P, "measure", lambda shapes, out, batches: None)
+    cli.main(["plan", "--preset", "smoke", "--measure", "--costs", *map(str, other)])
+    here = f"cpu/{torch.backends.cpu.get_cpu_capability()}"
+    assert asked == [{}] and "no cost measured on " not in capsys.readouterr().err
+    with pytest.raises(SystemExit, match=f"--device cuda with --measure: the shapes are timed here, on {here}"):
+        cli.main(["plan", "--preset", "smoke", "--measure", "--device", "cuda", "--costs", *map(str, other)])
+
+
 def test_measure_stops_at_its_deadline_and_goes_on_past_a_failing_shape(tmp_path, monkeypatch):
     from ansel.training import trainer
 

@@ -388,13 +388,22 @@ def cmd_plan(a) -> None:
             )
         config["papers"] = {p: config["papers"][p] for p in a.papers}
     if a.measure:
-        from ansel.device import start_torch
+        from ansel.device import resolve_device, start_torch
         from ansel.plan import measure, unmeasured_shapes
+        from ansel.training.trainer import device_label
 
         start_torch(a.threads)
-        known = plan_costs(config, sources, a.device)[1]
+        train = {**config["train"], **config.get("scale", {}).get("train", {})}
+        here = device_label(resolve_device(train.get("device", "auto")))  # the device the costs will name
+        if a.device and not here.startswith(a.device):
+            raise ConfigError(
+                f"--device {a.device} with --measure: the shapes are timed here, on {here}; "
+                f"leave --device out or name this device (--device {here})"
+            )
+        known = plan_costs(config, sources, here)[1]
         measure(unmeasured_shapes(config, known), root() / "results/costs", a.measure)
         sources.append(root())  # what was just measured
+        a.device = here  # the plan prices on what was measured, not on a device that prices more runs
     if a.budget_hours and not a.cores:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
     device, costs, priced = plan_costs(config, sources, a.device)
@@ -786,8 +795,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="BATCHES",
         nargs="?",
         const=3,
-        help="first time BATCHES training batches (default 3) and one dev scoring of every shape "
-        "the device the plan prices on (--device's, when given) has not measured, on this device (into results/costs/)",
+        help="first time BATCHES training batches (default 3) and one dev scoring of every shape this "
+        "machine's device (cpu/AVX2, cuda/NVIDIA H200: train.device's) has not measured, here (into "
+        "results/costs/), then price on that device",
     )
     pl.add_argument("--threads", type=_positive(int), default=1, help="torch's threads for --measure (default 1)")
     pl.add_argument("--papers", nargs="+", help="only these papers of the preset (measured and planned)")
