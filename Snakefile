@@ -37,7 +37,8 @@ A.check_schema(C, A.params_schema(), ORIGIN)
 # Typed settings, ranges, splits: refused here, before any job runs, naming the key and its source.
 A.validate(C, ORIGIN)
 P.check_published(C, C["papers"])  # a published value no table or figure looks up: a misspelt label
-for warning in P.unused_model_overrides(C, OVERRIDES, ORIGIN):  # e.g. a model only another preset trains
+# e.g. a model only another preset trains; said once, by the main process (not again by each cluster job)
+for warning in P.unused_model_overrides(C, OVERRIDES, ORIGIN) if workflow.is_main_process else ():
     print(warning, file=sys.stderr)
 A.export_data_settings(C)
 
