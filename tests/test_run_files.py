@@ -90,3 +90,13 @@ def test_a_split_that_lists_a_pair_twice_is_named_not_scored(tmp_path):
     (tmp_path / "run.trec").write_text(RUN)
     with pytest.raises(RunFileError, match=r"candidates-dev.parquet: a \(question, answer\) pair listed twice"):
         recomputed(tmp_path / "run.trec", tmp_path, ["dev"], {})
+
+
+def test_a_run_file_that_lists_a_pair_twice_is_named_not_scored(tmp_path):
+    """trec_eval refuses it; scored, a negative listed twice below the positives left every metric as
+    metrics.json reports it, so the agreement check passed a file that is not one evaluation's."""
+    labels = [("q1", "a1", 1), ("q1", "a2", 0), ("q2", "a3", 0), ("q2", "a1", 1)]
+    pd.DataFrame(labels, columns=["qid", "aid", "label"]).to_parquet(tmp_path / "candidates-dev.parquet")
+    (tmp_path / "run.trec").write_text(RUN + "dev:q2 Q0 a3 3 0.2 m\n")
+    with pytest.raises(RunFileError, match=r"run.trec: question dev:q2 answer a3 is listed twice"):
+        recomputed(tmp_path / "run.trec", tmp_path, ["dev"], {})

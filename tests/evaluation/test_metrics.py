@@ -125,3 +125,14 @@ def test_classification_metrics_by_hand():
     assert split_metrics(scored, "classification") == classification_metrics(scored)
     with pytest.raises(ValueError, match="no pair"):
         classification_metrics(scored.iloc[:0])
+
+
+@pytest.mark.parametrize("task", ["ranking", "classification"])
+def test_a_nan_score_is_refused_not_ranked_last(task):
+    """trec_eval's order of a NaN is the sort's accident; numpy's sort put it last, so a positive the
+    model could not score counted as ranked at the bottom and metrics.json reported it."""
+    from ansel.evaluation.metrics import split_metrics
+
+    scored = frame([("q", "a", 0, 0.5), ("q", "b", 1, float("nan")), ("q", "c", 0, 0.1)])
+    with pytest.raises(ValueError, match=r"1 of 3 scores are NaN \(first: question q answer b\)"):
+        split_metrics(scored, task)

@@ -39,7 +39,11 @@ def read_run_file(path: Path) -> pd.DataFrame:
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
         raise RunFileError(f"{path}: not a whole run file ({type(e).__name__}: {e})") from None
     if rows.score.isna().any() or rows.aid.isna().any():
-        raise RunFileError(f"{path}: not a whole run file (a line without its answer or score)")
+        raise RunFileError(f"{path}: not a whole run file (a line without its answer or score, or a NaN score)")
+    twice = rows.duplicated(["qid", "aid"]).to_numpy()
+    if twice.any():  # trec_eval refuses such a run; scored, the answer would be ranked and counted twice
+        first = rows[twice].iloc[0]
+        raise RunFileError(f"{path}: question {first.qid} answer {first.aid} is listed twice; rerun its evaluation")
     return rows
 
 

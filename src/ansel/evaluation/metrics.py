@@ -7,6 +7,8 @@ on the written run file and never depend on file order.
 Questions without a positive candidate cannot be ranked meaningfully; the dataset's
 ``no_positive`` protocol says what happens: ``drop`` excludes them from the mean (counted in
 ``n_no_positive``), ``zero`` counts each as 0 in every metric. Either way it is explicit.
+A NaN score is refused, never ranked: trec_eval's comparisons are all false for it, so its place
+there is the sort's accident, and numpy's sort would quietly put it last.
 
 Why not ranx here: ranx costs ~5 s to import and ~8 s of JIT compilation in every new process
 (measured on this 2-core machine), more than a smoke-sized training run, and every training
@@ -122,7 +124,14 @@ def category_metrics(gold: np.ndarray, predicted: np.ndarray, n_classes: int) ->
 
 
 def split_metrics(scored: pd.DataFrame, task: str, no_positive: str = "drop") -> dict[str, float]:
-    """The metrics of a dataset's task (``EvalConfig.task``)."""
+    """The metrics of a dataset's task (``EvalConfig.task``); ValueError where a score is NaN."""
+    nan = scored.score.isna().to_numpy()
+    if nan.any():
+        first = scored[nan].iloc[0]
+        raise ValueError(
+            f"{int(nan.sum())} of {len(scored)} scores are NaN (first: question {first.qid} answer {first.aid}): "
+            "a NaN has no rank; the model's output is not a number there (a diverged run, or a pair it cannot score)"
+        )
     if task == "classification":
         return classification_metrics(scored)
     return ranking_metrics(scored, no_positive)
