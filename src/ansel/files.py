@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import glob
 import os
 import secrets
 import shutil
@@ -36,6 +37,13 @@ def atomic_path(dest: Path, prefix: str = ".") -> Iterator[Path]:
         yield tmp
         os.replace(tmp, dest)
     finally:
+        tmp.unlink(missing_ok=True)
+
+
+def remove_temporaries(dest: Path, prefix: str = ".") -> None:
+    """Remove the temporaries ``atomic_path`` made for ``dest`` that a killed writer left (SIGKILL and
+    SIGTERM run no ``finally``). Only where no other writer of ``dest`` runs: a job that owns the file."""
+    for tmp in dest.parent.glob(f"{glob.escape(prefix + dest.name)}.{'[0-9a-f]' * 12}.part"):
         tmp.unlink(missing_ok=True)
 
 

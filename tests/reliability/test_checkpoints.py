@@ -35,7 +35,7 @@ def bad(request, tmp_path):
 
 def test_a_corrupt_state_pt_names_the_file_and_the_restart(bad):
     with pytest.raises(CorruptCheckpointError) as e:
-        _resume(bad, "key", model(), "cpu", 3)
+        _resume(bad, "key", model(), "cpu", 3, {})
     message = str(e.value)
     assert message.startswith(f"{bad}: corrupt or not a checkpoint") and "delete it to train the run again" in message
     assert "weights_only=False" not in message

@@ -282,6 +282,56 @@ def test_state_from_another_config_is_refused(processed, tmp_path, monkeypatch):
         _train(cfg(), processed, tmp_path)
 
 
+@pytest.mark.parametrize("other", ["code", "data", "vectors"])
+def test_a_state_saved_from_other_code_data_or_vectors_is_refused_naming_it(processed, tmp_path, monkeypatch, other):
+    """Resuming it would mix two trainings: the run's later epochs on another model's weights."""
+    from tests.training.interrupt import interrupt_after_epoch
+
+    c = cfg(epochs=2)
+    data = _data(c, processed)
+    shape = (data.vocab_size, c["hparams"]["embedding_dim"])
+
+    def train(digest="data", vectors=np.ones(shape, dtype=np.float32)):
+        train_mod.train_run(
+            c,
+            data,
+            vectors,
+            tmp_path,
+            dev_evaluator(data, "dev", EvalConfig(["dev"])),
+            progress=False,
+            trained_on=digest,
+        )
+
+    with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
+        interrupt_after_epoch(m, 1)
+        train()
+    if other == "code":
+        monkeypatch.setattr(train_mod, "train_code_digest", lambda arch: "edited since")
+    named = {"code": "training code", "data": "processed data", "vectors": "word vectors"}[other]
+    with pytest.raises(train_mod.StateMismatchError, match=f"state.pt: saved by a run of other {named}"):
+        train(
+            **{"data": {"digest": "preprocessed again"}, "vectors": {"vectors": np.zeros(shape, np.float32)}}.get(
+                other, {}
+            )
+        )
+    assert (tmp_path / "state.pt").exists()  # refused, not overwritten
+
+
+def test_ansel_train_refuses_a_state_of_another_config_in_one_line(processed, tmp_path, monkeypatch):
+    from tests.tiny_run import tiny_qa_cnn
+    from tests.training.interrupt import interrupt_after_epoch
+
+    with monkeypatch.context() as m, pytest.raises(SystemExit):  # ansel's Ctrl-C exit
+        interrupt_after_epoch(m, 1)
+        cli.main(train_args(tiny_qa_cnn(), processed, tmp_path, "--no-dvclive"))
+    with pytest.raises(SystemExit) as refused:
+        cli.main(train_args(tiny_qa_cnn(lr=0.5), processed, tmp_path, "--no-dvclive"))
+    assert (
+        str(refused.value)
+        == f"ansel train: {tmp_path / 'state.pt'}: saved by a run with a different config; delete it to start over"
+    )
+
+
 def test_sampled_max_negative_is_the_highest_scoring(processed):
     import numpy as np
 

@@ -26,7 +26,7 @@ from ansel.data.manifest import MANIFEST, require_processed
 from ansel.evaluation import lexical, scoring
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.metrics import category_metrics, split_metrics, write_trec_run
-from ansel.files import save_atomic, write_text_atomic
+from ansel.files import remove_temporaries, save_atomic, write_text_atomic
 from ansel.jsonfile import read_json
 from ansel.models.io import load_checkpoint, load_model, save_torch
 from ansel.models.lexical import LexicalRanker
@@ -218,6 +218,8 @@ def evaluate_run(run_dir: Path, processed_dir: Path, last: bool = False) -> dict
         )
         with arithmetic(t.precision, device):  # as the training's dev scoring ran
             scored |= {split: score_split(model, data, split) for split in missing}
+    for path in (trec, metrics_path):  # what a killed evaluation of this run left (evaluate_last's are its own)
+        remove_temporaries(path)
     return _write_scored(cfg, ev, data, scored, model, trec, metrics_path)
 
 

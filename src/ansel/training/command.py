@@ -9,6 +9,7 @@ command line into the arguments below.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ansel.config import (
     ConfigError,
@@ -28,7 +29,7 @@ from ansel.evaluation.evaluate import DEV_SCORES, data_digest, dev_evaluator, ev
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.seed_stack import StackError
-from ansel.training.trainer import DivergedError, train_run, train_seeds
+from ansel.training.trainer import DivergedError, Trained, train_run, train_seeds
 
 
 def train_command(
@@ -89,37 +90,33 @@ def train_command(
         if seeds
         else [(cfg, run_dir, timings)]
     )
+
+    def keep(run: Path, done: Trained) -> None:  # each run's, before its state.pt goes (``trainer.Keep``)
+        save_dev_scores(done.dev_scores, t.dev_split, run / DEV_SCORES, trained_on, done.monitor_scores)
+
+    shared: dict[str, Any] = {
+        "evaluate_dev": evaluate_dev,
+        "progress": progress,
+        "monitors": monitors,
+        "dvclive": dvclive,
+        "checkpoint_minutes": checkpoint_minutes,
+        "trained_on": trained_on,
+        "keep": keep,
+    }
     try:
         if seeds:
             try:
-                trained = train_seeds(
-                    [c for c, _, _ in runs],
-                    data,
-                    vectors,
-                    [d for _, d, _ in runs],
-                    evaluate_dev,
-                    progress,
-                    [w for _, _, w in runs if w is not None] if timings else None,
-                    monitors,
-                    dvclive,
-                    checkpoint_minutes,
+                stacked_timings = [w for _, _, w in runs if w is not None] if timings else None
+                train_seeds(
+                    [c for c, _, _ in runs], data, vectors, [d for _, d, _ in runs], timings=stacked_timings, **shared
                 )
+                return
             except StackError as e:
                 print(f"ansel train: the seeds do not stack ({e}); training them one after another", flush=True)
-                trained = [
-                    train_run(c, data, vectors, d, evaluate_dev, progress, w, monitors, dvclive, checkpoint_minutes)
-                    for c, d, w in runs
-                ]
-        else:
-            trained = [
-                train_run(
-                    cfg, data, vectors, run_dir, evaluate_dev, progress, timings, monitors, dvclive, checkpoint_minutes
-                )
-            ]
+        for c, d, w in runs:
+            train_run(c, data, vectors, d, timings=w, **shared)
     except DivergedError as e:  # the config's fault, not the code's: its message, not a traceback
         raise SystemExit(f"ansel train: {e}") from None
-    for (_, d, _), done in zip(runs, trained, strict=True):
-        save_dev_scores(done.dev_scores, t.dev_split, d / DEV_SCORES, trained_on, done.monitor_scores)
 
 
 def _vectors(path: str, cfg: dict, rows: int, vocab_file: Path):

@@ -9,10 +9,11 @@ higher dev value is better".
 Reproducibility: every epoch reseeds torch and numpy from (seed, epoch), so an interrupted
 run resumed from its last state produces exactly the numbers of an uninterrupted one.
 ``state.pt`` (saved atomically after each epoch, or every N minutes: ``_Checkpoints``; weights-only
-loadable) holds the model,
-optimizer, best weights, their dev scores, the log and the epochs' wall times; it is removed once
-the run's outputs are written. Wall times go to a timings file outside the run directory only, so
-that every file of a run directory is the same bytes for the same seed (on CPU).
+loadable) holds the model, optimizer, best weights, their dev scores, the log, the epochs' wall times
+and what the run trained with (config, code, data, vectors: a state of other ones is refused); it is
+removed once the run's outputs are written, the caller's (``ansel train``'s dev_scores.pt) included.
+Wall times go to a timings file outside the run directory only, so that every file of a run
+directory is the same bytes for the same seed (on CPU).
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ import torch
 from ansel.code_digest import checkout_commit, train_code_digest
 from ansel.data.batches import RunData
 from ansel.device import resolve_device
-from ansel.files import save_atomic, write_text_atomic
+from ansel.files import remove_temporaries, save_atomic, write_text_atomic
 from ansel.models import build_model
 from ansel.models.io import load_checkpoint, save_torch
 from ansel.models.registry import arch_module, needs_lexicon
-from ansel.settings import parse
+from ansel.settings import InputError, parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
 from ansel.training.epoch import Alone, DivergedError, EpochTrainer, Feed, batch_loss
 from ansel.training.gradient_buffers import keep_gradient_buffers
@@ -52,6 +53,9 @@ from ansel.training.sparse_updates import SplitOptimizer, sparse_optimizer, spar
 
 # model -> (its scores of every candidate of the dev split, in the split's order; {metric: value})
 DevEvaluator = Callable[[torch.nn.Module], "tuple[pd.DataFrame, dict[str, float]]"]
+# (run directory, its training's hand-off) -> None: the caller's files of a finished run (``ansel train``:
+# dev_scores.pt), written before its state.pt is removed, so that a kill in between loses no epoch
+Keep = Callable[[Path, "Trained"], None]
 
 # Keras 2's rho and epsilon: MatchZoo 1.x trains its WikiQA models with adadelta at lr 1.0
 ADADELTA = {"rho": 0.95, "eps": 1e-7}
@@ -72,6 +76,7 @@ def _kernel(t: TrainConfig) -> dict:
 
 # What a finished training and its evaluation leave in the run directory (state.pt aside, which resumes
 # the same config and is refused for another): all of it belongs to the model that made it.
+STATE = "state.pt"
 EARLIER_RESULTS = (
     "model.pt",
     "log.csv",
@@ -82,6 +87,11 @@ EARLIER_RESULTS = (
     "batches.csv",
     *LAST_RESULTS,
 )
+
+
+class StateMismatchError(RuntimeError, InputError):
+    """A state.pt that is not this run's to resume: no training state, or saved by a run of another
+    config, code, data or vectors (resuming would mix two trainings); the message names the file."""
 
 
 @dataclass
@@ -120,14 +130,17 @@ def train_run(
     monitors: dict[str, DevEvaluator] | None = None,
     dvclive: bool = True,
     checkpoint_minutes: float | None = None,
+    trained_on: str | None = None,
+    keep: Keep | None = None,
 ) -> Trained:
     """Train ``cfg`` (a run config, ``ansel.config.run_config``), keep the weights best on dev;
     write model.pt, log.csv and config.json into run_dir, and the epochs' wall times to ``timings``.
     ``monitors`` ({split: evaluator}, ``train.monitor_splits``) are scored after every epoch into
     the log only. ``dvclive=False`` writes no dvclive/ folder (the GPU record kit: no dvclive there).
     ``checkpoint_minutes``: state.pt is saved after an epoch only once this long has passed since the
-    last save (None: after every epoch)."""
-    t = _prepared(cfg, data, run_dir)
+    last save (None: after every epoch). ``trained_on``: the data's digest (``evaluate.data_digest``), which
+    a state.pt must have been saved with to resume; ``keep``: the caller's files of the finished run (``Keep``)."""
+    t = _prepared(cfg, data, run_dir, timings)
     started, device = time.time(), _device(t)
     vectors = vectors_sha256(embeddings)
     model, params, optimizer = _model_and_optimizer(cfg, t, data, embeddings, device)
@@ -143,6 +156,8 @@ def train_run(
         dvclive,
         device,
         checkpoints=_Checkpoints(checkpoint_minutes, t.epochs),
+        inputs=_inputs(cfg, trained_on, vectors),
+        keep=keep,
     )
     if optimizer is not None and run.optimizer_state is not None:
         optimizer.load_state_dict(run.optimizer_state)
@@ -167,11 +182,13 @@ def train_seeds(
     monitors: dict[str, DevEvaluator] | None = None,
     dvclive: bool = True,
     checkpoint_minutes: float | None = None,
+    trained_on: str | None = None,
+    keep: Keep | None = None,
 ) -> list[Trained]:
     """The runs ``cfgs`` (one row's seeds: configs equal but for ``seed``) trained as one stacked model
     (``ansel.training.seed_stack``), each run's directory and timings written as ``train_run`` writes
-    them alone; a config that cannot stack is refused (``StackError``, naming the key) before any file
-    is touched."""
+    them alone (``trained_on``, ``keep``: as there); a config that cannot stack is refused (``StackError``,
+    naming the key) before any file is touched."""
     if len({json.dumps({**c, "seed": 0}, sort_keys=True) for c in cfgs}) != 1:
         raise StackError("the stacked runs differ in more than their seed: one row's seeds stack, nothing else")
     t = parse(TrainConfig, cfgs[0]["train"], f"models.{cfgs[0]['model']}.train")
@@ -188,8 +205,8 @@ def train_seeds(
         feeds,
         f"models.{cfgs[0]['model']}",
     )
-    for cfg, run_dir in zip(cfgs, run_dirs, strict=True):
-        _prepared(cfg, data, run_dir)
+    for cfg, run_dir, path in zip(cfgs, run_dirs, timings or [None] * len(cfgs), strict=True):
+        _prepared(cfg, data, run_dir, path)
     started, device, vectors = time.time(), _device(t), vectors_sha256(embeddings)
     del embeddings
     optimizer = OPTIMIZERS[t.optimizer](stack.params, t)
@@ -206,6 +223,8 @@ def train_seeds(
             device,
             label=f"seed {cfg['seed']}: ",
             checkpoints=_Checkpoints(checkpoint_minutes, t.epochs),
+            inputs=_inputs(cfg, trained_on, vectors),
+            keep=keep,
         )
         for s, (cfg, run_dir, model) in enumerate(zip(cfgs, run_dirs, models))
     ]
@@ -228,8 +247,9 @@ def train_seeds(
         ]
 
 
-def _prepared(cfg: dict, data: RunData, run_dir: Path) -> TrainConfig:
-    """The run's training settings, checked; its directory made and an earlier model's results removed."""
+def _prepared(cfg: dict, data: RunData, run_dir: Path, timings: Path | None) -> TrainConfig:
+    """The run's training settings, checked; its directory made, an earlier model's results removed, and
+    the temporaries a killed writer of the run's files left (a SIGKILL or SIGTERM runs no cleanup)."""
     t = parse(TrainConfig, cfg["train"], f"models.{cfg['model']}.train")
     if not (data.pairs("train")[0].label == 1).any():  # epochs of no batch would save an untrained model
         raise ValueError(
@@ -238,6 +258,8 @@ def _prepared(cfg: dict, data: RunData, run_dir: Path) -> TrainConfig:
     run_dir.mkdir(parents=True, exist_ok=True)
     for name in EARLIER_RESULTS:  # an earlier model's: a training killed from here on must not leave them as the run's
         (run_dir / name).unlink(missing_ok=True)
+    for path in [*(run_dir / name for name in (*EARLIER_RESULTS, STATE)), *([timings] if timings else [])]:
+        remove_temporaries(path)  # else in the run's DVC-tracked folder for good
     return t
 
 
@@ -308,14 +330,16 @@ class _Run:
         monitors: dict[str, DevEvaluator] | None,
         dvclive: bool,
         device,
+        inputs: dict,
         label: str = "",
         checkpoints: _Checkpoints | None = None,
+        keep: Keep | None = None,
     ):
         self.cfg, self.t, self.dir, self.model, self.weights = cfg, t, run_dir, model, weights
         self.checkpoints = checkpoints or _Checkpoints(None, t.epochs)
         self.evaluate_dev, self.monitors, self.dvclive, self.label = evaluate_dev, monitors, dvclive, label
-        self.state_path, self.key = run_dir / "state.pt", fingerprint(cfg)
-        self.state, self.optimizer_state = _resume(self.state_path, self.key, model, device, t.epochs)
+        self.state_path, self.key, self.inputs, self.keep = run_dir / STATE, fingerprint(cfg), inputs, keep
+        self.state, self.optimizer_state = _resume(self.state_path, self.key, model, device, t.epochs, self.inputs)
         self.cadence = _Cadence(monitors, model) if t.monitor_every and monitors else None  # no split to score: none
         self.live = None
 
@@ -345,7 +369,13 @@ class _Run:
         if self.checkpoints.due(epoch):
             saving = time.perf_counter()
             save_torch(
-                {"fingerprint": self.key, "model": self.weights(), "optimizer": optimizer_state, **vars(self.state)},
+                {
+                    "fingerprint": self.key,
+                    "inputs": self.inputs,
+                    "model": self.weights(),
+                    "optimizer": optimizer_state,
+                    **vars(self.state),
+                },
                 self.state_path,
             )
             timing["checkpoint_seconds"] = round(time.perf_counter() - saving, 3)
@@ -367,7 +397,8 @@ class _Run:
         vectors: str | None,
         stacked: int | None = None,
     ) -> Trained:
-        """Write model.pt (model_last.pt), log.csv, config.json and the timings; remove the state."""
+        """Write model.pt (model_last.pt), log.csv, config.json and the timings, then the caller's files
+        (``keep``); remove the state only then."""
         state, cfg = self.state, self.cfg
         save_torch(state.best_model if state.best_model is not None else self.weights(), self.dir / "model.pt")
         if self.t.keep_last:  # a model that trained no epoch has one state: that one
@@ -380,11 +411,14 @@ class _Run:
             _write_timings(
                 state.timings, timings, device, started, train_code_digest(arch_module(cfg["arch"])), vectors, stacked
             )
-        self.state_path.unlink(missing_ok=True)
         scores = None
         if state.best_scores is not None:
             scores = data.pairs(self.t.dev_split)[0][["qid", "aid", "label"]].assign(score=state.best_scores.numpy())
-        return Trained(len(state.log), scores, state.best_monitors)
+        trained = Trained(len(state.log), scores, state.best_monitors)
+        if self.keep is not None:
+            self.keep(self.dir, trained)
+        self.state_path.unlink(missing_ok=True)
+        return trained
 
 
 class StepTimer:
@@ -577,9 +611,18 @@ def fingerprint(cfg: dict) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _resume(path: Path, key: str, model, device, epochs: int) -> tuple[_State, dict | None]:
+# what else a state.pt was trained with besides its config, as its refusal names it
+RESUME_INPUTS = {"code": "training code", "data": "processed data", "vectors": "word vectors"}
+
+
+def _inputs(cfg: dict, trained_on: str | None, vectors: str | None) -> dict:
+    """The run's ``RESUME_INPUTS``: its code's digest (``ansel.code_digest``), its data's, its vectors'."""
+    return {"code": train_code_digest(arch_module(cfg["arch"])), "data": trained_on, "vectors": vectors}
+
+
+def _resume(path: Path, key: str, model, device, epochs: int, inputs: dict) -> tuple[_State, dict | None]:
     """The run's state saved at its last epoch, its weights loaded into ``model``; with its optimizer's
-    state (None: no state saved)."""
+    state (None: no state saved). A state of another config or other ``inputs`` is refused."""
     if not path.exists():
         return _State(), None
     st = load_checkpoint(
@@ -589,11 +632,17 @@ def _resume(path: Path, key: str, model, device, epochs: int) -> tuple[_State, d
         "held are lost), then rerun the run's target",
     )
     if "fingerprint" not in st:
-        raise RuntimeError(
+        raise StateMismatchError(
             f"{path}: not a training state (no config fingerprint: a model.pt put there?); delete it to start over"
         )
     if st["fingerprint"] != key:
-        raise RuntimeError(f"{path}: saved by a run with a different config; delete it to start over")
+        raise StateMismatchError(f"{path}: saved by a run with a different config; delete it to start over")
+    saved = st.get("inputs") or {**inputs, "code": None}  # a state saved before they were kept: older code's
+    if other := [what for name, what in RESUME_INPUTS.items() if saved.get(name) != inputs[name]]:
+        raise StateMismatchError(
+            f"{path}: saved by a run of other {', '.join(other)} (resuming would mix two trainings); "
+            "delete it to train the run again from its first epoch"
+        )
     model.load_state_dict(st["model"])
     print(f"resuming from epoch {st['epoch']} of {epochs} ({path})", flush=True)
     return (
