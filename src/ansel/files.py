@@ -51,10 +51,17 @@ def save_atomic(path: Path | str, write: Callable[[Path], None], prefix: str = "
     """``write(tmp)`` into a temporary that replaces ``path`` once complete (``atomic_path``). On
     failure ``path`` is left as it was, no partial file stays, and an OSError names ``path`` and
     the cause."""
-    path = Path(path)
+    save_atomic_together([(Path(path), write)], prefix)
+
+
+def save_atomic_together(writes: list[tuple[Path, Callable[[Path], None]]], prefix: str = ".") -> None:
+    """``save_atomic`` of several files as one: each written to its temporary before any replaces its
+    file, so a kill leaves them all as they were or all new (but for the renames' microseconds)."""
+    path = None
     try:
-        with atomic_path(path, prefix) as tmp:
-            write(tmp)
+        with contextlib.ExitStack() as renames:
+            for path, write in writes:
+                write(renames.enter_context(atomic_path(path, prefix)))
     except BaseException as e:
         cause = e  # torch's zip writer, failing again as it closes, hides the OSError in the context
         while cause is not None and not isinstance(cause, OSError):

@@ -42,14 +42,13 @@ def _train(processed, run_dir, minutes):
 
 
 def _saved_epochs(monkeypatch):
-    saved, real = [], train_mod.save_torch
+    saved, real = [], train_mod.save_torch_together
 
-    def save(obj, path):
-        if path.name == "state.pt":
-            saved.append(obj["epoch"])
-        real(obj, path)
+    def save(saves):
+        saved.extend(obj["epoch"] for obj, path in saves if path.name == "state.pt")
+        real(saves)
 
-    monkeypatch.setattr(train_mod, "save_torch", save)
+    monkeypatch.setattr(train_mod, "save_torch_together", save)
     return saved
 
 

@@ -226,9 +226,14 @@ def test_a_stacked_state_resumes_stacked_exactly_and_alone_to_1e6(processed, tmp
         interrupt_after_epoch(m, 2)
         with pytest.raises(KeyboardInterrupt):
             train_mod.train_seeds(cfgs, data, None, dirs["cut"], _evaluator(data), progress=False, dvclive=False)
-    # seed 1 stopped after its epoch-2 state; seeds 2 and 3 stand at epoch 1: the stack refuses, naming it
-    with pytest.raises(StackError, match=r"state\.pt.*epochs \[2, 1, 1\]"):
+    assert _state_epochs(dirs["cut"]) == [2, 2, 2]  # saved as one, after every seed's epoch 2
+    # seeds at two epochs (seed 3's state deleted) cannot stack: the stack refuses, naming the states
+    third = dirs["cut"][2] / "state.pt"
+    saved = third.read_bytes()
+    third.unlink()
+    with pytest.raises(StackError, match=r"state\.pt.*epochs \[2, 2, 0\]"):
         train_mod.train_seeds(cfgs, data, None, dirs["cut"], _evaluator(data), progress=False, dvclive=False)
+    third.write_bytes(saved)
     # seed 1's state resumes alone: the stack's remaining epoch as alone, to float rounding
     train_mod.train_run(cfgs[0], data, None, dirs["cut"][0], _evaluator(data), progress=False, dvclive=False)
     a, b = (torch.load(d[0] / "model.pt", weights_only=True) for d in dirs.values())
@@ -239,6 +244,57 @@ def test_a_stacked_state_resumes_stacked_exactly_and_alone_to_1e6(processed, tmp
         assert (whole / "log.csv").read_bytes() == (resumed / "log.csv").read_bytes()
         a, b = (torch.load(d / "model.pt", weights_only=True) for d in (whole, resumed))
         assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+class Killed(BaseException):
+    """What kill -9 leaves: no handler runs after it."""
+
+
+def _state_epochs(dirs):
+    return [torch.load(d / "state.pt", weights_only=True)["epoch"] for d in dirs]
+
+
+def test_a_stack_killed_while_scoring_a_seed_resumes_stacked_to_the_same_bytes(processed, tmp_path):
+    """A kill after seed 1's epoch-2 dev scoring, in seed 2's: every seed still stands at epoch 1, so the
+    seeds resume as the stack (at two epochs they would resume alone, to other numbers)."""
+    cfgs = [cfg("qa_cnn", s, epochs=3) for s in SEEDS]
+    data = _data(cfgs[0], processed)
+    whole, cut = ([tmp_path / f"{k}{s}" for s in SEEDS] for k in ("whole", "cut"))
+    train_mod.train_seeds(cfgs, data, None, whole, _evaluator(data), progress=False, dvclive=False)
+    evaluate, calls = _evaluator(data), []
+
+    def killed_in_seed_2s_second_scoring(model):
+        calls.append(model)
+        if len(calls) == len(SEEDS) + 2:
+            raise Killed
+        return evaluate(model)
+
+    with pytest.raises(Killed):
+        train_mod.train_seeds(cfgs, data, None, cut, killed_in_seed_2s_second_scoring, progress=False, dvclive=False)
+    assert _state_epochs(cut) == [1] * len(SEEDS)
+    train_mod.train_seeds(cfgs, data, None, cut, _evaluator(data), progress=False, dvclive=False)
+    for a, b in zip(whole, cut):
+        assert [(a / f).read_bytes() for f in ("log.csv", "model.pt")] == [
+            (b / f).read_bytes() for f in ("log.csv", "model.pt")
+        ]
+
+
+def test_a_stack_killed_while_writing_its_runs_keeps_every_seeds_state(processed, tmp_path, monkeypatch):
+    """Seed 1's state.pt goes only once seed 2's files are written too: else seed 1 would train again alone."""
+    cfgs = [cfg("qa_cnn", s) for s in SEEDS]
+    data = _data(cfgs[0], processed)
+    dirs = [tmp_path / f"seed{s}" for s in SEEDS]
+    real = train_mod._Run.finish
+
+    def killed_at_seed_2(run, *args, **kwargs):
+        if run.dir == dirs[1]:
+            raise Killed
+        return real(run, *args, **kwargs)
+
+    monkeypatch.setattr(train_mod._Run, "finish", killed_at_seed_2)
+    with pytest.raises(Killed):
+        train_mod.train_seeds(cfgs, data, None, dirs, _evaluator(data), progress=False, dvclive=False)
+    assert _state_epochs(dirs) == [2] * len(SEEDS)
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import torch
 
-from ansel.files import save_atomic
+from ansel.files import save_atomic_together
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
 from ansel.settings import InputError
@@ -18,6 +19,7 @@ __all__ = [
     "load_checkpoint",
     "load_model",
     "save_torch",
+    "save_torch_together",
 ]
 
 
@@ -67,9 +69,14 @@ def load_model(
 def save_torch(obj, path: Path | str) -> None:
     """``torch.save`` atomically. Through a Python file: torch.save to a path reports a full disk
     or a refused open as a RuntimeError naming neither the file nor the errno."""
+    save_torch_together([(obj, Path(path))])
 
-    def write(tmp: Path) -> None:
+
+def save_torch_together(saves: list[tuple[object, Path]]) -> None:
+    """``save_torch`` of several (object, path) as one (``files.save_atomic_together``)."""
+
+    def write(obj, tmp: Path) -> None:
         with open(tmp, "wb") as f:
             torch.save(obj, f)
 
-    save_atomic(path, write)
+    save_atomic_together([(path, functools.partial(write, obj)) for obj, path in saves])

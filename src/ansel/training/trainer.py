@@ -40,7 +40,7 @@ from ansel.data.batches import RunData
 from ansel.device import resolve_device
 from ansel.files import remove_temporaries, save_atomic, write_text_atomic
 from ansel.models import build_model
-from ansel.models.io import load_checkpoint, save_torch
+from ansel.models.io import load_checkpoint, save_torch, save_torch_together
 from ansel.models.registry import arch_module, needs_lexicon
 from ansel.settings import InputError, parse
 from ansel.training.config import LAST_RESULTS, TrainConfig
@@ -155,10 +155,10 @@ def train_run(
         monitors,
         dvclive,
         device,
-        checkpoints=_Checkpoints(checkpoint_minutes, t.epochs),
         inputs=_inputs(cfg, trained_on, vectors),
         keep=keep,
     )
+    checkpoints = _Checkpoints(checkpoint_minutes, t.epochs)
     if optimizer is not None and run.optimizer_state is not None:
         optimizer.load_state_dict(run.optimizer_state)
     step = EpochTrainer(
@@ -167,8 +167,10 @@ def train_run(
     if run.cadence:
         step.on_step = (t.monitor_every, run.cadence.evaluate)
     with arithmetic(t.precision, device):
-        _epochs([run], step, t, t.epochs if params else 0, lambda: [optimizer.state_dict()])
-        return run.finish(data, timings, device, started, vectors)
+        _epochs([run], step, t, t.epochs if params else 0, lambda: [optimizer.state_dict()], checkpoints)
+        trained = run.finish(data, timings, device, started, vectors)
+    run.state_path.unlink(missing_ok=True)
+    return trained
 
 
 def train_seeds(
@@ -222,7 +224,6 @@ def train_seeds(
             dvclive,
             device,
             label=f"seed {cfg['seed']}: ",
-            checkpoints=_Checkpoints(checkpoint_minutes, t.epochs),
             inputs=_inputs(cfg, trained_on, vectors),
             keep=keep,
         )
@@ -236,15 +237,19 @@ def train_seeds(
         )
     if saved[0] is not None:
         optimizer.load_state_dict(join_states(saved, [str(r.state_path) for r in runs]))
+    checkpoints = _Checkpoints(checkpoint_minutes, t.epochs)  # one for the stack: its seeds saved together
     step = EpochTrainer(cfgs[0], t, feeds, stack, optimizer, device, progress)
     if runs[0].cadence:  # each seed's model (its slice of the stack) scored at the step, as alone
         step.on_step = (t.monitor_every, lambda n: [run.cadence.evaluate(n) for run in runs if run.cadence])
     with arithmetic(t.precision, device):
-        _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)))
-        return [
+        _epochs(runs, step, t, t.epochs, lambda: split_state(optimizer.state_dict(), len(runs)), checkpoints)
+        trained = [
             run.finish(data, path, device, started, vectors, stacked=len(runs))
             for run, path in zip(runs, timings or [None] * len(runs))
         ]
+    for run in runs:  # once every seed's files are written: a kill before leaves them all at the last epoch
+        run.state_path.unlink(missing_ok=True)
+    return trained
 
 
 def _prepared(cfg: dict, data: RunData, run_dir: Path, timings: Path | None) -> TrainConfig:
@@ -271,10 +276,16 @@ def _device(t: TrainConfig) -> torch.device:
 
 
 def _epochs(
-    runs: list[_Run], step: EpochTrainer, t: TrainConfig, last: int, optimizer_states: Callable[[], list[dict]]
+    runs: list[_Run],
+    step: EpochTrainer,
+    t: TrainConfig,
+    last: int,
+    optimizer_states: Callable[[], list[dict]],
+    checkpoints: _Checkpoints,
 ) -> None:
     """The runs (standing at one epoch) trained by ``step`` to epoch ``last``; after each epoch every
-    run's dev scored, its epoch selected or not, its state saved."""
+    run's dev scored, its epoch selected or not, then, when ``checkpoints`` says so, every run's state
+    saved as one (``_save_states``)."""
     with contextlib.ExitStack() as lives:
         for run in runs:
             run.live = lives.enter_context(_live(run.dir, run.state.log, run.dvclive))
@@ -286,11 +297,25 @@ def _epochs(
                 rows, timing = step.run(epoch)
             except DivergedError as e:  # resumed, the same config diverges again: nothing of it is of use
                 runs[e.index].discard(e)
-            for run, row, optimizer_state, batch_rows in zip(
-                runs, rows, optimizer_states(), step.batch_rows(epoch), strict=True
-            ):
+            for run, row, batch_rows in zip(runs, rows, step.batch_rows(epoch), strict=True):
                 run.state.batches += batch_rows
-                run.epoch_done(epoch, row, dict(timing), optimizer_state, step.steps_before + timing["batches"])
+                run.scored(epoch, row, dict(timing), step.steps_before + timing["batches"])
+            if checkpoints.due(epoch):
+                _save_states(runs, optimizer_states())
+                checkpoints.saved()
+            for run in runs:
+                run.epoch_done(epoch)
+
+
+def _save_states(runs: list[_Run], optimizer_states: list[dict]) -> None:
+    """Every run's state.pt at the epoch just scored, each written before any replaces its last: a kill
+    leaves a stack's seeds at one epoch (seeds at two would resume alone, to other numbers)."""
+    saving = time.perf_counter()
+    save_torch_together(
+        [(run.checkpoint(state), run.state_path) for run, state in zip(runs, optimizer_states, strict=True)]
+    )
+    for run in runs:
+        run.state.timings[-1]["checkpoint_seconds"] = round(time.perf_counter() - saving, 3)
 
 
 class _Checkpoints:
@@ -332,11 +357,9 @@ class _Run:
         device,
         inputs: dict,
         label: str = "",
-        checkpoints: _Checkpoints | None = None,
         keep: Keep | None = None,
     ):
         self.cfg, self.t, self.dir, self.model, self.weights = cfg, t, run_dir, model, weights
-        self.checkpoints = checkpoints or _Checkpoints(None, t.epochs)
         self.evaluate_dev, self.monitors, self.dvclive, self.label = evaluate_dev, monitors, dvclive, label
         self.state_path, self.key, self.inputs, self.keep = run_dir / STATE, fingerprint(cfg), inputs, keep
         self.state, self.optimizer_state = _resume(self.state_path, self.key, model, device, t.epochs, self.inputs)
@@ -358,32 +381,33 @@ class _Run:
         shutil.rmtree(self.dir / "dvclive", ignore_errors=True)
         raise DivergedError(f"{self.dir}: {e}; nothing of the run is kept") from None
 
-    def epoch_done(self, epoch: int, row: dict, timing: dict, optimizer_state: dict, step: int) -> None:
-        """``step``: the training steps taken so far, the epoch's included."""
-        t = self.t
+    def scored(self, epoch: int, row: dict, timing: dict, step: int) -> None:
+        """The epoch's dev scored into its log ``row``, selected or not; ``step``: the training steps taken
+        so far, the epoch's included."""
         dev_started = time.perf_counter()
         dev_scores, dev, monitored = _score_epoch(row, self.model, self.evaluate_dev, self.monitors, self.cadence, step)
         timing["dev_seconds"] = round(time.perf_counter() - dev_started, 3)
-        _select(self.state, epoch, row, dev[t.select_metric], self.model, dev_scores, monitored)
+        _select(self.state, epoch, row, dev[self.t.select_metric], self.model, dev_scores, monitored)
         self.state.timings.append(timing)
-        if self.checkpoints.due(epoch):
-            saving = time.perf_counter()
-            save_torch(
-                {
-                    "fingerprint": self.key,
-                    "inputs": self.inputs,
-                    "model": self.weights(),
-                    "optimizer": optimizer_state,
-                    **vars(self.state),
-                },
-                self.state_path,
-            )
-            timing["checkpoint_seconds"] = round(time.perf_counter() - saving, 3)
-            self.checkpoints.saved()
+
+    def checkpoint(self, optimizer_state: dict) -> dict:
+        """What state.pt holds (``_resume`` reads it). Its weights in host memory: a stack's seeds are
+        saved together (``_save_states``), and a device holding every seed's copy at once could run out."""
+        return {
+            "fingerprint": self.key,
+            "inputs": self.inputs,
+            "model": {k: v.cpu() for k, v in self.weights().items()},
+            "optimizer": optimizer_state,
+            **vars(self.state),
+        }
+
+    def epoch_done(self, epoch: int) -> None:
+        """The scored epoch logged (dvclive) and printed, its state saved or not."""
+        row, timing, metric = self.state.log[-1], self.state.timings[-1], self.t.select_metric
         if self.live is not None:
             _live_log(self.live, row)
         print(
-            f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {t.select_metric} {dev[t.select_metric]:.4f} "
+            f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {metric} {row[f'dev_{metric}']:.4f} "
             f"({timing['seconds']:.1f}s)",
             flush=True,
         )
@@ -398,7 +422,7 @@ class _Run:
         stacked: int | None = None,
     ) -> Trained:
         """Write model.pt (model_last.pt), log.csv, config.json and the timings, then the caller's files
-        (``keep``); remove the state only then."""
+        (``keep``); the state is the caller's to remove, only then."""
         state, cfg = self.state, self.cfg
         save_torch(state.best_model if state.best_model is not None else self.weights(), self.dir / "model.pt")
         if self.t.keep_last:  # a model that trained no epoch has one state: that one
@@ -417,7 +441,6 @@ class _Run:
         trained = Trained(len(state.log), scores, state.best_monitors)
         if self.keep is not None:
             self.keep(self.dir, trained)
-        self.state_path.unlink(missing_ok=True)
         return trained
 
 
