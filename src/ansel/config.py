@@ -355,6 +355,13 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
             )
     from ansel.models.registry import classifies_categories  # torch-free
 
+    if classifies_categories(m["arch"]) and not _has_categories(ds):  # else every such training fails
+        having = [name for name, d in config["datasets"].items() if _has_categories(d)]
+        raise ConfigError(
+            f"models.{variant_name(model, point)}.arch: {m['arch']!r} also classifies each question's category; "
+            f"the questions of datasets.{dataset} (source {ds.get('source')!r}) carry none: "
+            f"datasets that have them: {', '.join(having)}"
+        )
     if (t.category_weight or t.loss == "category") and not classifies_categories(m["arch"]):
         key = "category_weight" if t.category_weight else "loss"
         raise ConfigError(
@@ -503,6 +510,13 @@ def naming_the_preset(spec: Any) -> Iterator[None]:
         raise type(e)(
             f"{e} (resolved under preset {default!r}: the run config names none; add {choices} to resolve it under another)"
         ) from None
+
+
+def _has_categories(ds: dict) -> bool:
+    """Whether a dataset's questions carry a category: its reader gives them."""
+    from ansel.data.registry import get_source
+
+    return get_source(ds["source"]).categories
 
 
 def check_reader(name: str, ds: dict, fetch: dict | None) -> None:

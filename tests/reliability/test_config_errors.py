@@ -11,6 +11,8 @@ import pytest
 
 from ansel import cli, dvc_pull
 from ansel.config import ConfigError, apply_preset, load, resolve_run, run_config, typed_overrides
+from ansel.data.readers.synthetic import Synthetic
+from ansel.data.vocab import Vocab, training_texts
 
 
 def test_nested_command_line_values_are_typed_like_top_level_ones():
@@ -477,3 +479,37 @@ def test_a_verb_given_its_config_in_a_file_names_the_file(tmp_path, monkeypatch,
     with pytest.raises(SystemExit, match=rf"^ansel {verb}: {said}"):
         cli.main([verb, "--config", str(file), *args, "--out", str(out)])
     assert not out.parent.exists()
+
+
+def test_a_category_classifier_on_a_dataset_without_categories_is_refused_by_the_dry_run():
+    """MTAS on WikiQA (or a preset aliasing LawQA onto it): each of its trainings would fail, so the
+    run's config is refused, naming the model's arch, the dataset and those that have categories."""
+    config = load(preset="cpu")
+    with pytest.raises(
+        ConfigError,
+        match=r"^models\.matrix_mtas\.arch: 'mtas' also classifies each question's category; the questions of "
+        r"datasets\.wikiqa \(source 'wikiqa'\) carry none: datasets that have them: .*cmeddialog",
+    ):
+        run_config(config, "wikiqa", "matrix_mtas", 1)
+    assert run_config(config, "cmeddialog", "matrix_mtas", 1)["arch"] == "mtas"
+
+
+def test_a_category_classifier_by_hand_on_data_without_categories_is_refused_before_training(tmp_path):
+    from tests.tiny_run import tiny_qa_cnn, train_args
+
+    """A whole run config (no run_config check): refused in one line once the data is loaded, no run folder."""
+    raw, processed, run = tmp_path / "raw", tmp_path / "processed", tmp_path / "run"
+    s = Synthetic()
+    s.fetch(raw, None, {"seed": 5, "questions": {"train": 20, "dev": 10, "test": 10}})
+    ds = s.read(raw, {"language": "en", "tokenizer": "english", "name": "syn"})
+    ds.questions["category"] = None  # as a reader without categories leaves them
+    ds.save(processed)
+    Vocab.build(training_texts(ds)).save(processed / "vocab.json")
+    config = tiny_qa_cnn(category_weight=0.1)
+    config.update(arch="mtas", hparams={"embedding_dim": 16, "hidden": 8, "attention": 8, "heads": 2})
+    with pytest.raises(
+        SystemExit,
+        match=rf"^ansel train: --config: arch: 'mtas' also classifies each question's category; .* of {processed} has 0",
+    ):
+        cli.main(train_args(config, processed, run))
+    assert not run.exists()

@@ -113,6 +113,12 @@ def test_a_bad_setting_is_refused_by_a_dry_run_naming_its_key(repo_root, tmp_pat
             "smoke",
             "seed9: not a run of the preset's tables or figures: the preset trains seeds [1, 2] of it",
         ),
+        (
+            "results/runs/wikiqa/matrix_mtas/seed1/metrics.json",
+            "cpu",
+            "seed1: not a run of the preset's tables or figures: the preset trains matrix_mtas on cmeddialog only; "
+            "a pairing no table makes is trained by hand (`ansel train`, docs/running.md)",
+        ),
     ],
 )
 def test_a_target_outside_the_preset_is_refused_by_a_dry_run_naming_it(repo_root, target, preset, message):

@@ -53,7 +53,15 @@ def run_of(w):
     path = T.run_dir(w.dataset, w.model, int(w.seed))
     if path not in RUNS:
         trained = sorted(r.seed for r in RUNS.values() if (r.dataset, r.variant.name) == (w.dataset, w.model))
-        hint = f": the preset trains seeds {trained} of it" if trained else typo_of(path, RUNS)
+        elsewhere = sorted({r.dataset for r in RUNS.values() if r.variant.name == w.model})
+        hint = (
+            f": the preset trains seeds {trained} of it"
+            if trained
+            else f": the preset trains {w.model} on {', '.join(elsewhere)} only; a pairing no table makes is "
+            "trained by hand (`ansel train`, docs/running.md)"
+            if elsewhere
+            else typo_of(path, RUNS)
+        )
         raise ValueError(f"{path}: not a run of the preset's tables or figures{hint} (see `snakemake -n all`)")
     return RUNS[path]
 

@@ -24,6 +24,7 @@ from ansel.data.canonical import Dataset
 
 class Source(Protocol):
     fractions: str  # the read option by which it splits at random ({split: fraction}), or ""
+    categories: bool  # whether its questions carry a category
 
     def fetch(self, raw_dir: Path, mirror: Path | None, options: dict[str, Any]) -> None: ...
 

@@ -26,6 +26,7 @@ from ansel.device import start_torch
 from ansel.embeddings import VectorsFileError, load_matrix
 from ansel.evaluation.config import EvalConfig
 from ansel.evaluation.evaluate import DEV_SCORES, data_digest, dev_evaluator, eval_data, save_dev_scores
+from ansel.models.registry import classifies_categories
 from ansel.settings import parse
 from ansel.training.config import TrainConfig
 from ansel.training.seed_stack import StackError
@@ -80,6 +81,11 @@ def train_command(
                     f"{where}: {key}: {', '.join(map(repr, unknown))} not a split of {processed} "
                     f"({', '.join(loaded.dataset.splits)})"
                 )
+        if classifies_categories(cfg["arch"]) and len(loaded.categories) < 2:  # a whole config skips run_config's check
+            raise ConfigError(
+                f"{where}: arch: {cfg['arch']!r} also classifies each question's category; the training split of "
+                f"{processed} has {len(loaded.categories)} (it needs >= 2: a dataset whose questions carry one)"
+            )
     data = eval_data(loaded, ev)
     trained_on = data_digest(processed, cfg)  # the data just loaded, recorded beside each run's dev scores
     vectors = _vectors(embeddings, cfg, data.vocab_size, vocab_file) if embeddings else None

@@ -52,6 +52,7 @@ def stratified_split(categories: pd.Series, fractions: dict[str, float], seed: i
 
 @source("cmeddialog")
 class CMedDialog(common.Reader, tokenizer="chinese"):
+    categories = True
     options = OPTIONS
     fractions = "split"
 

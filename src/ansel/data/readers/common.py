@@ -35,6 +35,7 @@ class Reader:
     # the read option ({split: fraction}, the rest train) by which it splits at random, where it does
     fractions = ""
     ids_global = False  # from_pairs: one question may stand in several splits
+    categories = False  # its questions carry a category (what MTAS's second task classifies)
 
     def __init_subclass__(cls, tokenizer: str = "", **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

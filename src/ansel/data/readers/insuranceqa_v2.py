@@ -100,6 +100,7 @@ def read_split(path: Path, split: str, language: str, answers: dict[str, str]) -
 
 @source("insuranceqa_v2")
 class InsuranceQAV2(common.Reader):
+    categories = True
     options = OPTIONS
     produces = tuple(FILES)
 

@@ -61,6 +61,7 @@ def read_file(path: Path) -> pd.DataFrame:
 
 @source("lawqa")
 class LawQA(common.Reader, tokenizer="whitespace"):
+    categories = True
     options = OPTIONS
 
     def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:

@@ -136,6 +136,8 @@ def generate(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 @source("synthetic")
 class Synthetic(common.Reader):
+    categories = True
+
     def splits(self, options: dict[str, Any], fetch: dict[str, Any] | None) -> tuple[str, ...]:
         return generated_splits(fetch, DEFAULTS)
 
