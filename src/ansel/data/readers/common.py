@@ -173,14 +173,19 @@ def lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
 def fields(
     path: Path, sep: str, n: int | None, encoding: str = "utf-8", skip_header: bool = False
 ) -> Iterator[tuple[int, list[str]]]:
-    """Split each non-empty line on ``sep``; require exactly ``n`` fields (if given)."""
+    """Split each non-empty line on ``sep``; require exactly ``n`` fields (if given), and a line at all:
+    an empty file would leave its split missing, and the option naming that split blamed."""
+    read = 0
     for i, line in lines(path, encoding):
         if skip_header and i == 1 or not line.strip():
             continue
         parts = line.split(sep)
         if n is not None and len(parts) != n:
             raise RawFormatError(f"{path}: line {i}: expected {n} fields separated by {sep!r}, got {len(parts)}")
+        read += 1
         yield i, parts
+    if not read:
+        raise RawFormatError(f"{path}: no data rows" + (" (only the header line)" if skip_header else " (empty)"))
 
 
 def csv_records(path: Path, columns: list[str], encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, str]]]:
@@ -189,13 +194,24 @@ def csv_records(path: Path, columns: list[str], encoding: str = "utf-8") -> Iter
     missing = [c for c in columns if c not in (reader.fieldnames or [])]
     if missing:
         raise RawFormatError(f"{path}: line 1: missing column(s) {missing}; header: {reader.fieldnames}")
+    read = 0
     try:
         for rec in reader:
             if None in rec or any(rec[c] is None for c in columns):
                 raise RawFormatError(f"{path}: line {reader.line_num}: expected {len(reader.fieldnames)} fields")
+            read += 1
             yield reader.line_num, rec
     except csv.Error as e:
         raise RawFormatError(f"{path}: line {reader.line_num}: {e}") from e
+    if not read:  # as fields
+        raise RawFormatError(f"{path}: no data rows (only the header line)")
+
+
+def once(key: str, line: int, seen: dict[str, int], path: Path, what: str = "") -> None:
+    """Refuse an id given twice in a file (one of its texts would silently win), naming both lines."""
+    if key in seen:
+        raise RawFormatError(f"{path}: line {line}: {what}{key!r} already given at line {seen[key]}")
+    seen[key] = line
 
 
 def label(value: str, path: Path, line: int) -> int:

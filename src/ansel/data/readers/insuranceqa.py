@@ -36,10 +36,12 @@ FILES = {
 
 
 def read_vocabulary(path: Path) -> dict[str, str]:
-    vocab = {}
+    vocab: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for i, (idx, word) in common.fields(path, "\t", 2):
         if not idx.startswith("idx_"):
             raise common.RawFormatError(f"{path}: line {i}: {idx!r} is not an idx_N token")
+        common.once(idx, i, lines, path)
         vocab[idx] = word
     return vocab
 
@@ -59,7 +61,13 @@ def _ids(field: str, path: Path, line: int) -> list[str]:
 
 
 def read_answers(path: Path, vocab: dict[str, str]) -> pd.DataFrame:
-    rows = [(aid, decode(toks, vocab, path, i)) for i, (aid, toks) in common.fields(path, "\t", 2)]
+    rows = []
+    lines: dict[str, int] = {}
+    for i, (aid, toks) in common.fields(path, "\t", 2):
+        if not aid.isdigit():  # the pools name answers by integer ids
+            raise common.RawFormatError(f"{path}: line {i}: answer id {aid!r} is not an integer")
+        common.once(aid, i, lines, path)
+        rows.append((aid, decode(toks, vocab, path, i)))
     return pd.DataFrame(rows, columns=["aid", "answer"])
 
 

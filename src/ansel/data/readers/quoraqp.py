@@ -44,13 +44,14 @@ RAW_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
 
 def read_bimpm(path: Path, split: str) -> pd.DataFrame:
     rows = []
+    lines: dict[str, int] = {}
     for i, (lab, q1, q2, pid) in common.fields(path, "\t", 4):
-        rows.append((f"{split}-q{pid}", q1, f"{split}-a{pid}", q2, common.label(lab, path, i)))
-    df = pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
-    dup = df.qid.duplicated()
-    if dup.any():
-        raise common.RawFormatError(f"{path}: pair_ID {df.qid[dup].iloc[0]} appears twice")
-    return df.assign(split=split)
+        label = common.label(lab, path, i)  # first: a header line is named by its label
+        if not pid.isdigit():  # the pair's ids are made of it
+            raise common.RawFormatError(f"{path}: line {i}: pair_ID {pid!r} is not an integer")
+        common.once(pid, i, lines, path, "pair_ID ")
+        rows.append((f"{split}-q{pid}", q1, f"{split}-a{pid}", q2, label))
+    return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"]).assign(split=split)
 
 
 def read_raw(path: Path) -> pd.DataFrame:
@@ -66,6 +67,8 @@ def read_raw(path: Path) -> pd.DataFrame:
             rows.append(("q" + rec[1], rec[3], "q" + rec[2], rec[4], common.label(rec[5], path, reader.line_num)))
     except csv.Error as e:
         raise common.RawFormatError(f"{path}: line {reader.line_num}: {e}") from e
+    if not rows:
+        raise common.RawFormatError(f"{path}: no data rows (only the header line)")
     return pd.DataFrame(rows, columns=["qid", "question", "aid", "answer", "label"])
 
 

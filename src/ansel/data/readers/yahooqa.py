@@ -44,6 +44,8 @@ def read_env(path: Path) -> pd.DataFrame:
     for split in SPLITS:
         if not isinstance(env[split], dict):
             raise common.RawFormatError(f"{path}: [{split!r}] is a {type(env[split]).__name__}, not a dict")
+        if not env[split]:  # else the split would be missing, and an option naming it blamed
+            raise common.RawFormatError(f"{path}: [{split!r}] holds no questions")
         for question, cands in env[split].items():
             where = f"{path}: [{split!r}][{str(question)[:40]!r}]"
             if not isinstance(question, str) or not isinstance(cands, (list, tuple)):
