@@ -339,6 +339,14 @@ def model_config(config: dict, model: str, point: tuple[str, Any] | None = None)
     return m
 
 
+def split_settings(arch: str, t: TrainConfig) -> list[tuple[str, list[str]]]:
+    """The training settings naming splits the data must have: ``dev_split`` only where the arch trains
+    (random and the lexical rankers score no epoch, so they run on a dataset without dev, legalqa_siat)."""
+    from ansel.models.registry import is_trained  # torch-free
+
+    return [*([("dev_split", [t.dev_split])] if is_trained(arch) else []), ("monitor_splits", t.monitor_splits)]
+
+
 def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[str, Any] | None = None) -> dict:
     """Everything one (dataset, model, seed, point) run depends on: also its identity for reruns and
     resume. A run trains at one lr: the grid it belongs to is the tables' business, not part of it."""
@@ -347,7 +355,7 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
     train = {k: v for k, v in m["train"].items() if k != "lr_grid"}
     where = f"models.{variant_name(model, point)}.train"
     t = parse(TrainConfig, train, where)
-    for key, splits in (("dev_split", [t.dev_split]), ("monitor_splits", t.monitor_splits)):
+    for key, splits in split_settings(m["arch"], t):
         if "splits" in ds and (unknown := [s for s in splits if s not in ds["splits"]]):
             raise ConfigError(
                 f"{where}.{key}: {', '.join(map(repr, unknown))} not a split of datasets.{dataset} "

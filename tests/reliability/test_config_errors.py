@@ -513,3 +513,23 @@ def test_a_category_classifier_by_hand_on_data_without_categories_is_refused_bef
     ):
         cli.main(train_args(config, processed, run))
     assert not run.exists()
+
+
+def test_an_untrained_ranker_runs_on_a_dataset_without_a_dev_split(tmp_path, processed):
+    """Random and the lexical rankers select nothing on dev: legalqa_siat (train and test only) is theirs,
+    by the dry run and by hand; a trained model there is still refused, naming its dev_split."""
+    config = load(preset="cpu")
+    assert run_config(config, "legalqa_siat", "lexical_bm25", 1)["arch"] == "bm25"
+    with pytest.raises(
+        ConfigError, match=r"^models\.matrix_qa_cnn\.train\.dev_split: 'dev' not a split of datasets\.legalqa_siat"
+    ):
+        run_config(config, "legalqa_siat", "matrix_qa_cnn", 1)
+    ranker = run_config(load(), "synthetic_en", "random", 1)
+    ranker["eval"]["splits"] = ["test"]
+    ranker["train"]["dev_split"] = "none"
+    run = tmp_path / "run"
+    cli.main(
+        ["train", "--config", json.dumps(ranker), "--processed", str(processed), "--run-dir", str(run), "--no-progress"]
+    )
+    cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
+    assert set(json.loads((run / "metrics.json").read_text())) >= {"test"}

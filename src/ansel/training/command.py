@@ -18,6 +18,7 @@ from ansel.config import (
     naming_the_preset,
     require_dataset_folder,
     resolve_run,
+    split_settings,
 )
 from ansel.data.batches import RunData
 from ansel.data.manifest import require_processed
@@ -73,8 +74,7 @@ def train_command(
         loaded = RunData.load(processed, Vocab.load(vocab_file), cfg["max_len_q"], cfg["max_len_a"])
         for key, splits in (
             ("eval.splits", ev.splits),
-            ("train.dev_split", [t.dev_split]),
-            ("train.monitor_splits", t.monitor_splits),
+            *[(f"train.{k}", s) for k, s in split_settings(cfg["arch"], t)],
         ):
             if unknown := [s for s in splits if s not in loaded.dataset.splits]:  # refused before training, not after
                 raise ConfigError(
