@@ -489,9 +489,12 @@ def resolve_run(spec: dict, where: str) -> dict:
             raise ConfigError(f"{where}: {e}") from None
         if (model := spec["model"]) not in config["models"]:
             near = difflib.get_close_matches(str(model), config["models"], n=3)
+            # an architecture's name, as a researcher may give it: its configured models
+            of_arch = [name for name, m in config["models"].items() if isinstance(m, dict) and m.get("arch") == model]
             raise ConfigError(
                 f"{where}: model {model!r} is not configured under the preset {config['preset']!r}"
                 + (f" (did you mean {', '.join(map(repr, near))}?)" if near else "")
+                + (f"; it is an arch, of the models {', '.join(of_arch)}" if of_arch else "")
                 + "; the models are the keys of params.yaml's models"
             )
         return run_config(config, spec["dataset"], spec["model"], spec["seed"])

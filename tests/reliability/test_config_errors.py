@@ -533,3 +533,12 @@ def test_an_untrained_ranker_runs_on_a_dataset_without_a_dev_split(tmp_path, pro
     )
     cli.main(["evaluate", "--processed", str(processed), "--run-dir", str(run)])
     assert set(json.loads((run / "metrics.json").read_text())) >= {"test"}
+
+
+def test_a_run_naming_an_arch_for_its_model_is_told_the_models_of_that_arch():
+    """`"model": "ggsa"` (the architecture, as the papers name it): the configured models of that arch."""
+    with pytest.raises(
+        ConfigError,
+        match=r"^--config: model 'ggsa' is not configured under the preset 'cpu'; it is an arch, of the models .*matrix_ggsa",
+    ):
+        resolve_run({"dataset": "wikiqa", "model": "ggsa", "seed": 1, "preset": "cpu"}, "--config")
