@@ -52,3 +52,17 @@ def test_a_verbs_help_describes_it_and_each_of_its_options(name):
         if not isinstance(option, argparse._HelpAction):
             shown = "/".join(option.option_strings) or option.dest
             assert not unfinished(option.help), f"ansel {name} {shown}: {option.help!r}"
+
+
+def test_output_into_a_reader_that_went_away_ends_quietly(tmp_path):
+    """`ansel plan ... | head -1` ended in a BrokenPipeError traceback: a closed pipe now ends it as a
+    Unix tool ends (status 141, nothing on stderr)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ANSEL_FORKSERVER": ""}
+    cmd = [sys.executable, "-m", "ansel.cli", "plan", "--preset", "smoke", "--costs", str(tmp_path)]
+    done = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    done.stdout.close()  # before its first line
+    assert done.wait() == 141 and done.stderr.read() == b""

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -851,3 +852,6 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # Ctrl-C: what it stopped (a training's state.pt) is kept; a traceback adds nothing
         print(f"ansel {a.verb}: interrupted", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:  # its reader went away (`| head`): stop quietly, as a Unix tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush would raise again
+        sys.exit(141)
