@@ -542,3 +542,12 @@ def test_a_run_naming_an_arch_for_its_model_is_told_the_models_of_that_arch():
         match=r"^--config: model 'ggsa' is not configured under the preset 'cpu'; it is an arch, of the models .*matrix_ggsa",
     ):
         resolve_run({"dataset": "wikiqa", "model": "ggsa", "seed": 1, "preset": "cpu"}, "--config")
+
+
+@pytest.mark.parametrize("split", ["test", "test1"])
+def test_selecting_the_checkpoint_on_a_test_split_is_refused_naming_the_key(split):
+    """Each cell is chosen on dev, never on test: ``train.dev_split: test`` trained and reported a test metric
+    selected on itself."""
+    config = load(preset="smoke", train={"dev_split": split})
+    with pytest.raises(ConfigError, match=rf"train\.dev_split: '{split}': the checkpoint would be selected on"):
+        run_config(config, "synthetic_en", "qa_cnn", 1)

@@ -136,6 +136,12 @@ class TrainConfig:
             f"fused has no form for optimizer {self.optimizer!r} (torch fuses {', '.join(FUSED)})",
         )
         check(
+            not self.dev_split.startswith("test"),  # test, test1, test2: the splits a table reports
+            "dev_split",
+            f"{self.dev_split!r}: the checkpoint would be selected on the split it is reported on; "
+            "select on a development split (dev)",
+        )
+        check(
             self.dev_split not in self.monitor_splits,
             "monitor_splits",
             f"{self.monitor_splits} repeats the dev split {self.dev_split!r}",
