@@ -12,15 +12,20 @@ def make(target: str, repo: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "-s", target], cwd=repo, capture_output=True, text=True)
 
 
-def test_a_second_travel_or_a_home_with_nothing_saved_says_why(tmp_path):
-    """A new user's audit: a second `make gpu-travel` failed with a bare `Error 1`, no message."""
-    repo = tmp_path / "repo"
+def committed_record(repo: Path) -> None:
+    """A git repository of the Makefile and one record under reports/, committed."""
     (repo / "reports").mkdir(parents=True)
     shutil.copy(ROOT / "Makefile", repo)
     (repo / "reports/r.md").write_text("a record\n")
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     subprocess.run([*GIT, "add", "."], cwd=repo, check=True)
     subprocess.run([*GIT, "commit", "-q", "-m", "r"], cwd=repo, check=True)
+
+
+def test_a_second_travel_or_a_home_with_nothing_saved_says_why(tmp_path):
+    """A new user's audit: a second `make gpu-travel` failed with a bare `Error 1`, no message."""
+    repo = tmp_path / "repo"
+    committed_record(repo)
     index = (repo / ".git/index").read_bytes()
     assert make("gpu-travel", repo).returncode == 0
     again = make("gpu-travel", repo)
@@ -38,12 +43,7 @@ def test_a_second_travel_or_a_home_with_nothing_saved_says_why(tmp_path):
 def test_a_worktree_travels_and_comes_home(tmp_path):
     """A worktree's .git is a file: the saved index and the excludes are where git keeps them."""
     repo, tree = tmp_path / "repo", tmp_path / "tree"
-    (repo / "reports").mkdir(parents=True)
-    shutil.copy(ROOT / "Makefile", repo)
-    (repo / "reports/r.md").write_text("a record\n")
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    subprocess.run([*GIT, "add", "."], cwd=repo, check=True)
-    subprocess.run([*GIT, "commit", "-q", "-m", "r"], cwd=repo, check=True)
+    committed_record(repo)
     subprocess.run(["git", "worktree", "add", "-q", str(tree)], cwd=repo, check=True)
     status = subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True).stdout
     travel = make("gpu-travel", tree)
