@@ -67,15 +67,15 @@ def test_gradient_reaches_every_parameter(name, padded_pairs):
     assert not silent
 
 
-@pytest.mark.parametrize("name", ["ggsa", "iggsa"])
+@pytest.mark.parametrize(
+    "name", ["global_sa", "local_sa+gate", "group_sa", "ggsa", "iggsa", "qa_lstm_attn", "multihop_lstm"]
+)
 def test_overfits_sixteen_triples(name):
-    torch.manual_seed(0)
+    model = _build(name)
     q = torch.randint(1, VOCAB, (16, 5))
     pos = torch.randint(1, VOCAB, (16, 9))
     neg = torch.randint(1, VOCAB, (16, 9))
-    assert_ranks_positives_first(
-        build_model(name, {**SA, "group_size": 3}, VOCAB), q, pos, neg, margin=0.1, steps=100, lr=1e-2
-    )
+    assert_ranks_positives_first(model, q, pos, neg, margin=0.1, steps=100, lr=1e-2)
 
 
 @pytest.mark.parametrize("arch", ["ggsa", "iggsa"])
@@ -110,3 +110,19 @@ def test_two_encoders_one_per_text_the_embeddings_shared(arch, padded_pairs):
         assert not torch.allclose(two(q, a), before)  # the answer's encoder reads the answer
         if arch == "ggsa":  # and only the answer
             torch.testing.assert_close(two.encode_question(q), question)
+
+
+@pytest.mark.parametrize(
+    "arch,reach",
+    [("group_sa", {"group_size": 9}), ("group_sa", {"group_size": 20}), ("local_sa", {"window": 17})],
+)
+def test_one_group_or_a_window_of_2l_minus_1_is_the_global_sa_model(arch, reach, padded_pairs):
+    """The paper's equivalences (group attention with one group, local attention over the whole
+    text: global attention) hold for the built rankers, not only the attention layers."""
+    q, a = padded_pairs(VOCAB)  # answers of 9 positions
+    torch.manual_seed(0)
+    expected = build_model("global_sa", {**SA, "final_norm": False}, VOCAB).eval()
+    torch.manual_seed(0)
+    model = build_model(arch, {**SA, **reach}, VOCAB).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(model(q, a), expected(q, a), rtol=1e-5, atol=1e-6)
