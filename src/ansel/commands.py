@@ -388,6 +388,7 @@ def cmd_plan(a) -> None:
                 f"--papers: {', '.join(unknown)}: not a paper of the preset; known: {', '.join(config['papers'])}"
             )
         config["papers"] = {p: config["papers"][p] for p in a.papers}
+    wanted = a.device  # the device the plan prices on (a prefix of its name), or None: the one pricing most runs
     if a.measure:
         from ansel.device import resolve_device, start_torch
         from ansel.plan import measure, unmeasured_shapes
@@ -404,13 +405,13 @@ def cmd_plan(a) -> None:
         known = plan_costs(config, sources, here)[1]
         measure(unmeasured_shapes(config, known), root() / "results/costs", a.measure)
         sources.append(root())  # what was just measured
-        a.device = here  # the plan prices on what was measured, not on a device that prices more runs
+        wanted = here  # the plan prices on what was measured, not on a device that prices more runs
     if a.budget_hours and not a.cores:
         raise ConfigError("--budget-hours: give --cores too (the jobs run one thread each, --cores at a time)")
-    device, costs, priced = plan_costs(config, sources, a.device)
-    if a.device and not a.measure and device is None:
+    device, costs, priced = plan_costs(config, sources, wanted)
+    if wanted and not a.measure and device is None:
         raise ConfigError(
-            f"--device {a.device}: no cost measured on it in the {len(sources)} sources read; "
+            f"--device {wanted}: no cost measured on it in the {len(sources)} sources read; "
             f"measured: {', '.join(sorted(priced)) or 'none'} (or measure it: --measure)"
         )
     table = plan(config, costs, a.cores, a.budget_hours)
@@ -422,9 +423,7 @@ def cmd_plan(a) -> None:
     )
     if device:
         others = ", ".join(f"{d} ({n} runs)" for d, n in sorted(priced.items()) if n and d != device)
-        named = (
-            f" named {a.device}" if a.device == device else f" whose name starts with {a.device}" if a.device else ""
-        )
+        named = f" named {wanted}" if wanted == device else f" whose name starts with {wanted}" if wanted else ""
         print(
             f"priced on {device} alone (a total never adds two devices' minutes): of the devices measured{named}, "
             f"the one whose costs price the most of the preset's trained runs ({priced[device]})"

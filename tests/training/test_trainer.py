@@ -631,3 +631,14 @@ def test_keep_last_writes_the_last_epochs_run_file_beside_the_dev_selected_one(p
 
     with pytest.raises(ConfigError, match="model_last.pt: missing; .* only with train.keep_last: true"):
         evaluate_run(tmp_path, processed, last=True)
+
+
+def test_each_epochs_line_names_the_split_it_selects_on(processed, tmp_path, capsys):
+    """``dev_split: train`` (a dataset with no dev split) prints the selection's metric as train's, not dev's."""
+    c = cfg(epochs=1, max_batches=2, dev_split="train")
+    data = _data(c, processed)
+    train_mod.train_run(
+        c, data, None, tmp_path / "run", dev_evaluator(data, "train", EvalConfig(["dev"])), progress=False
+    )
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("epoch 1:"))
+    assert f" train {c['train']['select_metric']} " in line and " dev " not in line

@@ -402,12 +402,12 @@ class _Run:
         }
 
     def epoch_done(self, epoch: int) -> None:
-        """The scored epoch logged (dvclive) and printed, its state saved or not."""
+        """The scored epoch logged (dvclive) and printed, its selection named by the split it scored."""
         row, timing, metric = self.state.log[-1], self.state.timings[-1], self.t.select_metric
         if self.live is not None:
             _live_log(self.live, row)
         print(
-            f"{self.label}epoch {epoch}: loss {row['loss']:.4f} dev {metric} {row[f'dev_{metric}']:.4f} "
+            f"{self.label}epoch {epoch}: loss {row['loss']:.4f} {self.t.dev_split} {metric} {row[f'dev_{metric}']:.4f} "
             f"({timing['seconds']:.1f}s)",
             flush=True,
         )
