@@ -365,8 +365,11 @@ def run_config(config: dict, dataset: str, model: str, seed: int, point: tuple[s
 
     if classifies_categories(m["arch"]) and not _has_categories(ds):  # else every such training fails
         having = [name for name, d in config["datasets"].items() if _has_categories(d)]
+        # an alias that put the run on this dataset is the setting to name (and its source, the one to blame)
+        aliases = [f"dataset_alias.{k}" for k, v in config.get("dataset_alias", {}).items() if v == dataset]
         raise ConfigError(
-            f"models.{variant_name(model, point)}.arch: {m['arch']!r} also classifies each question's category; "
+            f"models.{variant_name(model, point)}.arch{f' (from {aliases[0]})' if aliases else ''}: "
+            f"{m['arch']!r} also classifies each question's category; "
             f"the questions of datasets.{dataset} (source {ds.get('source')!r}) carry none: "
             f"datasets that have them: {', '.join(having)}"
         )

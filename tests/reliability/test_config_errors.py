@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from ansel import cli, dvc_pull
-from ansel.config import ConfigError, apply_preset, load, resolve_run, run_config, typed_overrides
+from ansel.config import (
+    ConfigError,
+    apply_preset,
+    config_origin,
+    load,
+    refused_paths,
+    resolve_run,
+    run_config,
+    typed_overrides,
+)
 from ansel.data.readers.synthetic import Synthetic
 from ansel.data.vocab import Vocab, training_texts
 
@@ -492,6 +501,19 @@ def test_a_category_classifier_on_a_dataset_without_categories_is_refused_by_the
     ):
         run_config(config, "wikiqa", "matrix_mtas", 1)
     assert run_config(config, "cmeddialog", "matrix_mtas", 1)["arch"] == "mtas"
+
+
+def test_a_category_classifier_put_on_such_a_dataset_by_an_alias_names_the_alias_and_its_source():
+    """`--config 'dataset_alias={lawqa: wikiqa}'`: the alias is the setting at fault, so the message names it
+    and the source it came from (before: the model's arch, blamed on params.yaml)."""
+    config = load(preset="cpu")
+    config["dataset_alias"]["lawqa"] = "wikiqa"
+    with pytest.raises(ConfigError) as refused:
+        run_config(config, "wikiqa", "matrix_mtas", 1)
+    message = str(refused.value)
+    assert message.startswith("models.matrix_mtas.arch (from dataset_alias.lawqa): 'mtas' also classifies")
+    origin = config_origin([], {"dataset_alias": {"lawqa": "wikiqa"}}, "params.yaml")
+    assert origin(*refused_paths(message)) == "--config"
 
 
 def test_a_category_classifier_by_hand_on_data_without_categories_is_refused_before_training(tmp_path):
