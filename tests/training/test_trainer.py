@@ -642,3 +642,11 @@ def test_each_epochs_line_names_the_split_it_selects_on(processed, tmp_path, cap
     )
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("epoch 1:"))
     assert f" train {c['train']['select_metric']} " in line and " dev " not in line
+
+
+def test_the_progress_bar_writes_no_frames_into_a_log(processed, tmp_path, capfd):
+    """A job's stderr is its log file: a bar there would be a carriage-return frame every 2 s of training."""
+    c = cfg(epochs=1, max_batches=2)
+    data = _data(c, processed)
+    train_mod.train_run(c, data, None, tmp_path / "run", dev_evaluator(data, "dev", EvalConfig(["dev"])), progress=True)
+    assert "\r" not in capfd.readouterr().err

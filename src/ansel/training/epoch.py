@@ -161,7 +161,7 @@ class EpochTrainer:
         bar = tqdm(
             range(0, len(order), t.batch_size),
             desc=f"{self.cfg['model']} seed{seeds} epoch {epoch}",
-            disable=not self.progress,
+            disable=None if self.progress else True,  # None: no bar where stderr is no terminal (a job's log)
             leave=False,
             mininterval=2,
         )
