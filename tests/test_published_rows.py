@@ -1,5 +1,5 @@
 """Every row of workflow/papers/published_results.csv is one a table or figure of its paper looks up
-(``ansel.paper_targets.check_published``, at the DAG build and in the table and figure jobs): a misspelt
+(``ansel.paper_targets.check_published``, at the DAG build, before any table or figure job): a misspelt
 label matched no cell, whose published value then silently showed "—"."""
 
 import re
@@ -69,7 +69,7 @@ def test_a_row_of_a_paper_without_a_spec_is_refused_and_another_papers_row_left_
     path = with_row(repo_root, tmp_path, 63, ROW.replace("ggsa,", "gsa,", 1))
     with pytest.raises(PublishedFileError, match=r"line 63: .* reads paper 'gsa' \(typo of 'ggsa'\?\)"):
         check_published(config, config["papers"], path)
-    # a table job checks its own paper's rows: a misspelt ggsa row is not apnet's to refuse
+    # checked per paper: a misspelt ggsa row is not apnet's to refuse
     path = with_row(repo_root, tmp_path, 63, ROW.replace("NTN-LSTM", "NTN-LSMT"))
     check_published(config, ["apnet"], path)
     with pytest.raises(PublishedFileError, match="line 63: "):

@@ -320,13 +320,10 @@ def cmd_table(a) -> None:
     """One table job: its config (``--config``) is the slice of the resolved config the table depends
     on (``TableKind.job_config``); the notes every table starts with, then its kind's rendering."""
     from ansel.evaluation.agreement import check_runs
-    from ansel.paper_targets import check_published
     from ansel.table_kinds import kind_of, spec_table
 
     table = spec_table(a.config, a.paper, a.table)
     kind = kind_of(table)
-    if kind.published_keys(table):  # a row of its paper that no table or figure reads: a misspelt label
-        check_published(a.config, [a.paper], Path(a.published))
     check_runs(kind.metrics_runs(a.config, table))  # only what the run files give
     alias = a.config.get("dataset_alias", {})
     aliases = {d: alias[d] for d in kind.datasets(table) if d in alias}
@@ -360,12 +357,10 @@ def cmd_stats(a) -> None:
 def cmd_figure(a) -> None:
     from ansel.evaluation.agreement import check_runs
     from ansel.figure_kinds import kind_of
-    from ansel.paper_targets import check_published, spec_figure
+    from ansel.paper_targets import spec_figure
     from ansel.report.figures import render_figure
 
     figure = spec_figure(a.config, a.paper, a.figure)
-    if kind_of(figure).published_keys(a.config, figure):  # as a table job checks it
-        check_published(a.config, [a.paper])
     check_runs(kind_of(figure).metrics_runs(a.config, figure))  # only what the run files give
     render_figure(a.config, figure, Path(a.out_prefix))
 

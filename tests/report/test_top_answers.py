@@ -15,7 +15,8 @@ from ansel.config import ConfigError, load_paper
 from ansel.data.canonical import Dataset
 from ansel.evaluation import agreement
 from ansel.evaluation.metrics import write_trec_run
-from ansel.paper_targets import published_keys
+from ansel.paper_targets import check_published, published_keys
+from ansel.published import PublishedFileError
 from ansel.report.top_answers import ranked_answers
 from ansel.table_kinds import kind_of, spec_table
 
@@ -77,7 +78,7 @@ SCORES = {
 @pytest.fixture
 def root(tmp_path, monkeypatch, repo_root):
     """A checkout holding the spec above (with the real schema, and the real published values it
-    reads: the table job refuses a row no table or figure of its paper reads); the fake dataset and
+    reads: the DAG build refuses a row no table or figure of its paper reads); the fake dataset and
     runs in the working directory."""
     checkout = tmp_path / "checkout"
     (checkout / "workflow/papers").mkdir(parents=True)
@@ -162,17 +163,18 @@ def test_top_answers_table_ranks_the_references_first_answers_per_model(root, mo
     assert out.with_suffix(".tex").read_text().startswith("\\begin{table}")
 
 
-def test_the_table_job_refuses_a_published_row_of_its_paper_that_nothing_reads(root):
-    """A misspelt label would leave its published rank "—": the job names the line and the label meant."""
+def test_a_published_row_of_its_paper_that_nothing_reads_is_refused_before_the_table_job(root):
+    """A misspelt label would leave its published rank "—": the DAG build's check (``check_published``,
+    run before any table job) names the line and the label meant, a top_answers table's rank among them."""
     published = root / "checkout/workflow/papers/published_results.csv"
+    check_published(CONFIG, ["amvlstm"])
     published.write_text(published.read_text().replace(",aMV-LSTM (Q),correct_rank,", ",aMV-LSTM(Q),correct_rank,"))
     with pytest.raises(
-        SystemExit,
-        match=r"^ansel table: .*published_results.csv, line \d+: .* reads model 'aMV-LSTM\(Q\)' of amvlstm "
+        PublishedFileError,
+        match=r"published_results.csv, line \d+: .* reads model 'aMV-LSTM\(Q\)' of amvlstm "
         r"table4 wikiqa test \(typo of 'aMV-LSTM \(Q\)'\?\)",
     ):
-        table4_job(root)
-    assert not (root / "results/tables/amvlstm/table4.json").exists()
+        check_published(CONFIG, ["amvlstm"])
 
 
 def test_top_answers_inputs_are_the_dataset_and_the_shown_runs(root):
