@@ -41,6 +41,19 @@ RUNS = {
     "conv_same": deep_merge(PAPER, {"hparams": {"conv_padding": "same"}}),
     "own_negatives": deep_merge(PAPER, {"train": {"negatives": {"source": "candidates"}}}),
 }
+MODEL = "apnet_ap_cnn_wikiqa"
+# E2b: E2's two vector sets for the other three rows of AP's WikiQA table, 2 epochs (QA-CNN's 4,000
+# filters cost ~20 s a batch of 300-d; at 50-d, under a tenth of that)
+MODELS = {}
+for row in ("qa_cnn", "qa_bilstm", "ap_bilstm"):
+    for vectors in ("glove6b_50", "word2vec_50"):
+        RUNS[f"{row}_{vectors}"] = deep_merge(RUNS[vectors], {"train": {"epochs": 2}})
+        MODELS[f"{row}_{vectors}"] = f"apnet_{row}_wikiqa"
+# E2c: GloVe 6B 50-d at the paper's 25 epochs, dev-selected as the tables select (QA-CNN left out:
+# ~3 min an epoch at 50-d on 2 CPU cores)
+for row in ("ap_cnn", "ap_bilstm", "qa_bilstm"):
+    RUNS[f"e25_{row}_glove6b_50"] = {"embeddings": "glove6b_50", "hparams": {"embedding_dim": 50}}
+    MODELS[f"e25_{row}_glove6b_50"] = f"apnet_{row}_wikiqa"
 PROCESSED = "data/processed/wikiqa"
 OUT = Path(__file__).parent / "runs" / "recipe"
 
@@ -53,7 +66,7 @@ seed, names = int(sys.argv[1]), sys.argv[2:]
 if unknown := [n for n in names if n not in RUNS]:
     sys.exit(f"unknown run(s) {', '.join(unknown)}; known: {', '.join(RUNS)}")
 for name in names:
-    cfg = deep_merge(run_config(load(preset="paper"), "wikiqa", "apnet_ap_cnn_wikiqa", seed), RUNS[name])
+    cfg = deep_merge(run_config(load(preset="paper"), "wikiqa", MODELS.get(name, MODEL), seed), RUNS[name])
     cfg = deep_merge(cfg, {"train": {"batch_log": True, "monitor_splits": ["test"]}})
     run = OUT / name / f"seed{seed}"
     if (run / "metrics.json").exists():

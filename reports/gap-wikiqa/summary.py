@@ -1,6 +1,7 @@
 """The tables of reports/gap-wikiqa/README.md from the committed runs: E6 (each model untrained, beside
 its trained runs of the same seeds in the records it came from), E5 (the planted signal), E2 (AP-CNN's
-first batches on GloVe 6B 50-d and on word2vec-50) and E3 (AP-CNN's recipe, one change at a time).
+first batches on GloVe 6B 50-d and on word2vec-50), E2b (the same two vector sets for AP's other three
+WikiQA rows), E2c (GloVe 6B 50-d at the paper's 25 epochs) and E3 (AP-CNN's recipe, one change at a time).
 
     python reports/gap-wikiqa/summary.py"""
 
@@ -143,11 +144,86 @@ def vectors_table() -> str:
     return pd.DataFrame(rows).to_markdown(index=False)
 
 
+# E2b: each row's runs (AP-CNN's are E2's) by vectors
+ROWS = {"ap_cnn": "AP-CNN", "qa_cnn": "QA-CNN", "qa_bilstm": "QA-biLSTM", "ap_bilstm": "AP-biLSTM"}
+E2B_RUNS = {f"{row}_{name}" for row in ROWS if row != "ap_cnn" for name in E2_RUNS}
+E2C_RUNS = {f"e25_{row}_glove6b_50" for row in ROWS}
+PUBLISHED = REPORTS.parent / "workflow/papers/published_results.csv"
+RECORD = REPORTS / "device/apnet-wikiqa/runs/wikiqa"  # the paper recipe on word2vec-300, 25 epochs (GPU)
+
+
+def other_rows_table() -> str:
+    """E2b: every row of AP's WikiQA table at its paper recipe from the two 50-d vector sets, after 2 epochs."""
+    rows = []
+    for row, label in ROWS.items():
+        test = {}
+        for name, vectors in E2_RUNS.items():
+            runs = seeds_of(name if row == "ap_cnn" else f"{row}_{name}")
+            if not runs:
+                continue
+            test[name] = pd.Series([pd.read_csv(r / "log.csv").set_index("epoch").loc[2, "test_MAP"] for r in runs])
+            t = json.loads((runs[0] / "config.json").read_text())["train"]
+            last = pd.read_csv(runs[0] / "batches.csv").query("epoch == 2").step.max()  # epoch 2's last batch
+            rows.append(
+                {
+                    "row": label,
+                    "vectors": vectors,
+                    "recipe": f"lr {t['lr']} {t['lr_schedule']}, margin {t['margin']}",
+                    "seeds": ", ".join(r.name.removeprefix("seed") for r in runs),
+                    **{
+                        f"loss / s+ / s- at batch {step}": " / ".join(
+                            at_step(runs, c, step).split(" ")[0] for c in ("loss", "pos_score", "neg_score")
+                        )
+                        for step in (10, last)
+                    },
+                    "dev MAP after 2 epochs": at_epoch(runs, "dev_MAP", 2),
+                    "test MAP after 2 epochs": at_epoch(runs, "test_MAP", 2),
+                }
+            )
+        if len(test) == 2:  # on the GloVe row
+            rows[-2]["test MAP, GloVe − word2vec-50"] = f"{test['glove6b_50'].mean() - test['word2vec_50'].mean():+.4f}"
+    return pd.DataFrame(rows).fillna("").to_markdown(index=False)
+
+
+def epochs_table() -> str:
+    """E2c: GloVe 6B 50-d at the paper's recipe and 25 epochs, dev-selected, beside the record's
+    word2vec-300 runs of the same recipe (the same seeds, then all five) and the published value."""
+    published = pd.read_csv(PUBLISHED).query("paper == 'apnet' and dataset == 'wikiqa' and metric == 'MAP'")
+    rows = []
+    for row, label in ROWS.items():
+        runs = seeds_of(f"e25_{row}_glove6b_50")
+        if not runs:
+            continue
+        logs = [pd.read_csv(r / "log.csv") for r in runs]
+        glove = [metrics(r)["test"]["MAP"] for r in runs]
+        recorded = {r.name: metrics(r)["test"]["MAP"] for r in sorted((RECORD / f"apnet_{row}_wikiqa").glob("seed*"))}
+        value = published.query("model == @label").value.iloc[0]
+        rows.append(
+            {
+                "row": label,
+                "seeds": ", ".join(r.name.removeprefix("seed") for r in runs),
+                "epochs": ", ".join(str(len(log)) for log in logs),
+                "selected epoch (dev MAP)": ", ".join(str(log.epoch[log.dev_MAP.idxmax()]) for log in logs),
+                "dev MAP": cell([metrics(r)["dev"]["MAP"] for r in runs]),
+                "test MAP": cell(glove),
+                "word2vec-300 record, same seeds": cell([recorded[r.name] for r in runs if r.name in recorded]),
+                "word2vec-300 record, all seeds": cell(list(recorded.values())),
+                "published": f"{value:.4f}",
+                "gap (GloVe)": f"{pd.Series(glove).mean() - value:+.4f}",
+            }
+        )
+    return pd.DataFrame(rows).to_markdown(index=False)
+
+
 def recipe_table() -> str:
     """Each E3 run against the paper recipe's at the run's last epoch (log.csv's row: dev, and test scored
     beside it, never selecting): 2 epochs, or 1 for a partial (set beside the paper recipe's epoch 1)."""
     rows, paper = [], [pd.read_csv(r / "log.csv").set_index("epoch") for r in seeds_of("paper")]
-    names = sorted(p.name for p in RECIPE.iterdir() if p.is_dir() and p.name not in E2_RUNS and seeds_of(p.name))
+    names = sorted(
+        p.name
+        for p in RECIPE.iterdir()
+        if p.is_dir() and p.name not in {*E2_RUNS, *E2B_RUNS, *E2C_RUNS} and seeds_of(p.name)
+    )
     partial = {n: min(pd.read_csv(r / "log.csv").epoch.max() for r in seeds_of(n)) for n in names}
     paper_epochs = [("paper", e) for e in sorted({2, *partial.values()}, reverse=True)]  # every epoch compared at
     for name, epoch in paper_epochs + sorted((n, e) for n, e in partial.items() if n != "paper"):
@@ -198,6 +274,10 @@ if __name__ == "__main__":
         + planted_table()
         + "\n\n## E2: the vectors\n\n"
         + vectors_table()
+        + "\n\n## E2b: the other rows\n\n"
+        + other_rows_table()
+        + "\n\n## E2c: 25 epochs\n\n"
+        + epochs_table()
         + "\n\n## E3: the recipe\n\n"
         + recipe_table()
     )
