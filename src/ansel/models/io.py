@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from ansel import interrupts
 from ansel.files import save_atomic_together
 from ansel.models.base import Ranker
 from ansel.models.registry import build_model
@@ -79,4 +80,5 @@ def save_torch_together(saves: list[tuple[object, Path]]) -> None:
         with open(tmp, "wb") as f:
             torch.save(obj, f)
 
-    save_atomic_together([(path, functools.partial(write, obj)) for obj, path in saves])
+    with interrupts.held():  # a Ctrl-C inside torch.save ends in its zip writer's RuntimeError, not the interrupt
+        save_atomic_together([(path, functools.partial(write, obj)) for obj, path in saves])

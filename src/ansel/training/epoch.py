@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from ansel import interrupts
 from ansel.data.batches import RunData
 from ansel.data.device_ids import to_device
 from ansel.training.config import TrainConfig
@@ -173,11 +174,12 @@ class EpochTrainer:
                 )
             if t.loss in ("hinge", "pointwise"):
                 self.scores.append(scores)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward(torch.ones_like(loss))  # a stack's losses: each seed's gradient its own loss's
-            if t.clip_norm:
-                self.trainee.clip(t.clip_norm)
-            self.optimizer.step()
+            with interrupts.held():  # a Ctrl-C inside backward can hang torch's autograd engine
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward(torch.ones_like(loss))  # a stack's losses: each seed's gradient its own loss's
+                if t.clip_norm:
+                    self.trainee.clip(t.clip_norm)
+                self.optimizer.step()
             total += loss.detach()
             if t.batch_log:
                 self.losses.append(loss.detach())
