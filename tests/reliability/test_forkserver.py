@@ -273,6 +273,8 @@ def test_an_interrupted_job_says_so_in_one_line(processed, tmp_path, server, war
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # as from a terminal: a test run started in the background (`cmd &`) passes SIGINT on ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     _wait(lambda: (tmp_path / "run" / "state.pt").exists(), "the first epoch")
     client.send_signal(signal.SIGINT)

@@ -11,6 +11,15 @@ from ansel import interrupts
 from ansel.models.io import save_torch
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises():
+    """Python's own SIGINT handler, as in a command started from a terminal (a test run started in the
+    background, `cmd &`, inherits SIGINT ignored; an xdist worker may hold another handler)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_a_ctrl_c_inside_the_block_is_raised_as_it_ends():
     ran = []
     with pytest.raises(KeyboardInterrupt):
