@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ansel.report.tables import published_lookup
+
 HERE = Path(__file__).parent
 REPORTS = HERE.parent
 # dataset -> the records whose trained runs the untrained ones are set beside
@@ -188,7 +190,7 @@ def other_rows_table() -> str:
 def epochs_table() -> str:
     """E2c: GloVe 6B 50-d at the paper's recipe and 25 epochs, dev-selected, beside the record's
     word2vec-300 runs of the same recipe (the same seeds, then all five) and the published value."""
-    published = pd.read_csv(PUBLISHED).query("paper == 'apnet' and dataset == 'wikiqa' and metric == 'MAP'")
+    published = published_lookup(PUBLISHED, "apnet", "wikiqa")  # {(dataset, split, row, metric): value}
     rows = []
     for row, label in ROWS.items():
         runs = seeds_of(f"e25_{row}_glove6b_50")
@@ -197,7 +199,7 @@ def epochs_table() -> str:
         logs = [pd.read_csv(r / "log.csv") for r in runs]
         glove = [metrics(r)["test"]["MAP"] for r in runs]
         recorded = {r.name: metrics(r)["test"]["MAP"] for r in sorted((RECORD / f"apnet_{row}_wikiqa").glob("seed*"))}
-        value = published.query("model == @label").value.iloc[0]
+        value = published["wikiqa", "test", label, "MAP"]
         rows.append(
             {
                 "row": label,
